@@ -1,0 +1,55 @@
+"""replayproxy: record and replay streaming LLM API responses byte for byte, with their timing.
+
+The public Python API. Submodules: :mod:`replayproxy.core` (pure model, codec, parsers,
+schedules), :mod:`replayproxy.store` (cassette files), :mod:`replayproxy.addons` (mitmproxy
+addons), :mod:`replayproxy.testing` (a local provider simulator for tests).
+"""
+
+from __future__ import annotations
+
+from replayproxy.core.model import (
+    Cassette,
+    EndKind,
+    Ending,
+    Frame,
+    Interaction,
+    Request,
+    Response,
+)
+from replayproxy.errors import (
+    CassetteError,
+    CassetteExistsError,
+    CassetteFormatError,
+    CassetteVersionError,
+    CassetteWarning,
+    FaultSpecError,
+    ReplayProxyError,
+    UpstreamError,
+    UsageError,
+)
+from replayproxy.store import CassetteWriter, load, save
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Cassette",
+    "CassetteError",
+    "CassetteExistsError",
+    "CassetteFormatError",
+    "CassetteVersionError",
+    "CassetteWarning",
+    "CassetteWriter",
+    "EndKind",
+    "Ending",
+    "FaultSpecError",
+    "Frame",
+    "Interaction",
+    "ReplayProxyError",
+    "Request",
+    "Response",
+    "UpstreamError",
+    "UsageError",
+    "__version__",
+    "load",
+    "save",
+]

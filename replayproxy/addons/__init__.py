@@ -1,0 +1,1 @@
+"""mitmproxy addons: the only modules that import mitmproxy."""
