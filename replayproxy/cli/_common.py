@@ -1,0 +1,313 @@
+"""Pieces shared by the proxy-running commands (``record``, ``replay``).
+
+- :func:`parse_listen`: ``HOST:PORT``, ``[V6]:PORT`` or ``PORT`` -> ``(host, port)``.
+- Click option decorators: :func:`listen_option`, :func:`confdir_option`,
+  :func:`command_argument` (the ``-- COMMAND [ARGS...]`` tail).
+- :func:`child_env`: the environment a wrapped command gets (forward vs reverse mode).
+- :func:`print_ready`: the machine-readable ready lines on stdout.
+- :func:`serve`: print the ready lines, then run the wrapped command (exit status passed on)
+  or wait for SIGINT/SIGTERM, and stop the proxy in every case.
+- :func:`setup_logging`: replayproxy's log records as ``warning: ...`` lines on stderr.
+
+A command using them looks like::
+
+    @click.command()
+    @listen_option
+    @confdir_option
+    @command_argument
+    def replay(listen, confdir, command, ...):
+        proxy = EmbeddedProxy([addon], mode=..., listen_host=listen[0], listen_port=listen[1],
+                              confdir=confdir).start()       # raises one-line errors
+        status = serve(proxy, forward=mode == "regular", command=command)
+        sys.exit(status)
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from types import FrameType
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+import click
+
+from replayproxy.embedded import DEFAULT_CONFDIR, EmbeddedProxy
+from replayproxy.errors import UsageError
+
+__all__ = [
+    "CA_ENV_VARS",
+    "DEFAULT_LISTEN",
+    "PROXY_ENV_VARS",
+    "child_env",
+    "command_argument",
+    "confdir_option",
+    "expand_confdir",
+    "listen_option",
+    "parse_listen",
+    "print_ready",
+    "run_child",
+    "serve",
+    "setup_logging",
+    "validate_upstream",
+    "wait_for_signal",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+DEFAULT_LISTEN = "127.0.0.1:8080"
+
+PROXY_ENV_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")
+"""Set to the proxy URL for a wrapped command in forward mode."""
+
+CA_ENV_VARS = ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS")
+"""Set to mitmproxy's CA certificate for a wrapped command in forward mode: OpenSSL-based
+clients (httpx, the openai/anthropic SDKs, Python ``ssl``), requests, curl, Node."""
+
+_NO_PROXY_VARS = ("NO_PROXY", "no_proxy")
+
+# How long a SIGINT may take to stop the wrapped command by itself before we forward it.
+# A Ctrl-C at a terminal already reaches the whole foreground process group, child included;
+# forwarding at once would hit the child twice.
+_SIGINT_GRACE_S = 1.0
+
+
+# -- --listen ------------------------------------------------------------------------------
+
+
+def parse_listen(value: str) -> tuple[str, int]:
+    """``"HOST:PORT"``, ``"[::1]:PORT"`` or ``"PORT"`` -> ``(host, port)``; port 0 = any free."""
+    text = value.strip()
+    host, sep, port_text = text.rpartition(":")
+    if not sep:
+        host, port_text = "127.0.0.1", text
+    elif host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    elif not host:
+        host = "127.0.0.1"
+    elif ":" in host:
+        raise UsageError(f"invalid listen address {value!r}: write IPv6 hosts as [ADDR]:PORT")
+    if not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
+        raise UsageError(f"invalid listen address {value!r}: the port must be 0-65535")
+    return host, int(port_text)
+
+
+def _listen_callback(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, int]:
+    try:
+        return parse_listen(value)
+    except UsageError as e:
+        raise click.BadParameter(str(e), ctx=ctx, param=param) from None
+
+
+def listen_option(f: F) -> F:
+    """``--listen HOST:PORT`` (default 127.0.0.1:8080; port 0 picks a free port)."""
+    return click.option(
+        "--listen",
+        metavar="HOST:PORT",
+        default=DEFAULT_LISTEN,
+        callback=_listen_callback,
+        show_default=True,
+        help="Address to listen on; port 0 picks a free port (printed once ready).",
+    )(f)
+
+
+def confdir_option(f: F) -> F:
+    """``--confdir DIR``: mitmproxy's configuration directory (its CA lives there)."""
+    return click.option(
+        "--confdir",
+        type=click.Path(file_okay=False),
+        default=DEFAULT_CONFDIR,
+        show_default=True,
+        help="mitmproxy configuration directory; its CA is created there on first use.",
+    )(f)
+
+
+def command_argument(f: F) -> F:
+    """``[-- COMMAND [ARGS...]]``: a command to run with the proxy in its environment."""
+    return click.argument("command", nargs=-1, type=click.UNPROCESSED)(f)
+
+
+def validate_upstream(url: str) -> str:
+    """Check an ``--upstream`` URL (``http(s)://HOST[:PORT][/PATH]``); return it unchanged."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UsageError(f"invalid upstream {url!r}: expected http://HOST[:PORT] or https://...")
+    try:
+        parts.port  # noqa: B018 - raises ValueError for a bad port
+    except ValueError:
+        raise UsageError(f"invalid upstream {url!r}: bad port") from None
+    return url
+
+
+# -- the wrapped command -------------------------------------------------------------------
+
+
+def child_env(
+    proxy_url: str,
+    *,
+    forward: bool,
+    ca_cert: str | os.PathLike[str] | None = None,
+    base: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """The environment for a command run behind the proxy.
+
+    Both modes: ``REPLAYPROXY_URL=proxy_url``.
+
+    Forward mode: ``HTTP_PROXY``/``HTTPS_PROXY`` and their lower-case twins point at the
+    proxy; ``SSL_CERT_FILE``, ``REQUESTS_CA_BUNDLE``, ``CURL_CA_BUNDLE``,
+    ``NODE_EXTRA_CA_CERTS`` at its CA; ``NO_PROXY``/``no_proxy`` are set to ``""`` so that an
+    inherited bypass list (often ``localhost,127.0.0.1``) does not route loopback or internal
+    hosts around the recorder. (httpx, requests and curl do not bypass proxies for loopback
+    on their own; only ``NO_PROXY`` makes them.)
+
+    Reverse mode: clients use ``REPLAYPROXY_URL`` as their base URL, so the proxy's host is
+    added to ``NO_PROXY``/``no_proxy``: an inherited ``HTTP_PROXY`` must not intercept it.
+    """
+    env = dict(os.environ if base is None else base)
+    env["REPLAYPROXY_URL"] = proxy_url
+    if forward:
+        for name in PROXY_ENV_VARS:
+            env[name] = proxy_url
+        if ca_cert is not None:
+            for name in CA_ENV_VARS:
+                env[name] = os.fspath(ca_cert)
+        for name in _NO_PROXY_VARS:
+            env[name] = ""
+    else:
+        host = urlsplit(proxy_url).hostname or "127.0.0.1"
+        for name in _NO_PROXY_VARS:
+            entries = [e for e in env.get(name, "").split(",") if e.strip()]
+            if host not in entries:
+                entries.append(host)
+            env[name] = ",".join(entries)
+    return env
+
+
+def print_ready(proxy: EmbeddedProxy, *, forward: bool) -> None:
+    """Print ``listening on http://HOST:PORT`` and, in forward mode, ``ca-cert PATH`` (flushed)."""
+    click.echo(f"listening on {proxy.url}")
+    if forward:
+        click.echo(f"ca-cert {proxy.ca_cert}")
+    sys.stdout.flush()
+
+
+class _Signals:
+    """Installs SIGINT/SIGTERM handlers for the duration of a ``with`` block (main thread only)."""
+
+    def __init__(self, on_signal: Callable[[int], None]) -> None:
+        self.on_signal = on_signal
+        self._previous: dict[int, Any] = {}
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        self.on_signal(signum)
+
+    def __enter__(self) -> _Signals:
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                self._previous[signum] = signal.signal(signum, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+
+
+def _exit_status(returncode: int) -> int:
+    # A command killed by signal N exits like it would under a shell: 128 + N.
+    return 128 - returncode if returncode < 0 else returncode
+
+
+def run_child(command: Sequence[str], env: Mapping[str, str]) -> int:
+    """Run ``command`` with ``env`` until it exits; return its exit status (128+N if killed).
+
+    SIGTERM is forwarded at once. SIGINT is forwarded only if the command is still running
+    :data:`_SIGINT_GRACE_S` later (a terminal's Ctrl-C has already reached it).
+    """
+    try:
+        child = subprocess.Popen(list(command), env=dict(env))
+    except OSError as e:
+        raise UsageError(f"cannot run {command[0]!r}: {e.strerror or e}") from None
+    pending_sigint: list[float] = []
+
+    def on_signal(signum: int) -> None:
+        if signum == signal.SIGINT:
+            pending_sigint.append(time.monotonic())
+        elif child.poll() is None:
+            child.send_signal(signum)
+
+    with _Signals(on_signal):
+        while True:
+            try:
+                return _exit_status(child.wait(timeout=0.1))
+            except subprocess.TimeoutExpired:
+                pass
+            if pending_sigint and time.monotonic() - pending_sigint[0] > _SIGINT_GRACE_S:
+                pending_sigint.clear()
+                if child.poll() is None:
+                    child.send_signal(signal.SIGINT)
+
+
+def wait_for_signal(proxy: EmbeddedProxy) -> int:
+    """Block until SIGINT/SIGTERM (status 0) or until the proxy stops by itself (status 1)."""
+    stop = threading.Event()
+    with _Signals(lambda signum: stop.set()):
+        while not stop.wait(0.2):
+            if not proxy.is_running:
+                return 1
+    return 0
+
+
+def serve(
+    proxy: EmbeddedProxy,
+    *,
+    forward: bool,
+    command: Sequence[str] = (),
+    extra_env: Mapping[str, str] | None = None,
+) -> int:
+    """Run a started proxy for a session and stop it; return the exit status for the CLI.
+
+    Prints the ready lines, then either runs ``command`` with :func:`child_env` (plus
+    ``extra_env``) and returns its exit status, or waits for SIGINT/SIGTERM and returns 0.
+    The proxy is stopped (port closed) before this returns, even on errors.
+    """
+    try:
+        print_ready(proxy, forward=forward)
+        if not command:
+            return wait_for_signal(proxy)
+        env = child_env(proxy.url, forward=forward, ca_cert=proxy.ca_cert if forward else None)
+        env.update(extra_env or {})
+        return run_child(command, env)
+    finally:
+        proxy.stop()
+
+
+class _StderrHandler(logging.Handler):
+    """Writes ``level: message`` to the *current* ``sys.stderr`` (click's test runner swaps it)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            click.echo(f"{record.levelname.lower()}: {record.getMessage()}", err=True)
+        except Exception:
+            self.handleError(record)
+
+
+def setup_logging(level: int = logging.WARNING) -> None:
+    """Show replayproxy's log records on stderr as ``warning: ...`` lines (idempotent)."""
+    logger = logging.getLogger("replayproxy")
+    logger.setLevel(min(logger.level or level, level))
+    if not any(isinstance(h, _StderrHandler) for h in logger.handlers):
+        logger.addHandler(_StderrHandler())
+    # The root logger carries mitmproxy's own handlers; don't print our lines twice.
+    logger.propagate = False
+
+
+def expand_confdir(confdir: str | os.PathLike[str]) -> Path:
+    """``--confdir`` with ``~`` expanded."""
+    return Path(os.path.expanduser(os.fspath(confdir)))

@@ -1,0 +1,319 @@
+"""Run mitmproxy inside this process, on its own thread and event loop.
+
+:class:`EmbeddedProxy` is the harness the CLI (``record``, ``replay``) and the tests use: it
+builds a mitmproxy master with the default addons plus yours, binds one proxy mode
+(``regular`` or ``reverse:URL``) on ``listen_host:listen_port`` (port 0 picks a free port),
+and reports startup failures as one-line :class:`~replayproxy.errors.ReplayProxyError` s.
+
+Usage::
+
+    proxy = EmbeddedProxy([my_addon], mode="reverse:https://api.openai.com",
+                          options={"connection_strategy": "lazy"}).start()
+    try:
+        print(proxy.url)        # http://127.0.0.1:PORT
+        ...
+    finally:
+        proxy.stop()
+
+    with EmbeddedProxy([my_addon]) as proxy:   # start() on enter, stop() on exit
+        ...
+
+Threading: the master and all addon hooks run on the ``mitmproxy`` thread; guard state
+shared with other threads, or hand work over with :meth:`EmbeddedProxy.call_soon`.
+mitmproxy keeps its master in module globals (``mitmproxy.ctx``), so **one** embedded proxy
+may run per process at a time; starting a second raises :class:`UsageError`. Sequential
+proxies are fine.
+
+Why it is built this way (verified on mitmproxy 11.0.2 / py3.11 and 12.3.1 / py3.12, see
+``mitmproxy-notes.md`` §4):
+
+- the master is created *inside* a coroutine, because ``Master.__init__`` grabs the running
+  loop, and on a thread of its own, because 12.x installs an eager task factory on its loop;
+- we assemble :class:`mitmproxy.master.Master` + ``default_addons()`` ourselves instead of
+  ``DumpMaster``, whose ``ErrorCheck`` prints to stderr and calls ``sys.exit(1)`` on a bind
+  error (issue #7995). Instead, error log records are collected during startup and checked
+  in the ``running`` hook, together with each server's ``last_exception``;
+- stopping calls ``master.shutdown()`` and then ``servers.update([])``: without the latter the
+  listening socket stays open (issues #6245, #6829);
+- a loop exception handler hides the ``CancelledError`` noise CPython prints for
+  connections still in flight at shutdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from mitmproxy import addons as mitm_addons
+from mitmproxy import exceptions, options
+from mitmproxy.master import Master
+from mitmproxy.proxy import mode_specs
+
+from replayproxy.errors import ReplayProxyError, UsageError
+
+__all__ = ["DEFAULT_CONFDIR", "EmbeddedProxy", "ca_cert_path"]
+
+DEFAULT_CONFDIR = "~/.mitmproxy"
+"""mitmproxy's own default configuration directory (CA files live there)."""
+
+_CA_CERT_NAME = "mitmproxy-ca-cert.pem"
+
+# One master per process: mitmproxy.ctx.master / ctx.options are module globals.
+_running_lock = threading.Lock()
+_running: EmbeddedProxy | None = None
+
+
+def ca_cert_path(confdir: str | os.PathLike[str] = DEFAULT_CONFDIR) -> Path:
+    """The public CA certificate (PEM) clients must trust for a proxy using ``confdir``."""
+    return Path(os.path.expanduser(os.fspath(confdir))) / _CA_CERT_NAME
+
+
+class _StartupErrors(logging.Handler):
+    """Collects ERROR records logged while the master starts (bind failures, addon errors)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage().splitlines()[0] if record.msg else "error")
+
+
+class _Ready:
+    """Last addon in the chain: its ``running`` hook fires once every server is bound."""
+
+    name = "replayproxy_embedded_ready"
+
+    def __init__(self, owner: EmbeddedProxy) -> None:
+        self.owner = owner
+
+    def running(self) -> None:
+        self.owner._on_running()
+
+
+class EmbeddedProxy:
+    """A mitmproxy proxy running in a background thread of this process.
+
+    ``addons``: addon objects added after mitmproxy's defaults (their hooks run on the proxy
+    thread). ``mode``: ``"regular"`` (forward proxy) or ``"reverse:URL"`` (any mitmproxy mode
+    spec without ``@port``). ``confdir``: where mitmproxy keeps its CA (created on first use).
+    ``options``: extra mitmproxy options set once all addons are loaded, e.g.
+    ``{"connection_strategy": "lazy"}``, ``{"ssl_verify_upstream_trusted_ca": "/ca.pem"}`` or
+    addon options such as ``{"replayproxy_record": "out.cassette"}``.
+    """
+
+    def __init__(
+        self,
+        addons: Sequence[object] = (),
+        *,
+        mode: str = "regular",
+        listen_host: str = "127.0.0.1",
+        listen_port: int = 0,
+        confdir: str | os.PathLike[str] = DEFAULT_CONFDIR,
+        options: Mapping[str, Any] | None = None,
+    ) -> None:
+        try:
+            mode_specs.ProxyMode.parse(mode)
+        except ValueError as e:
+            raise UsageError(f"invalid proxy mode {mode!r}: {e}") from None
+        if not 0 <= listen_port <= 65535:
+            raise UsageError(f"invalid listen port {listen_port}")
+        self.addons = list(addons)
+        self.mode = mode
+        self.listen_host = listen_host
+        self.listen_port = listen_port
+        self.confdir = os.path.expanduser(os.fspath(confdir))
+        self.options = dict(options or {})
+        self.master: Any = None  # mitmproxy.master.Master (untyped for mypy)
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._address: tuple[str, int] | None = None
+        self._error: ReplayProxyError | None = None
+        self._ready = threading.Event()
+        self._startup_errors = _StartupErrors()
+        self._thread = threading.Thread(target=self._thread_main, name="mitmproxy", daemon=True)
+
+    # -- public API --------------------------------------------------------------------------
+
+    def start(self, timeout: float = 15.0) -> EmbeddedProxy:
+        """Start the proxy and wait until it listens. Raises a one-line ReplayProxyError."""
+        global _running
+        with _running_lock:
+            if _running is not None:
+                raise UsageError("another embedded mitmproxy is already running in this process")
+            _running = self
+        self._thread.start()
+        if not self._ready.wait(timeout):
+            self.stop()
+            self._release()
+            raise ReplayProxyError(f"mitmproxy did not start within {timeout:g} s")
+        if self._error is not None:
+            self._thread.join(timeout)
+            self._release()
+            raise self._error
+        return self
+
+    def stop(self, timeout: float = 10.0) -> bool:
+        """Stop the proxy and close its port. Thread-safe, idempotent. True if it stopped."""
+        loop, master = self.loop, self.master
+        if master is not None and loop is not None and not loop.is_closed():
+            # thread-safe (call_soon_threadsafe); the loop may close between check and call
+            with contextlib.suppress(RuntimeError):
+                master.shutdown()
+        if self._thread.is_alive() and threading.current_thread() is not self._thread:
+            self._thread.join(timeout)
+        stopped = not self._thread.is_alive()
+        if stopped:
+            self._release()
+        return stopped
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the proxy has stopped (by :meth:`stop` or on its own). True if stopped."""
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def call_soon(self, callback: Callable[..., object], *args: object) -> None:
+        """Run ``callback(*args)`` on the proxy's event loop (thread-safe)."""
+        if self.loop is None:
+            raise RuntimeError("the proxy is not running")
+        self.loop.call_soon_threadsafe(callback, *args)
+
+    @property
+    def address(self) -> tuple[str, int]:
+        """``(host, port)`` the proxy listens on (the real port when 0 was asked)."""
+        if self._address is None:
+            raise RuntimeError("the proxy is not running")
+        return self._address
+
+    @property
+    def host(self) -> str:
+        return self.address[0]
+
+    @property
+    def port(self) -> int:
+        return self.address[1]
+
+    @property
+    def url(self) -> str:
+        """``http://HOST:PORT``: the proxy URL (forward mode) or base URL (reverse mode)."""
+        host, port = self.address
+        return f"http://{'[' + host + ']' if ':' in host else host}:{port}"
+
+    @property
+    def ca_cert(self) -> Path:
+        """The PEM file clients must trust for HTTPS through this proxy (exists once started)."""
+        return ca_cert_path(self.confdir)
+
+    @property
+    def is_running(self) -> bool:
+        return self._ready.is_set() and self._error is None and self._thread.is_alive()
+
+    def __enter__(self) -> EmbeddedProxy:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- the proxy thread --------------------------------------------------------------------
+
+    def _release(self) -> None:
+        global _running
+        with _running_lock:
+            if _running is self:
+                _running = None
+
+    def _fail(self, error: ReplayProxyError) -> None:
+        if self._error is None:
+            self._error = error
+        self._ready.set()
+
+    def _thread_main(self) -> None:
+        root = logging.getLogger()
+        root.addHandler(self._startup_errors)
+        try:
+            asyncio.run(self._amain())
+        except BaseException as e:  # SystemExit/KeyError from mitmproxy must not kill silently
+            self._fail(_startup_error(e))
+        finally:
+            root.removeHandler(self._startup_errors)
+            self._fail(ReplayProxyError("mitmproxy stopped"))  # no-op unless start() waits
+            self._release()
+
+    async def _amain(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        opts = options.Options(
+            listen_host=self.listen_host,
+            listen_port=self.listen_port,
+            mode=[self.mode],
+            confdir=self.confdir,
+        )
+        master: Any = Master(opts, with_termlog=False)
+        master.addons.add(*mitm_addons.default_addons())  # type: ignore[no-untyped-call]
+        try:
+            master.addons.add(*self.addons)
+            # Addon options exist only once their addon is loaded, hence set them last.
+            if self.options:
+                master.options.update(**self.options)
+        except (KeyError, exceptions.OptionsError, exceptions.AddonManagerError) as e:
+            raise UsageError(_one_line(e)) from None
+        master.addons.add(_Ready(self))
+        self.master = master
+        try:
+            await master.run()
+        finally:
+
+            def quiet(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+                if not isinstance(context.get("exception"), asyncio.CancelledError):
+                    loop.default_exception_handler(context)
+
+            self.loop.set_exception_handler(quiet)
+            proxyserver = master.addons.get("proxyserver")
+            if proxyserver is not None:
+                await proxyserver.servers.update([])  # actually close the listening sockets
+
+    def _on_running(self) -> None:
+        """Called on the proxy thread by the ``running`` hook: check startup, publish the port."""
+        assert self.master is not None
+        proxyserver = self.master.addons.get("proxyserver")
+        servers = list(proxyserver.servers) if proxyserver is not None else []
+        bind_errors = [_bind_reason(s.last_exception) for s in servers if s.last_exception]
+        addrs = [a for s in servers if s.is_running for a in s.listen_addrs]
+        logging.getLogger().removeHandler(self._startup_errors)
+        error: ReplayProxyError | None = None
+        if bind_errors or not addrs:
+            where = f"{self.listen_host}:{self.listen_port}"
+            reason = (bind_errors or self._startup_errors.messages or ["no server is listening"])[0]
+            error = ReplayProxyError(f"cannot listen on {where}: {_one_line(reason)}")
+        elif self._startup_errors.messages:
+            reason = _one_line(self._startup_errors.messages[0])
+            error = ReplayProxyError(f"mitmproxy failed to start: {reason}")
+        if error is not None:
+            self._fail(error)
+            self.master.shutdown()
+            return
+        host, port = addrs[0][0], addrs[0][1]
+        self._address = (str(host), int(port))
+        self._ready.set()
+
+
+def _one_line(e: object) -> str:
+    text = str(e).strip().strip("'\"") or type(e).__name__
+    return text.splitlines()[0]
+
+
+def _bind_reason(e: Exception) -> str:
+    # mitmproxy wraps the OSError in a long sentence repeating the address; keep the cause.
+    if isinstance(e, OSError) and e.errno:
+        return os.strerror(e.errno).lower()
+    return _one_line(e)
+
+
+def _startup_error(e: BaseException) -> ReplayProxyError:
+    if isinstance(e, ReplayProxyError):
+        return e
+    return ReplayProxyError(f"mitmproxy failed: {_one_line(e)}")
