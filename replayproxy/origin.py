@@ -1,0 +1,403 @@
+"""The replay origin: a loopback HTTP/1.1 server that executes schedules on real sockets.
+
+Each response is sent as its :class:`~replayproxy.core.schedule.Schedule` says: the head at its
+offset, every :class:`~replayproxy.core.schedule.Write` as its own HTTP/1.1 chunk in its own
+socket write (TCP_NODELAY) at its *absolute* offset from the moment the request arrived (no
+drift), then the finish: the chunk terminator (COMPLETE, the connection is kept alive), a FIN
+without terminator (CLOSE), a TCP RST (RESET) or silence until the peer leaves (HANG).
+
+Bodies are always chunked: a close-delimited body would make a reset look like a clean end to a
+client behind mitmproxy (mitmproxy-notes §3.1). So recorded ``content-length`` and
+``transfer-encoding`` (and the hop-by-hop ``connection`` / ``keep-alive``) headers are dropped
+and ``transfer-encoding: chunked`` is sent; ``content-encoding`` and the bytes stay as recorded.
+
+Two ways in:
+
+- behind the mitmproxy addon: the addon matches the request, registers the schedule with
+  :meth:`Origin.expect` and forwards the request with the private ``x-replayproxy-token`` header,
+  which the origin strips and uses to find the schedule;
+- directly (:class:`ReplayServer`, no mitmproxy): the origin matches requests itself through a
+  :class:`~replayproxy.session.ReplaySession`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import http
+import itertools
+import os
+import socket
+import struct
+import termios
+import threading
+from collections.abc import Sequence
+from typing import Self
+
+from replayproxy.core.faults import FaultSpec
+from replayproxy.core.matching import MatchOptions, Miss
+from replayproxy.core.model import Cassette, Header, Request
+from replayproxy.core.schedule import FinishKind, Schedule
+from replayproxy.session import MissHandler, ReplaySession, Summary, unmatched_response
+
+__all__ = ["TOKEN_HEADER", "Origin", "ReplayServer", "wire_headers"]
+
+TOKEN_HEADER = "x-replayproxy-token"
+
+# Framing is ours to choose (always chunked); connection management is per hop.
+_DROPPED = {b"content-length", b"transfer-encoding", b"connection", b"keep-alive"}
+_MAX_HEAD = 256 * 1024
+
+
+class _BadRequest(Exception):
+    """The peer sent something that is not an HTTP/1.1 request we can read."""
+
+
+def wire_headers(headers: Sequence[Header], *, chunked: bool = True) -> list[Header]:
+    """Recorded headers as sent on replay: framing headers replaced by ``chunked`` framing."""
+    out = [(k, v) for k, v in headers if k.lower() not in _DROPPED]
+    if chunked:
+        out.append((b"transfer-encoding", b"chunked"))
+    return out
+
+
+def _has_body(method: str, status: int) -> bool:
+    return method != "HEAD" and status >= 200 and status not in (204, 304)
+
+
+def _head_bytes(status: int, reason: str, headers: Sequence[Header]) -> bytes:
+    if not reason:
+        with contextlib.suppress(ValueError):
+            reason = http.HTTPStatus(status).phrase
+    lines = [f"HTTP/1.1 {status} {reason}".encode("latin-1")]
+    lines += [k + b": " + v for k, v in headers]
+    return b"\r\n".join(lines) + b"\r\n\r\n"
+
+
+async def _read_request(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> Request | None:
+    """Read one request (head and whole body); ``None`` when the peer closed between requests."""
+    try:
+        head = await reader.readuntil(b"\r\n\r\n")
+    except asyncio.IncompleteReadError as e:
+        if not e.partial.strip():
+            return None
+        raise _BadRequest("connection closed inside a request head") from None
+    except asyncio.LimitOverrunError:
+        raise _BadRequest("request head too large") from None
+    lines = head[:-4].split(b"\r\n")
+    try:
+        method, target, version = lines[0].decode("latin-1").split(" ", 2)
+        headers = tuple(
+            (k.strip(), v.strip()) for k, v in (line.split(b":", 1) for line in lines[1:])
+        )
+    except ValueError:
+        raise _BadRequest(f"malformed request head {lines[0][:80]!r}") from None
+    fields = {k.lower(): v for k, v in headers}
+    if fields.get(b"expect", b"").lower() == b"100-continue":
+        writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+    try:
+        if b"chunked" in fields.get(b"transfer-encoding", b"").lower():
+            body = await _read_chunked(reader)
+        else:
+            body = await reader.readexactly(int(fields.get(b"content-length", b"0")))
+    except (ValueError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
+        raise _BadRequest("malformed or truncated request body") from None
+    host = fields.get(b"host", b"127.0.0.1").decode("latin-1")
+    url = target if "://" in target else f"http://{host}{target}"
+    return Request(method, url, version, headers, body)
+
+
+async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
+    parts: list[bytes] = []
+    while True:
+        size = int((await reader.readuntil(b"\r\n")).split(b";", 1)[0], 16)
+        if size == 0:
+            while (await reader.readuntil(b"\r\n")) != b"\r\n":  # trailers
+                pass
+            return b"".join(parts)
+        parts.append(await reader.readexactly(size))
+        await reader.readexactly(2)
+
+
+def _unsent_bytes(sock: socket.socket) -> int:
+    try:  # Linux: bytes not yet acknowledged by the peer (SIOCOUTQ == TIOCOUTQ)
+        raw = fcntl.ioctl(sock.fileno(), termios.TIOCOUTQ, b"\0\0\0\0")
+        return int(struct.unpack("i", raw)[0])
+    except (OSError, AttributeError):
+        return 0
+
+
+async def _reset(writer: asyncio.StreamWriter) -> None:
+    """Abort with a TCP RST, after the bytes already written have reached the peer.
+
+    SO_LINGER(1, 0) makes the kernel discard whatever is still queued, and an RST can make the
+    peer drop data it received but has not read yet (mitmproxy #8364), so wait (bounded) for
+    the send queue to drain and give the peer a moment to read it.
+    """
+    sock = writer.get_extra_info("socket")
+    if sock is not None:
+        for _ in range(100):
+            if _unsent_bytes(sock) == 0:
+                break
+            await asyncio.sleep(0.005)
+        await asyncio.sleep(0.005)
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    writer.transport.abort()
+
+
+class Origin:
+    """An asyncio HTTP/1.1 server on ``127.0.0.1:0`` that executes replay schedules.
+
+    Run it on a loop (``await start()`` / ``await close()``). With a ``session`` it matches
+    requests itself; without one it serves only schedules registered with :meth:`expect`.
+    """
+
+    def __init__(self, session: ReplaySession | None = None) -> None:
+        self.session = session
+        self.port = 0
+        self._server: asyncio.Server | None = None
+        self._expected: dict[str, tuple[Schedule, str]] = {}
+        self._tokens = itertools.count(1)
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    async def start(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        self._server = await asyncio.start_server(self._handle, host, port, limit=_MAX_HEAD)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._server is not None:
+            await self._server.wait_closed()
+            self._server = None
+
+    def expect(self, schedule: Schedule, method: str = "GET") -> str:
+        """Register ``schedule`` for the request that will carry the returned token.
+
+        Call it on the origin's loop (the mitmproxy hooks do).
+        """
+        token = str(next(self._tokens))
+        self._expected[token] = (schedule, method.upper())
+        return token
+
+    def forget(self, token: str) -> None:
+        """Drop a registered schedule that will not be asked for (the flow was killed)."""
+        self._expected.pop(token, None)
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
+        sock = writer.get_extra_info("socket")
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        try:
+            keep_alive = True
+            while keep_alive:
+                request = await _read_request(reader, writer)
+                if request is None:
+                    break
+                t0 = asyncio.get_running_loop().time()
+                keep_alive = await self._respond(request, t0, reader, writer)
+                if (request.header("connection") or "").lower() == "close":
+                    keep_alive = False
+        except (_BadRequest, ConnectionError):
+            pass
+        except asyncio.CancelledError:
+            writer.transport.abort()
+            raise
+        finally:
+            self._tasks.discard(task)
+            if not writer.transport.is_closing():
+                writer.close()
+
+    async def _respond(
+        self,
+        request: Request,
+        t0: float,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> bool:
+        token = request.header(TOKEN_HEADER)
+        if token is not None:
+            found = self._expected.pop(token, None)
+            if found is None:
+                return await self._plain(writer, 500, b"replayproxy: unknown replay token\n")
+            return await _execute(found[0], found[1], t0, reader, writer)
+        if self.session is None:
+            return await self._plain(writer, 500, b"replayproxy: no replay session\n")
+        result = self.session.resolve(request)
+        if isinstance(result, Miss):
+            status, headers, body = unmatched_response(result)
+            writer.write(_head_bytes(status, "", headers) + body)
+            await writer.drain()
+            return True
+        return await _execute(result.schedule, request.method.upper(), t0, reader, writer)
+
+    @staticmethod
+    async def _plain(writer: asyncio.StreamWriter, status: int, body: bytes) -> bool:
+        headers = [(b"content-type", b"text/plain"), (b"content-length", b"%d" % len(body))]
+        writer.write(_head_bytes(status, "", headers) + body)
+        await writer.drain()
+        return True
+
+
+async def _execute(
+    schedule: Schedule,
+    method: str,
+    t0: float,
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+) -> bool:
+    """Send ``schedule``; return whether the connection can serve another request."""
+    loop = asyncio.get_running_loop()
+
+    async def until(at_ns: int) -> None:
+        # Absolute deadlines: a late wake-up does not delay the writes after it.
+        delay = t0 + at_ns / 1e9 - loop.time()
+        if delay > 0:
+            await asyncio.sleep(delay)
+
+    finish = schedule.finish
+    if schedule.head is None:
+        await until(finish.at_ns)
+        writer.close()
+        return False
+    head = schedule.head
+    body = _has_body(method, head.status)
+    await until(head.at_ns)
+    writer.write(_head_bytes(head.status, head.reason, wire_headers(head.headers, chunked=body)))
+    await writer.drain()
+    if body:
+        for w in schedule.writes:
+            if not w.data:  # an empty chunk would be the terminator
+                continue
+            await until(w.at_ns)
+            writer.write(b"%x\r\n%s\r\n" % (len(w.data), w.data))
+            await writer.drain()
+    await until(finish.at_ns)
+    if finish.kind is FinishKind.COMPLETE:
+        if body:
+            writer.write(b"0\r\n\r\n")
+            await writer.drain()
+        return True
+    if finish.kind is FinishKind.CLOSE:
+        writer.close()
+    elif finish.kind is FinishKind.RESET:
+        await _reset(writer)
+    else:  # HANG: say nothing more, keep the socket open until the peer goes away
+        with contextlib.suppress(ConnectionError):
+            while await reader.read(65536):
+                pass
+    return False
+
+
+class ReplayServer:
+    """Serve a cassette on ``http://127.0.0.1:PORT`` directly, without mitmproxy.
+
+    For clients that take a base URL (SDKs, benchmarks, tests)::
+
+        with ReplayServer("cassettes/openai-chat-text.cassette", speed=2) as server:
+            client = openai.OpenAI(base_url=server.url + "/v1", api_key="unused")
+            ...
+        print(server.summary().line())
+
+    Arguments:
+        cassette: a :class:`~replayproxy.core.model.Cassette` or a path to load.
+        speed: 1 = as recorded, 2 = twice as fast, 0 = no waiting.
+        faults: fault specs (strings or parsed ``FaultSpec``) applied to every response.
+        options: :class:`~replayproxy.core.matching.MatchOptions`.
+        on_miss: called (on the server thread) with each :class:`~replayproxy.core.matching.Miss`.
+        port: 0 picks a free port.
+
+    The server runs on its own thread and event loop; ``start()`` returns once it listens and
+    ``stop()`` closes every connection (a hung response ends then). ``session`` exposes the
+    :class:`~replayproxy.session.ReplaySession` (``session.misses``), ``summary()`` the totals.
+    Unmatched requests get a 500 with ``x-replayproxy-unmatched: 1`` and an explanation.
+    """
+
+    def __init__(
+        self,
+        cassette: Cassette | str | os.PathLike[str],
+        *,
+        speed: float = 1.0,
+        faults: Sequence[str | FaultSpec] = (),
+        options: MatchOptions | None = None,
+        on_miss: MissHandler | None = None,
+        port: int = 0,
+    ) -> None:
+        self.session = ReplaySession(
+            cassette, speed=speed, faults=faults, options=options, on_miss=on_miss
+        )
+        self._port = port
+        self._origin = Origin(self.session)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stopped: asyncio.Event | None = None
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return self._origin.port
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:PORT`` (append the API prefix, e.g. ``/v1``, for SDK base URLs)."""
+        return self._origin.url
+
+    def summary(self) -> Summary:
+        return self.session.summary()
+
+    def start(self, timeout: float = 10.0) -> Self:
+        self._thread = threading.Thread(target=self._main, name="replayproxy-origin", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(timeout):
+            raise RuntimeError("replay server did not start in time")
+        if self._error is not None:
+            raise self._error
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        loop, stopped = self._loop, self._stopped
+        if loop is not None and stopped is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):  # the loop already ended
+                loop.call_soon_threadsafe(stopped.set)
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _main(self) -> None:
+        try:
+            asyncio.run(self._amain())
+        except BaseException as e:  # reported by start()
+            self._error = e
+            self._ready.set()
+
+    async def _amain(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stopped = asyncio.Event()
+        await self._origin.start("127.0.0.1", self._port)
+        self._ready.set()
+        try:
+            await self._stopped.wait()
+        finally:
+            await self._origin.close()

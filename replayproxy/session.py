@@ -1,0 +1,157 @@
+"""A replay session: one cassette, its matcher, the replay settings and the running totals.
+
+The session turns an incoming :class:`~replayproxy.core.model.Request` into what to serve: a
+:class:`Served` (the interaction chosen by :mod:`replayproxy.core.matching` and the
+:class:`~replayproxy.core.schedule.Schedule` built for it by
+:func:`replayproxy.core.faults.plan`) or a :class:`~replayproxy.core.matching.Miss`. It also
+keeps the totals reported at exit. Both the mitmproxy addon and the direct
+:class:`~replayproxy.origin.ReplayServer` use it; it does no I/O itself.
+
+Thread-safe: hooks run on mitmproxy's loop while a test or the CLI reads the totals.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from replayproxy import store
+from replayproxy.core import faults as faults_mod
+from replayproxy.core.faults import FaultSpec
+from replayproxy.core.matching import Matcher, MatchOptions, Miss
+from replayproxy.core.model import Cassette, Request
+from replayproxy.core.schedule import Schedule
+from replayproxy.errors import UsageError
+
+__all__ = [
+    "UNMATCHED_HEADER",
+    "UNMATCHED_STATUS",
+    "ReplaySession",
+    "Served",
+    "Summary",
+    "check_speed",
+    "parse_faults",
+    "unmatched_response",
+]
+
+UNMATCHED_STATUS = 500
+UNMATCHED_HEADER = "x-replayproxy-unmatched"
+
+MissHandler = Callable[[Miss], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Served:
+    """Serve ``schedule`` for recorded interaction ``index`` (its ``replay_count``-th repeat)."""
+
+    index: int
+    replay_count: int
+    schedule: Schedule
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """Totals of a session: what was served, what missed, what was never asked for."""
+
+    served: int
+    unmatched: int
+    unused: tuple[int, ...]
+    recorded: int
+
+    def line(self) -> str:
+        """The one-line summary printed to stderr on exit."""
+        unused = f"{len(self.unused)} of {self.recorded} recorded interactions never used"
+        if self.unused:
+            shown = ", ".join(f"#{n}" for n in self.unused[:10])
+            unused += f" ({shown}{', ...' if len(self.unused) > 10 else ''})"
+        return (
+            f"replayproxy: {self.served} interactions served, "
+            f"{self.unmatched} unmatched requests, {unused}"
+        )
+
+
+def unmatched_response(miss: Miss) -> tuple[int, tuple[tuple[bytes, bytes], ...], bytes]:
+    """Status, headers and body of the response sent for an unmatched request."""
+    body = (miss.explain() + "\n").encode("utf-8")
+    headers = (
+        (b"content-type", b"text/plain; charset=utf-8"),
+        (UNMATCHED_HEADER.encode(), b"1"),
+        (b"content-length", str(len(body)).encode()),
+    )
+    return UNMATCHED_STATUS, headers, body
+
+
+def parse_faults(specs: Sequence[str | FaultSpec]) -> tuple[FaultSpec, ...]:
+    """Parse ``--fault`` strings (FaultSpec values pass through); raises FaultSpecError."""
+    return tuple(s if isinstance(s, FaultSpec) else faults_mod.parse(s) for s in specs)
+
+
+def check_speed(speed: float | str) -> float:
+    """``speed`` as a float >= 0 (0 = no waiting), else a one-line UsageError."""
+    try:
+        value = float(speed)
+    except (TypeError, ValueError):
+        raise UsageError(f"speed must be a number >= 0, got {speed!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise UsageError(f"speed must be a finite number >= 0, got {speed!r}")
+    return value
+
+
+class ReplaySession:
+    """Matches requests against one cassette and plans the schedules to serve."""
+
+    def __init__(
+        self,
+        cassette: Cassette | str | os.PathLike[str],
+        *,
+        speed: float = 1.0,
+        faults: Sequence[str | FaultSpec] = (),
+        options: MatchOptions | None = None,
+        on_miss: MissHandler | None = None,
+        on_warning: Callable[[str], None] | None = None,
+    ) -> None:
+        if not isinstance(cassette, Cassette):
+            cassette = store.load(cassette, on_warning=on_warning)
+        self.cassette = cassette
+        self.speed = check_speed(speed)
+        self.faults = parse_faults(faults)
+        self.options = options or MatchOptions()
+        self.on_miss = on_miss
+        self._matcher = Matcher(cassette.interactions, self.options)
+        self._lock = threading.Lock()
+        self._served = 0
+        self.misses: list[Miss] = []
+
+    def resolve(self, request: Request) -> Served | Miss:
+        """What to answer ``request`` with; counts it in the totals."""
+        with self._lock:
+            result = self._matcher.match(request)
+            if isinstance(result, Miss):
+                self.misses.append(result)
+            else:
+                self._served += 1
+        if isinstance(result, Miss):
+            if self.on_miss is not None:
+                self.on_miss(result)
+            return result
+        interaction = self.cassette.interactions[result.index]
+        schedule = faults_mod.plan(
+            interaction,
+            result.index,
+            speed=self.speed,
+            faults=self.faults,
+            replay_count=result.replay_count,
+        )
+        return Served(result.index, result.replay_count, schedule)
+
+    def summary(self) -> Summary:
+        with self._lock:
+            return Summary(
+                served=self._served,
+                unmatched=len(self.misses),
+                unused=self._matcher.unused(),
+                recorded=len(self.cassette.interactions),
+            )
