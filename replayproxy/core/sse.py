@@ -1,38 +1,269 @@
 """Incremental, byte-level Server-Sent Events parser (WHATWG rules) that reports byte spans.
 
-(Stub: interface fixed, implementation in progress.) ``SSEParser.feed(bytes)`` returns the
-events completed by those bytes; every event carries the ``[start, end)`` byte span it came
-from in the whole stream (from its first line to the end of the blank line that ends it), so
-faults and edits can target events and frame boundaries can be related to them.
+``SSEParser.feed(bytes)`` returns the events completed by those bytes; every event carries
+the ``[start, end)`` byte span it came from in the whole stream (the first byte of its first
+line to the end of the blank line that dispatched it), so faults and edits can target events
+and frame boundaries can be related to them. Any split of the input into ``feed`` calls gives
+the same events with the same spans.
+
+Parsing follows the WHATWG ``text/event-stream`` rules: lines end in CRLF, LF or CR (a CR at the
+end of one feed and an LF at the start of the next are one line end); one leading UTF-8 BOM is
+stripped; ``:`` starts a comment; ``name:value`` drops one space after the colon; a line without
+a colon is a field with an empty value; ``data`` lines join with ``\\n``; an ``id`` containing
+NUL is ignored; ``retry`` counts only when all ASCII digits. Each line is decoded as UTF-8 once
+it is complete (so characters split across feeds are safe); invalid bytes become U+FFFD and
+set ``utf8_ok=False``, while spans stay in bytes.
+
+**What counts as an event.** A *block* is a run of non-blank lines ended by a blank line (or a
+lone blank line). Only blocks with at least one ``data`` line are *events*: WHATWG dispatches
+exactly those, so an Anthropic ``ping`` (it has ``data:``) is an event and ``: keepalive`` is
+not. Events are numbered ``0, 1, 2, ...``; "event N" always means the N-th dispatched event.
+By default the parser returns events only. ``SSEParser(include_ignored=True)`` also returns
+the other blocks, each flagged by ``kind`` (never ``"event"``) and carrying the ``index`` of the
+event that follows it (so a keepalive before event 3 has ``index == 3``):
+
+- ``"comment"``: only comment lines (keepalives);
+- ``"fields"``: ``event``/``id``/``retry``/unknown fields but no ``data`` (WHATWG drops it;
+  openai-python dispatches it with empty data);
+- ``"blank"``: a blank line with nothing before it (an extra blank line);
+- ``"partial"``: from :meth:`SSEParser.close`, the unterminated last block (WHATWG discards it).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from typing import Final
 
-__all__ = ["SSEEvent", "SSEParser", "parse_events"]
+__all__ = [
+    "CR",
+    "CRLF",
+    "LF",
+    "SSEEvent",
+    "SSEParser",
+    "parse_blocks",
+    "parse_events",
+]
+
+# Bits of ``SSEEvent.endings``: which line endings the block's lines (and its blank line) used.
+LF: Final = 1
+CR: Final = 2
+CRLF: Final = 4
+
+_EOL = re.compile(rb"\r\n|\r|\n")
+_BOM = b"\xef\xbb\xbf"
+_BITS = {b"\n": LF, b"\r": CR, b"\r\n": CRLF}
 
 
 @dataclass(frozen=True, slots=True)
 class SSEEvent:
+    """One block of the stream: a dispatched event (``kind == "event"``) or an ignored block."""
+
     index: int
     start: int
     end: int
     event: str  # the `event:` field, "message" when absent (WHATWG default)
     data: str  # `data:` lines joined with "\n"
-    id: str | None = None
-    retry: int | None = None
-    comments: tuple[str, ...] = ()
+    id: str | None = None  # the valid `id:` set in THIS block (WHATWG's last-event-id persists)
+    retry: int | None = None  # a valid `retry:` in this block
+    comments: tuple[str, ...] = ()  # comment lines, without ":" and one leading space
+    kind: str = "event"  # "event" | "comment" | "fields" | "blank" | "partial"
+    lines: tuple[str, ...] = ()  # the block's non-blank lines, decoded, without line endings
+    endings: int = 0  # bitmask of LF / CR / CRLF used by its lines, blank line included
+    utf8_ok: bool = True  # False when some line was not valid UTF-8 (decoded with U+FFFD)
+
+    @property
+    def dispatched(self) -> bool:
+        """True for a real event (a block with a ``data`` line)."""
+        return self.kind == "event"
+
+
+def _decode(line: bytes) -> tuple[str, bool]:
+    try:
+        return line.decode("utf-8"), True
+    except UnicodeDecodeError:
+        return line.decode("utf-8", "replace"), False
 
 
 class SSEParser:
+    """Incremental parser: ``feed`` bytes as they arrive, then ``close`` at end of stream."""
+
+    def __init__(self, *, include_ignored: bool = False) -> None:
+        self.include_ignored = include_ignored
+        self.bom = False  # a leading BOM was stripped
+        self.last_event_id = ""  # WHATWG's persistent last event ID buffer
+        self._offset = 0  # stream offset of the next byte to be fed
+        self._parts: list[bytes] = []  # pieces of the current, still unterminated line
+        self._line_start = 0
+        self._cr_line: bytes | None = None  # a line ended by CR at the end of the last feed
+        self._first_line = True
+        self._block: list[bytes] = []  # raw lines of the open block
+        self._block_start = 0
+        self._endings = 0
+        self._count = 0  # events dispatched so far
+        self._closed = False
+
     def feed(self, data: bytes) -> list[SSEEvent]:
-        raise NotImplementedError
+        """Consume ``data``; return the blocks it completed (events, or all when asked)."""
+        if self._closed:
+            raise ValueError("SSEParser.feed() after close()")
+        out: list[SSEEvent] = []
+        if not data:
+            return out
+        base = self._offset
+        self._offset += len(data)
+        pos = 0
+        if self._cr_line is not None:
+            # The previous feed ended with CR: only now do we know whether it was CRLF, which
+            # decides the line's end offset (and so the span of the event it may dispatch).
+            line, self._cr_line = self._cr_line, None
+            if data[0] == 0x0A:
+                pos = 1
+                self._line(line, base + 1, CRLF, out)
+            else:
+                self._line(line, base, CR, out)
+            self._line_start = base + pos
+        n = len(data)
+        for m in _EOL.finditer(data, pos):
+            s, e = m.span()
+            piece = data[pos:s]
+            if self._parts:
+                self._parts.append(piece)
+                line = b"".join(self._parts)
+                self._parts = []
+            else:
+                line = piece
+            if e == n and e - s == 1 and data[s] == 0x0D:
+                self._cr_line = line
+                pos = e
+                break
+            self._line(line, base + e, _BITS[m.group()], out)
+            pos = e
+            self._line_start = base + e
+        else:
+            if pos < n:
+                self._parts.append(data[pos:])
+            return out
+        return out
 
     def close(self) -> list[SSEEvent]:
-        raise NotImplementedError
+        """End of stream: finish a pending CR line; an unterminated block is discarded
+        (WHATWG) and returned as ``kind="partial"`` only with ``include_ignored``."""
+        if self._closed:
+            return []
+        out: list[SSEEvent] = []
+        if self._cr_line is not None:
+            line, self._cr_line = self._cr_line, None
+            self._line(line, self._offset, CR, out)
+            self._line_start = self._offset
+        tail = b"".join(self._parts)
+        self._parts = []
+        if tail:
+            # The last line has no line end: it still belongs to the partial block.
+            self._line(tail, self._offset, 0, out, terminated=False)
+        if self._block:
+            block = self._build(self._offset, "partial")
+            self._block = []
+            if self.include_ignored:
+                out.append(block)
+        self._closed = True
+        return out
+
+    def _line(
+        self, line: bytes, end: int, bit: int, out: list[SSEEvent], terminated: bool = True
+    ) -> None:
+        start = self._line_start
+        if self._first_line:
+            self._first_line = False
+            if line.startswith(_BOM):
+                self.bom = True
+                line = line[3:]
+                start += 3
+        if not terminated and not line:
+            return  # only a BOM was left of an unterminated last line
+        if line or not terminated:
+            if not self._block:
+                self._block_start = start
+                self._endings = 0
+            self._block.append(line)
+            self._endings |= bit
+            return
+        # A blank line: dispatch the open block, or report a lone blank line.
+        if not self._block:
+            self._block_start = start
+            self._endings = 0
+        self._endings |= bit
+        block = self._build(end, None)
+        self._block = []
+        if block.kind == "event":
+            self._count += 1
+            out.append(block)
+        elif self.include_ignored:
+            out.append(block)
+
+    def _build(self, end: int, kind: str | None) -> SSEEvent:
+        data: list[str] = []
+        comments: list[str] = []
+        texts: list[str] = []
+        event = ""
+        ident: str | None = None
+        retry: int | None = None
+        has_fields = False
+        ok = True
+        for raw in self._block:
+            text, good = _decode(raw)
+            ok = ok and good
+            texts.append(text)
+            name, colon, value = text.partition(":")
+            if value[:1] == " ":
+                value = value[1:]
+            if not name and colon:
+                comments.append(value)
+                continue
+            has_fields = True
+            if name == "data":
+                data.append(value)
+            elif name == "event":
+                event = value
+            elif name == "id":
+                if "\0" not in value:
+                    ident = value
+            elif name == "retry" and value.isascii() and value.isdigit():
+                retry = int(value)
+        if kind is None:
+            if data:
+                kind = "event"
+            elif has_fields:
+                kind = "fields"
+            elif comments:
+                kind = "comment"
+            else:
+                kind = "blank"
+        if ident is not None and kind != "partial":
+            self.last_event_id = ident
+        return SSEEvent(
+            index=self._count,
+            start=self._block_start,
+            end=end,
+            event=event or "message",
+            data="\n".join(data),
+            id=ident,
+            retry=retry,
+            comments=tuple(comments),
+            kind=kind,
+            lines=tuple(texts),
+            endings=self._endings,
+            utf8_ok=ok,
+        )
 
 
 def parse_events(data: bytes) -> list[SSEEvent]:
+    """All dispatched events of a complete stream."""
     parser = SSEParser()
+    return parser.feed(data) + parser.close()
+
+
+def parse_blocks(data: bytes) -> list[SSEEvent]:
+    """Every block of a complete stream, events and ignored blocks alike, in stream order."""
+    parser = SSEParser(include_ignored=True)
     return parser.feed(data) + parser.close()
