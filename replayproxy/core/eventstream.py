@@ -131,39 +131,54 @@ class _HeaderError(Exception):
         self.code = code
 
 
+_INT_FORMATS: Final = {BYTE: struct.Struct(">b"), SHORT: struct.Struct(">h"),
+                       INTEGER: struct.Struct(">i"), LONG: struct.Struct(">q")}  # fmt: skip
+_U16: Final = struct.Struct(">H")
+_I64: Final = struct.Struct(">q")
+
+
 def _parse_headers(raw: bytes) -> tuple[EventStreamHeader, ...]:
     headers: list[EventStreamHeader] = []
     seen: set[str] = set()
     pos, n = 0, len(raw)
-
-    def take(k: int) -> bytes:
-        nonlocal pos
-        if pos + k > n:
-            raise _HeaderError("bedrock.headers", "a header runs past the headers section")
-        chunk = raw[pos : pos + k]
-        pos += k
-        return chunk
-
+    overrun = _HeaderError("bedrock.headers", "a header runs past the headers section")
     while pos < n:
-        name_len = take(1)[0]
-        name = take(name_len).decode("utf-8", "replace")
-        kind = take(1)[0]
+        name_len = raw[pos]
+        end = pos + 1 + name_len
+        if end >= n:
+            raise overrun
+        name = raw[pos + 1 : end].decode("utf-8", "replace")
+        kind = raw[end]
+        pos = end + 1
         value: HeaderValue
-        if kind == TRUE:
-            value = True
-        elif kind == FALSE:
-            value = False
-        elif kind in (BYTE, SHORT, INTEGER, LONG):
-            fmt = {BYTE: ">b", SHORT: ">h", INTEGER: ">i", LONG: ">q"}[kind]
-            value = struct.unpack(fmt, take(struct.calcsize(fmt)))[0]
-        elif kind in (BYTES, STRING):
-            (length,) = struct.unpack(">H", take(2))
-            blob = take(length)
+        if kind == TRUE or kind == FALSE:
+            value = kind == TRUE
+        elif kind in _INT_FORMATS:
+            fmt = _INT_FORMATS[kind]
+            if pos + fmt.size > n:
+                raise overrun
+            value = fmt.unpack_from(raw, pos)[0]
+            pos += fmt.size
+        elif kind == BYTES or kind == STRING:
+            if pos + 2 > n:
+                raise overrun
+            (length,) = _U16.unpack_from(raw, pos)
+            pos += 2
+            if pos + length > n:
+                raise overrun
+            blob = raw[pos : pos + length]
+            pos += length
             value = blob if kind == BYTES else blob.decode("utf-8", "replace")
         elif kind == TIMESTAMP:
-            value = Timestamp(struct.unpack(">q", take(8))[0])
+            if pos + 8 > n:
+                raise overrun
+            value = Timestamp(_I64.unpack_from(raw, pos)[0])
+            pos += 8
         elif kind == UUID:
-            value = uuid.UUID(bytes=take(16))
+            if pos + 16 > n:
+                raise overrun
+            value = uuid.UUID(bytes=raw[pos : pos + 16])
+            pos += 16
         else:
             raise _HeaderError("bedrock.header-type", f"header {name!r} has unknown type {kind}")
         if name in seen:
@@ -181,6 +196,9 @@ class EventStreamDecoder:
         self._base = 0  # stream offset of _buf[0]
         self._count = 0
         self.failed = False  # a fatal error was reported; later bytes are ignored
+        # Bedrock repeats a handful of identical header blocks; parsing each once keeps a
+        # 10 MB body well under a second.
+        self._header_cache: dict[bytes, tuple[EventStreamHeader, ...]] = {}
 
     def feed(self, data: bytes) -> list[EventStreamMessage | EventStreamError]:
         out: list[EventStreamMessage | EventStreamError] = []
@@ -256,10 +274,15 @@ class EventStreamDecoder:
                 False,
                 self._count,
             )
-        try:
-            headers = _parse_headers(raw[PRELUDE_LENGTH : PRELUDE_LENGTH + hlen])
-        except _HeaderError as e:
-            return EventStreamError(e.code, at, str(e), False, self._count)
+        raw_headers = raw[PRELUDE_LENGTH : PRELUDE_LENGTH + hlen]
+        headers = self._header_cache.get(raw_headers)
+        if headers is None:
+            try:
+                headers = _parse_headers(raw_headers)
+            except _HeaderError as e:
+                return EventStreamError(e.code, at, str(e), False, self._count)
+            if len(self._header_cache) < 256:
+                self._header_cache[raw_headers] = headers
         payload = raw[PRELUDE_LENGTH + hlen : -4]
         return EventStreamMessage(self._count, at, at + len(raw), headers, payload)
 
