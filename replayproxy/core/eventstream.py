@@ -151,7 +151,7 @@ def _parse_headers(raw: bytes) -> tuple[EventStreamHeader, ...]:
         kind = raw[end]
         pos = end + 1
         value: HeaderValue
-        if kind == TRUE or kind == FALSE:
+        if kind in (TRUE, FALSE):
             value = kind == TRUE
         elif kind in _INT_FORMATS:
             fmt = _INT_FORMATS[kind]
@@ -159,7 +159,7 @@ def _parse_headers(raw: bytes) -> tuple[EventStreamHeader, ...]:
                 raise overrun
             value = fmt.unpack_from(raw, pos)[0]
             pos += fmt.size
-        elif kind == BYTES or kind == STRING:
+        elif kind in (BYTES, STRING):
             if pos + 2 > n:
                 raise overrun
             (length,) = _U16.unpack_from(raw, pos)
