@@ -1,0 +1,207 @@
+"""What each provider sends when things go wrong: error events, error bodies, keepalives.
+
+Detection looks at the request (path, host, ``anthropic-version``) and the response content
+type. The bytes follow the providers' wire formats (see
+``/work/shared/reference/wire-formats-and-peers.md`` §3 and ``faults-in-the-wild.md`` F1, F9):
+
+- Anthropic: ``event: error`` + ``{"type":"error","error":{"type":"overloaded_error",...}}``,
+  then the stream ends (no ``message_stop``); keepalive is ``event: ping``.
+- OpenAI Chat: ``data: {"error": {...}}``, then the stream ends (no ``[DONE]``).
+- OpenAI Responses: ``event: response.failed`` carrying the response with ``status: failed``.
+- Gemini: ``data: {"error": {"code", "message", "status"}}`` with the stream's CRLF framing.
+"""
+
+from __future__ import annotations
+
+import http
+import json
+from collections.abc import Sequence
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from replayproxy.core.events import EventSpan
+from replayproxy.core.model import Header, Interaction
+
+__all__ = [
+    "Provider",
+    "detect",
+    "error_body",
+    "error_event",
+    "keepalive_bytes",
+    "reason_phrase",
+    "terminal_index",
+]
+
+Provider = Literal["anthropic", "openai-chat", "openai-responses", "gemini", "bedrock"]
+
+_TERMINAL_NAMES = {
+    "message_stop",
+    "response.completed",
+    "response.incomplete",
+    "response.failed",
+    "messageStop",
+}
+
+
+def detect(interaction: Interaction) -> Provider | None:
+    """The provider API an interaction talks to, or ``None`` when it is not recognised."""
+    req = interaction.request
+    path = req.path
+    host = (urlsplit(req.url).hostname or "").lower()
+    if path.endswith("/messages") or req.header("anthropic-version") or "anthropic" in host:
+        return "anthropic"
+    if path.endswith("/chat/completions"):
+        return "openai-chat"
+    if path.endswith("/responses"):
+        return "openai-responses"
+    if ":streamGenerateContent" in path or ":generateContent" in path:
+        return "gemini"
+    if "bedrock" in host or path.endswith(("/converse-stream", "/invoke-with-response-stream")):
+        return "bedrock"
+    return None
+
+
+def terminal_index(body: bytes, spans: Sequence[EventSpan]) -> int | None:
+    """Index of the stream's terminal event (``[DONE]``, ``message_stop``, ``response.completed``
+    and its failed/incomplete siblings, Gemini's ``finishReason`` chunk), or ``None``."""
+    for span in reversed(spans):
+        raw = body[span.start : span.end]
+        if span.name in _TERMINAL_NAMES:
+            return span.index
+        if span.name == "message" and (b"data: [DONE]" in raw or b"data:[DONE]" in raw):
+            return span.index
+        if span.name == "message" and b'"finishReason"' in raw:
+            return span.index
+    return None
+
+
+def _line_end(body: bytes) -> bytes:
+    return b"\r\n" if b"\r\n\r\n" in body[:4096] else b"\n"
+
+
+def _dumps(obj: Any) -> bytes:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _last_json(body: bytes, spans: Sequence[EventSpan], name: str) -> dict[str, Any] | None:
+    for span in spans:
+        if span.name != name:
+            continue
+        for line in body[span.start : span.end].splitlines():
+            if line.startswith(b"data:"):
+                try:
+                    value = json.loads(line[5:])
+                except ValueError:
+                    return None
+                return value if isinstance(value, dict) else None
+    return None
+
+
+def error_event(
+    provider: Provider,
+    body: bytes,
+    spans: Sequence[EventSpan],
+    upto: int,
+    etype: str | None,
+    message: str | None,
+) -> bytes:
+    """The in-band error event ``provider`` sends mid-stream, framed like ``body``'s events.
+
+    ``upto`` is the number of events already sent (for OpenAI Responses' ``sequence_number``).
+    """
+    eol = _line_end(body)
+    if provider == "anthropic":
+        err = {"type": etype or "overloaded_error", "message": message or "Overloaded"}
+        payload = _dumps({"type": "error", "error": err})
+        return b"event: error" + eol + b"data: " + payload + eol + eol
+    if provider == "openai-chat":
+        oerr: dict[str, Any] = {
+            "message": message or "The server had an error while processing your request.",
+            "type": etype or "server_error",
+            "param": None,
+            "code": None,
+        }
+        return b"data: " + _dumps({"error": oerr}) + eol + eol
+    if provider == "openai-responses":
+        created = _last_json(body, spans, "response.created") or {}
+        response: dict[str, Any] = dict(created.get("response") or {})
+        response.update(
+            status="failed",
+            error={"code": etype or "server_error", "message": message or "Internal error."},
+        )
+        response.setdefault("object", "response")
+        response.setdefault("output", [])
+        event = {"type": "response.failed", "sequence_number": upto, "response": response}
+        return b"event: response.failed" + eol + b"data: " + _dumps(event) + eol + eol
+    if provider == "gemini":
+        gerr: dict[str, Any] = {
+            "code": 503,
+            "message": message or "The model is overloaded. Please try again later.",
+            "status": etype or "UNAVAILABLE",
+        }
+        return b"data: " + _dumps({"error": gerr}) + eol + eol
+    raise ValueError(f"no in-band error format for {provider}")
+
+
+def error_body(provider: Provider | None, status: int, message: str | None) -> bytes:
+    """The JSON body ``provider`` sends with HTTP ``status`` (OpenAI's shape when unknown)."""
+    text = message or reason_phrase(status) or "error"
+    if provider == "anthropic":
+        kinds = {
+            400: "invalid_request_error",
+            401: "authentication_error",
+            403: "permission_error",
+            404: "not_found_error",
+            413: "request_too_large",
+            429: "rate_limit_error",
+            529: "overloaded_error",
+        }
+        default = "Overloaded" if status == 529 else text
+        err = {"type": kinds.get(status, "api_error"), "message": message or default}
+        return _dumps({"type": "error", "error": err})
+    if provider == "gemini":
+        statuses = {
+            400: "INVALID_ARGUMENT",
+            401: "UNAUTHENTICATED",
+            403: "PERMISSION_DENIED",
+            404: "NOT_FOUND",
+            429: "RESOURCE_EXHAUSTED",
+            503: "UNAVAILABLE",
+            504: "DEADLINE_EXCEEDED",
+        }
+        return _dumps(
+            {"error": {"code": status, "message": text, "status": statuses.get(status, "INTERNAL")}}
+        )
+    etype = "invalid_request_error" if status < 500 else "server_error"
+    code: str | None = None
+    if status == 429:
+        etype, code = "requests", "rate_limit_exceeded"
+    return _dumps({"error": {"message": text, "type": etype, "param": None, "code": code}})
+
+
+def reason_phrase(status: int) -> str:
+    if status == 529:
+        return "Site Overloaded"
+    try:
+        return http.HTTPStatus(status).phrase
+    except ValueError:
+        return ""
+
+
+def keepalive_bytes(provider: Provider | None, kind: str, text: str, body: bytes) -> bytes:
+    """One keepalive: Anthropic's ``ping`` event, or an SSE comment (OpenRouter style)."""
+    eol = _line_end(body)
+    if kind == "ping" or (kind == "auto" and provider == "anthropic"):
+        return b"event: ping" + eol + b'data: {"type": "ping"}' + eol + eol
+    return b": " + text.encode() + eol + eol
+
+
+def error_headers(original: Sequence[Header], retry_after: float | None) -> tuple[Header, ...]:
+    """The original headers minus the body-specific ones, as JSON, with ``retry-after``."""
+    drop = {b"content-type", b"content-length", b"transfer-encoding", b"content-encoding"}
+    headers = [(k, v) for k, v in original if k.lower() not in drop]
+    headers.insert(0, (b"content-type", b"application/json"))
+    if retry_after is not None:
+        value = f"{retry_after:g}" if retry_after != int(retry_after) else str(int(retry_after))
+        headers.append((b"retry-after", value.encode()))
+    return tuple(headers)
