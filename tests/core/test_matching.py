@@ -1,0 +1,206 @@
+"""Request matching: what matches, in which order, and how a miss is explained."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from replayproxy.core.matching import (
+    REDACTED,
+    Hit,
+    Matcher,
+    MatchOptions,
+    Miss,
+    diff_requests,
+    parse_pointer,
+)
+from replayproxy.core.model import Ending, EndKind, Interaction, Request
+from replayproxy.errors import UsageError
+
+CHAT = "https://api.openai.com/v1/chat/completions"
+
+
+def post(url: str = CHAT, body: object = None, method: str = "POST") -> Request:
+    data = b"" if body is None else body if isinstance(body, bytes) else json.dumps(body).encode()
+    return Request(method, url, body=data)
+
+
+def recorded(*requests: Request) -> list[Interaction]:
+    return [Interaction(r, None, Ending(EndKind.NO_RESPONSE, 0)) for r in requests]
+
+
+def test_json_body_key_order_and_whitespace_are_ignored() -> None:
+    """A JSON body matches whatever its key order and whitespace."""
+    rec = post(body=b'{"model": "m", "messages": [{"role": "user", "content": "hi"}]}')
+    req = post(body=b'{"messages":[{"content":"hi","role":"user"}],"model":"m"}')
+    assert diff_requests(rec, req) == ()
+
+
+def test_host_is_ignored_by_default_and_checked_with_match_host() -> None:
+    """A forward-proxy recording matches a base-URL request, unless match_host is set."""
+    rec = post("https://api.openai.com/v1/chat/completions", {"a": 1})
+    req = post("http://127.0.0.1:4567/v1/chat/completions", {"a": 1})
+    assert diff_requests(rec, req) == ()
+    diffs = diff_requests(rec, req, MatchOptions(match_host=True))
+    assert [d.part for d in diffs] == ["host"]
+
+
+def test_each_part_that_differs_is_reported() -> None:
+    """Method, path, query and body differences are each listed."""
+    rec = post(CHAT + "?a=1", {"x": 1})
+    req = post("https://h/v1/other?a=2", {"x": 2}, method="PUT")
+    assert [d.part for d in diff_requests(rec, req)] == ["method", "path", "query", "body"]
+
+
+def test_query_order_is_ignored_but_values_count() -> None:
+    """Query parameters compare as a multiset."""
+    assert diff_requests(post(CHAT + "?a=1&b=2"), post(CHAT + "?b=2&a=1")) == ()
+    assert diff_requests(post(CHAT + "?a=1&a=2"), post(CHAT + "?a=1")) != ()
+
+
+def test_first_differing_json_pointer_is_reported() -> None:
+    """The body difference names the first differing member by JSON pointer."""
+    rec = post(body={"model": "m", "messages": [{"role": "user", "content": "hi"}]})
+    req = post(body={"model": "m", "messages": [{"role": "user", "content": "hello"}]})
+    (diff,) = diff_requests(rec, req)
+    assert diff.pointer == "/messages/0/content"
+    assert '"hi"' in str(diff) and '"hello"' in str(diff)
+
+
+def test_missing_and_extra_members_are_differences() -> None:
+    """An absent member and an extra member are both differences, shown as (absent)."""
+    (diff,) = diff_requests(post(body={"a": 1, "b": 2}), post(body={"a": 1}))
+    assert diff.pointer == "/b" and diff.requested == "(absent)"
+    (diff,) = diff_requests(post(body={"a": 1}), post(body={"a": 1, "c": [1]}))
+    assert diff.pointer == "/c" and diff.recorded == "(absent)"
+
+
+def test_true_and_one_are_different_json_values() -> None:
+    """JSON true does not match 1 (Python's bool/int equality is not used)."""
+    assert diff_requests(post(body={"stream": True}), post(body={"stream": 1})) != ()
+
+
+def test_non_json_bodies_compare_bytes() -> None:
+    """Bodies that are not JSON compare byte for byte."""
+    assert diff_requests(post(body=b"a=1&b=2"), post(body=b"a=1&b=2")) == ()
+    (diff,) = diff_requests(post(body=b"a=1&b=2"), post(body=b"a=1&b=3"))
+    assert diff.part == "body" and diff.pointer is None
+
+
+def test_ignored_query_parameters_and_body_fields() -> None:
+    """--ignore-query and --ignore-body-field drop those members on both sides."""
+    opts = MatchOptions(
+        ignore_query=frozenset({"ts"}),
+        ignore_body_fields=("/stream_options", "/messages/0/name", "/absent/deep"),
+    )
+    rec = post(CHAT + "?ts=1", {"stream_options": {"a": 1}, "messages": [{"name": "x", "c": 1}]})
+    req = post(CHAT + "?ts=2", {"messages": [{"c": 1, "name": "y"}]})
+    assert diff_requests(rec, req, opts) == ()
+    assert diff_requests(rec, req) != ()
+
+
+def test_pointer_escapes_and_bad_pointers() -> None:
+    """JSON pointers follow RFC 6901 escapes; a pointer without '/' is a UsageError."""
+    assert parse_pointer("/a~1b/c~0d") == ("a/b", "c~d")
+    with pytest.raises(UsageError, match="must start with '/'"):
+        MatchOptions(ignore_body_fields=("stream_options",))
+    with pytest.raises(UsageError):
+        MatchOptions(ignore_body_fields=("",))
+    rec = post(body={"a/b": 1, "z": 0})
+    assert (
+        diff_requests(rec, post(body={"z": 0}), MatchOptions(ignore_body_fields=("/a~1b",))) == ()
+    )
+
+
+def test_redacted_values_match_anything() -> None:
+    """A redacted query value or body value recorded as the marker matches any value."""
+    rec = post(
+        f"https://g/v1/models/x:streamGenerateContent?alt=sse&key={REDACTED}", {"k": REDACTED}
+    )
+    req = post("https://g/v1/models/x:streamGenerateContent?key=AIzaSECRET&alt=sse", {"k": "s3"})
+    assert diff_requests(rec, req) == ()
+
+
+def test_identical_requests_replay_in_recorded_order_then_miss() -> None:
+    """Identical requests take the recorded interactions in order; then they are used up."""
+    m = Matcher(recorded(post(body={"a": 1}), post(body={"b": 1}), post(body={"a": 1})))
+    assert m.match(post(body={"a": 1})) == Hit(0, 0)
+    assert m.match(post(body={"a": 1})) == Hit(2, 0)
+    miss = m.match(post(body={"a": 1}))
+    assert isinstance(miss, Miss) and miss.used_up and miss.nearest == 2
+    assert "--allow-repeats" in miss.explain()
+    assert m.unused() == (1,)
+
+
+def test_allow_repeats_serves_the_last_match_again() -> None:
+    """With allow_repeats the last matching interaction is served again, counting repeats."""
+    m = Matcher(
+        recorded(post(body={"a": 1}), post(body={"a": 1})), MatchOptions(allow_repeats=True)
+    )
+    assert [m.match(post(body={"a": 1})) for _ in range(4)] == [
+        Hit(0, 0),
+        Hit(1, 0),
+        Hit(1, 1),
+        Hit(1, 2),
+    ]
+
+
+def test_miss_names_the_nearest_interaction_and_how_it_differs() -> None:
+    """The nearest interaction differs least (a body difference beats a path difference)."""
+    m = Matcher(
+        recorded(post("https://a/v1/embeddings", {"a": 1}), post(body={"model": "m", "n": 1}))
+    )
+    miss = m.match(post(body={"model": "m", "n": 2}))
+    assert isinstance(miss, Miss) and miss.nearest == 1 and not miss.used_up
+    text = miss.explain()
+    assert "POST /v1/chat/completions" in text and "#1" in text and "/n" in text
+    assert "/n" in miss.one_line() and "\n" not in miss.one_line()
+
+
+def test_empty_cassette_miss() -> None:
+    """With no interactions, a miss says the cassette is empty."""
+    miss = Matcher([]).match(post())
+    assert isinstance(miss, Miss) and miss.nearest is None
+    assert "no interactions" in miss.explain()
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@given(st.dictionaries(st.text(max_size=6), json_values, max_size=6), st.randoms())
+def test_any_json_object_matches_itself_reserialized(
+    doc: dict[str, object], rnd: random.Random
+) -> None:
+    """Any JSON object matches itself with keys shuffled and different whitespace."""
+    items = list(doc.items())
+    rnd.shuffle(items)
+    again = json.dumps(dict(items), indent=rnd.choice([None, 1])).encode()
+    assert diff_requests(post(body=json.dumps(doc).encode()), post(body=again)) == ()
+
+
+@given(json_values, json_values)
+def test_difference_is_found_exactly_when_values_differ(a: object, b: object) -> None:
+    """diff_requests reports a body difference iff the JSON values differ (no redaction)."""
+    da, db = json.dumps(a).encode(), json.dumps(b).encode()
+    same = json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+    redacted = REDACTED in da.decode()
+    if not redacted:
+        assert (diff_requests(post(body=da), post(body=db)) == ()) == same
+
+
+@given(st.binary(max_size=64), st.binary(max_size=64))
+def test_arbitrary_bytes_never_crash_matching(a: bytes, b: bytes) -> None:
+    """Any body bytes are compared without errors; equal bytes always match."""
+    diffs = diff_requests(post(body=a), post(body=b))
+    if a == b:
+        assert diffs == ()

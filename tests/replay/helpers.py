@@ -1,0 +1,94 @@
+"""Builders for small test cassettes and client helpers that time what they receive."""
+
+from __future__ import annotations
+
+import itertools
+import socket
+import time
+from collections.abc import Sequence
+
+import httpx
+
+from replayproxy.core.model import Cassette, Ending, EndKind, Frame, Interaction, Request, Response
+
+MS = 1_000_000
+CHAT_URL = "https://api.openai.invalid/v1/chat/completions"
+SSE = ((b"content-type", b"text/event-stream"),)
+
+
+def interaction(
+    frames: Sequence[bytes],
+    *,
+    gap_ms: int = 30,
+    head_ms: int = 50,
+    end: EndKind = EndKind.COMPLETE,
+    url: str = CHAT_URL,
+    body: bytes = b'{"model":"m","stream":true}',
+    headers: tuple[tuple[bytes, bytes], ...] = SSE,
+    status: int = 200,
+) -> Interaction:
+    """An interaction whose frames arrive ``gap_ms`` apart after a ``head_ms`` TTFB."""
+    offsets = [(head_ms + gap_ms * (i + 1)) * MS for i in range(len(frames))]
+    resp = Response(
+        status,
+        "",
+        headers=headers,
+        head_offset_ns=head_ms * MS,
+        frames=tuple(Frame(t, d) for t, d in zip(offsets, frames, strict=True)),
+    )
+    end_at = (offsets[-1] if offsets else head_ms * MS) + MS
+    return Interaction(Request("POST", url, body=body), resp, Ending(end, end_at))
+
+
+def cassette(*interactions: Interaction) -> Cassette:
+    return Cassette(tuple(interactions))
+
+
+def sse_frames(n: int, size: int = 40) -> list[bytes]:
+    """``n`` distinct SSE events of exactly ``size`` bytes each."""
+    out = []
+    for i in range(n):
+        head = b'data: {"i": %d, "pad": "' % i
+        tail = b'"}\n\n'
+        out.append(head + b"x" * (size - len(head) - len(tail)) + tail)
+    return out
+
+
+def gaps(times: Sequence[float]) -> list[float]:
+    return [b - a for a, b in itertools.pairwise(times)]
+
+
+def raw_reads(
+    port: int, request: bytes, *, timeout: float = 5.0
+) -> tuple[bytes, list[tuple[float, bytes]]]:
+    """Send ``request`` on a raw socket; return the head and each ``recv`` (time, bytes) after it.
+
+    The body reads are what a client's socket sees: one read per arrival.
+    """
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+        sock.sendall(request)
+        buf = b""
+        while b"\r\n\r\n" not in buf:
+            data = sock.recv(65536)
+            assert data, "closed before the head"
+            buf += data
+        head, rest = buf.split(b"\r\n\r\n", 1)
+        reads = [(time.monotonic(), rest)] if rest else []
+        while True:
+            data = sock.recv(65536)
+            if not data:
+                return head, reads
+            reads.append((time.monotonic(), data))
+            if data.endswith(b"0\r\n\r\n"):
+                return head, reads
+
+
+def stream_raw(
+    client: httpx.Client, url: str, body: bytes, into: list[bytes] | None = None
+) -> list[bytes]:
+    """POST ``body`` and collect ``iter_raw`` chunks (also into ``into``, kept on errors)."""
+    got = [] if into is None else into
+    with client.stream("POST", url, content=body) as r:
+        r.raise_for_status()
+        got.extend(r.iter_raw())
+    return got

@@ -1,0 +1,194 @@
+"""The replay origin served directly (ReplayServer, no mitmproxy) over real loopback sockets."""
+
+from __future__ import annotations
+
+import gzip
+import time
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from replayproxy.core.model import EndKind
+from replayproxy.origin import ReplayServer
+from tests.replay.helpers import (
+    SSE,
+    cassette,
+    gaps,
+    interaction,
+    raw_reads,
+    sse_frames,
+    stream_raw,
+)
+
+BODY = b'{"model":"m","stream":true}'
+REQUEST = (
+    b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\n"
+    b"content-length: %d\r\n\r\n%s" % (len(BODY), BODY)
+)
+
+
+def test_each_frame_is_its_own_chunk_and_read_at_recorded_gaps() -> None:
+    """A raw socket reads one chunk per recorded frame, at the recorded gaps (30 ms)."""
+    frames = sse_frames(6, size=37)
+    with ReplayServer(cassette(interaction(frames, gap_ms=30))) as server:
+        head, reads = raw_reads(server.port, REQUEST)
+    assert b"transfer-encoding: chunked" in head.lower()
+    chunks = [data for _, data in reads]
+    expected = [b"%x\r\n%s\r\n" % (len(f), f) for f in frames]
+    assert chunks[: len(frames)] == expected
+    for gap in gaps([t for t, _ in reads[: len(frames)]]):
+        assert 0.015 < gap < 0.3
+
+
+def test_httpx_iter_raw_sees_recorded_frame_sizes() -> None:
+    """httpx iter_raw yields exactly the recorded frames (sizes and bytes)."""
+    frames = [b"data: a\n\n", b'data: {"split', b'": 1}\n\n', b"\xe2\x82", b"\xac\n\n"]
+    with ReplayServer(cassette(interaction(frames, gap_ms=20))) as server, httpx.Client() as c:
+        got = stream_raw(c, server.url + "/v1/chat/completions", BODY)
+    assert got == frames
+
+
+def test_framing_headers_are_replaced_and_content_encoding_kept() -> None:
+    """Recorded content-length/connection go; chunked is sent; gzip bytes arrive untouched."""
+    payload = gzip.compress(b"data: hi\n\n" * 20)
+    headers = (
+        (b"content-type", b"text/event-stream"),
+        (b"content-encoding", b"gzip"),
+        (b"content-length", b"%d" % len(payload)),
+        (b"connection", b"close"),
+        (b"x-request-id", b"req_1"),
+    )
+    it = interaction([payload[:30], payload[30:]], headers=headers, gap_ms=5)
+    with (
+        ReplayServer(cassette(it), speed=0) as server,
+        httpx.Client() as c,
+        c.stream("POST", server.url + "/v1/chat/completions", content=BODY) as r,
+    ):
+        raw = b"".join(r.iter_raw())
+        assert r.headers["content-encoding"] == "gzip"
+        assert r.headers["transfer-encoding"] == "chunked"
+        assert "content-length" not in r.headers and r.headers["x-request-id"] == "req_1"
+    assert raw == payload
+
+
+def test_recorded_reset_is_a_connection_error() -> None:
+    """A recorded reset reaches the client as ECONNRESET after the recorded frames."""
+    frames = sse_frames(3)
+    it = interaction(frames, end=EndKind.RESET, gap_ms=10)
+    with ReplayServer(cassette(it)) as server, httpx.Client() as c:
+        got: list[bytes] = []
+        with pytest.raises(httpx.ReadError):
+            stream_raw(c, server.url + "/v1/chat/completions", BODY, into=got)
+    assert b"".join(got) == b"".join(frames)
+
+
+def test_incomplete_body_is_an_incomplete_body_error() -> None:
+    """A recorded truncation (FIN without terminator) is an incomplete chunked read."""
+    it = interaction(sse_frames(2), end=EndKind.INCOMPLETE, gap_ms=10)
+    with (
+        ReplayServer(cassette(it)) as server,
+        httpx.Client() as c,
+        pytest.raises(httpx.RemoteProtocolError, match="incomplete"),
+    ):
+        stream_raw(c, server.url + "/v1/chat/completions", BODY)
+
+
+def test_hang_keeps_the_client_waiting() -> None:
+    """A hang sends nothing more: the client times out instead of seeing an end."""
+    it = interaction(sse_frames(1), end=EndKind.HANG, gap_ms=5)
+    with (
+        ReplayServer(cassette(it)) as server,
+        httpx.Client(timeout=0.5) as c,
+        pytest.raises(httpx.ReadTimeout),
+    ):
+        stream_raw(c, server.url + "/v1/chat/completions", BODY)
+
+
+def test_no_response_closes_the_connection() -> None:
+    """An interaction recorded without a response head just closes the connection."""
+    from replayproxy.core.model import Ending, Interaction, Request
+
+    it = Interaction(
+        Request("POST", "https://h/v1/x", body=BODY), None, Ending(EndKind.NO_RESPONSE, 0)
+    )
+    with (
+        ReplayServer(cassette(it)) as server,
+        httpx.Client() as c,
+        pytest.raises(httpx.RemoteProtocolError, match="without sending"),
+    ):
+        c.post(server.url + "/v1/x", content=BODY)
+
+
+def test_keep_alive_and_chunked_request_bodies() -> None:
+    """Requests with chunked bodies are read whole; the connection serves several in turn."""
+    a = interaction([b"data: 1\n\n"], body=b'{"n":1}')
+    b = interaction([b"data: 2\n\n"], body=b'{"n":2}')
+    with ReplayServer(cassette(a, b), speed=0) as server, httpx.Client() as c:
+        r1 = c.post(server.url + "/v1/chat/completions", content=iter([b'{"n"', b":1}"]))
+        r2 = c.post(server.url + "/v1/chat/completions", json={"n": 2})
+    assert (r1.content, r2.content) == (b"data: 1\n\n", b"data: 2\n\n")
+    assert server.summary().served == 2
+
+
+def test_unmatched_request_gets_an_explained_500() -> None:
+    """An unmatched request gets 500 + x-replayproxy-unmatched and names the nearest miss."""
+    misses = []
+    it = interaction([b"data: 1\n\n"], body=b'{"model":"m","n":1}')
+    with ReplayServer(cassette(it), on_miss=misses.append) as server, httpx.Client() as c:
+        r = c.post(server.url + "/v1/chat/completions", json={"model": "m", "n": 2})
+    assert r.status_code == 500 and r.headers["x-replayproxy-unmatched"] == "1"
+    assert "#0" in r.text and "/n" in r.text and "POST /v1/chat/completions" in r.text
+    assert len(misses) == 1
+    summary = server.summary()
+    assert (summary.served, summary.unmatched, summary.unused) == (0, 1, (0,))
+    assert "0 interactions served, 1 unmatched requests" in summary.line()
+
+
+def test_speed_zero_does_not_wait_and_speed_two_halves_gaps() -> None:
+    """--speed 0 serves a 1.2 s recording at once; --speed 2 halves its 100 ms gaps."""
+    frames = sse_frames(4)
+    it = interaction(frames, gap_ms=100, head_ms=800)
+    with ReplayServer(cassette(it), speed=0) as server, httpx.Client() as c:
+        start = time.monotonic()
+        c.post(server.url + "/v1/chat/completions", content=BODY).raise_for_status()
+        assert time.monotonic() - start < 0.4
+    with ReplayServer(cassette(it), speed=2) as server:
+        start = time.monotonic()
+        _, reads = raw_reads(server.port, REQUEST)
+    times = [t for t, _ in reads[:4]]
+    assert 0.25 < times[0] - start < 0.9  # TTFB 800 ms + first gap 100 ms, halved: 450 ms
+    for gap in gaps(times):
+        assert 0.025 < gap < 0.09
+
+
+def test_long_stream_does_not_drift() -> None:
+    """Offsets are absolute: 40 frames 10 ms apart end near 400 ms, not later."""
+    it = interaction(sse_frames(40, size=20), gap_ms=10, head_ms=0)
+    with ReplayServer(cassette(it)) as server:
+        start = time.monotonic()
+        _, reads = raw_reads(server.port, REQUEST)
+    assert 0.35 < reads[-1][0] - start < 0.8
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.binary(min_size=1, max_size=300), min_size=0, max_size=8))
+def test_any_frames_arrive_byte_exact(frames: list[bytes]) -> None:
+    """Whatever the frame bytes (CRLF, NULs, '0\\r\\n\\r\\n'), the client gets them exactly."""
+    it = interaction(frames, headers=SSE, gap_ms=0)
+    with ReplayServer(cassette(it), speed=0) as server, httpx.Client() as c:
+        got = stream_raw(c, server.url + "/v1/chat/completions", BODY)
+    assert b"".join(got) == b"".join(frames)
+
+
+def test_a_missing_cassette_fails_before_listening(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A missing or corrupt cassette raises a one-line CassetteError from the constructor."""
+    from replayproxy.errors import CassetteError
+
+    with pytest.raises(CassetteError, match="no such cassette"):
+        ReplayServer(tmp_path / "nope.cassette")
+    bad = tmp_path / "bad.cassette"
+    bad.write_bytes(b"\x00garbage")
+    with pytest.raises(CassetteError):
+        ReplayServer(bad)
