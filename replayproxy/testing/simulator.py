@@ -1,0 +1,248 @@
+"""The local provider simulator: a real HTTP/1.1 (or HTTPS) server on 127.0.0.1, in a thread.
+
+Synchronous use (tests)::
+
+    with Simulator() as sim:                       # or Simulator(tls=trustme_ca)
+        httpx.post(sim.url + "/v1/chat/completions", json={"stream": True, ...})
+        served = sim.wait_served(1)                # -> [Served], see replayproxy.testing.server
+
+API::
+
+    Simulator(*, tls=None, behavior=Behavior(), host="127.0.0.1", port=0)
+        tls: None (plain HTTP), a trustme.CA (a cert for 127.0.0.1/localhost/::1 is issued from
+             it; trustme is never imported here), or a ready ssl.SSLContext (server side).
+    .start() -> Simulator / .stop() / context manager
+    .url -> "http://127.0.0.1:PORT" (https:// with tls); .host, .port, .scheme
+    .behavior            default Behavior for requests (settable at any time)
+    .push(*behaviors)    one-shot Behaviors used by the next requests, in order, before .behavior
+    .served -> list[Served]   responses finished so far (a copy), in finishing order
+    .wait_served(n, timeout=5.0) -> list[Served]   waits until >= n finished, else TimeoutError
+    .clear()             forget served records
+
+Per-request knobs (``x-sim-*`` headers / ``sim-*`` query) are listed in
+:mod:`replayproxy.testing.behavior`; routing in :mod:`replayproxy.testing.routes`.
+
+A hung response (``hang_after``) is recorded when the client disconnects or the simulator stops.
+
+Command line (for CLI tests, benchmarks and scripts)::
+
+    python -m replayproxy.testing.simulator [--port 0] [--tls-cert PEM --tls-key PEM]
+        [--ttfb-ms MS] [--gap-ms MS[,MS...]] [--model SCALE]
+
+prints ``listening on http://127.0.0.1:PORT`` (flushed) and serves until SIGINT/SIGTERM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import contextlib
+import signal
+import ssl
+import sys
+import threading
+from types import TracebackType
+from typing import Any
+
+from replayproxy.errors import UsageError
+from replayproxy.testing.behavior import Behavior, from_knobs
+from replayproxy.testing.server import Connection, Served
+
+__all__ = ["Simulator", "main", "server_context"]
+
+
+def server_context(tls: Any) -> ssl.SSLContext:
+    """A server-side SSLContext from a trustme.CA (duck-typed) or an SSLContext as is."""
+    if isinstance(tls, ssl.SSLContext):
+        return tls
+    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    tls.issue_cert("127.0.0.1", "localhost", "::1").configure_cert(ctx)
+    ctx.set_alpn_protocols(["http/1.1"])  # HTTP/1.1 only, even for clients offering h2
+    return ctx
+
+
+class Simulator:
+    """Serves the canned provider streams from a background thread with its own event loop."""
+
+    def __init__(
+        self,
+        *,
+        tls: Any = None,
+        behavior: Behavior | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ) -> None:
+        self.behavior = behavior if behavior is not None else Behavior()
+        self.host = host
+        self.port = port
+        self.scheme = "https" if tls is not None else "http"
+        self._ssl = server_context(tls) if tls is not None else None
+        self._queue: collections.deque[Behavior] = collections.deque()
+        self._served: list[Served] = []
+        self._cond = threading.Condition()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._server: asyncio.Server | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    @property
+    def url(self) -> str:
+        return f"{self.scheme}://{self.host}:{self.port}"
+
+    # -- configuration and records (any thread) ------------------------------------------
+
+    def push(self, *behaviors: Behavior) -> None:
+        """Queue one-shot behaviors for the next requests (first in, first used)."""
+        with self._cond:
+            self._queue.extend(behaviors)
+
+    def _next_behavior(self) -> Behavior:
+        with self._cond:
+            return self._queue.popleft() if self._queue else self.behavior
+
+    def _on_served(self, served: Served) -> None:
+        with self._cond:
+            self._served.append(served)
+            self._cond.notify_all()
+
+    @property
+    def served(self) -> list[Served]:
+        with self._cond:
+            return list(self._served)
+
+    def clear(self) -> None:
+        with self._cond:
+            self._served.clear()
+
+    def wait_served(self, n: int, timeout: float = 5.0) -> list[Served]:
+        """Block until at least ``n`` responses have finished; return them all."""
+        with self._cond:
+            if not self._cond.wait_for(lambda: len(self._served) >= n, timeout):
+                raise TimeoutError(f"simulator served {len(self._served)} of {n} in {timeout}s")
+            return list(self._served)
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def start(self) -> Simulator:
+        if self._thread is not None:
+            raise UsageError("simulator already started")
+        self._loop = asyncio.new_event_loop()
+        ready = threading.Event()
+        error: list[BaseException] = []
+
+        def run() -> None:
+            assert self._loop is not None
+            asyncio.set_event_loop(self._loop)
+            try:
+                self._loop.run_until_complete(self._listen())
+            except BaseException as e:  # reported to start()'s caller
+                error.append(e)
+                ready.set()
+                return
+            ready.set()
+            self._loop.run_forever()
+
+        self._thread = threading.Thread(target=run, name="replayproxy-simulator", daemon=True)
+        self._thread.start()
+        ready.wait(10)
+        if error:
+            self._thread.join(5)
+            self._loop.close()
+            self._thread = None
+            raise error[0]
+        return self
+
+    async def _listen(self) -> None:
+        self._server = await asyncio.start_server(
+            self._accept, self.host, self.port, ssl=self._ssl, limit=256 * 1024
+        )
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
+        try:
+            await Connection(reader, writer, self._next_behavior, self._on_served).run()
+        finally:
+            self._tasks.discard(task)
+
+    async def _shutdown(self) -> None:
+        if self._server is not None:
+            self._server.close()
+        # Cancel connection handlers and also asyncio's own pending TLS-handshake tasks.
+        others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in others:
+            task.cancel()
+        if others:
+            await asyncio.wait(others, timeout=5)
+        if self._server is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._server.wait_closed(), 5)
+
+    def stop(self) -> None:
+        """Stop serving, cancel open connections (recording hung ones), join the thread."""
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None:
+            return
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(self._shutdown(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        if not thread.is_alive():
+            loop.close()
+        self._loop = self._thread = None
+
+    def __enter__(self) -> Simulator:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run a simulator in the foreground (see module doc)."""
+    ap = argparse.ArgumentParser(prog="python -m replayproxy.testing.simulator")
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--tls-cert", help="PEM file: server certificate chain")
+    ap.add_argument("--tls-key", help="PEM file: private key")
+    ap.add_argument("--ttfb-ms", help="default time to first byte (ms)")
+    ap.add_argument("--gap-ms", help="default gap(s) between writes: MS or MS,MS,...")
+    ap.add_argument("--model", help="use the modelled provider timing, scaled: SCALE[,SEED]")
+    args = ap.parse_args(argv)
+    if bool(args.tls_cert) != bool(args.tls_key):
+        print("error: --tls-cert and --tls-key go together", file=sys.stderr)
+        return 2
+    knobs = {f"x-sim-{k.replace('_', '-')}": v for k, v in
+             (("ttfb_ms", args.ttfb_ms), ("gap_ms", args.gap_ms), ("model", args.model)) if v}  # fmt: skip
+    try:
+        behavior = from_knobs(Behavior(), knobs)
+        tls = None
+        if args.tls_cert:
+            tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+            tls.load_cert_chain(args.tls_cert, args.tls_key)
+            tls.set_alpn_protocols(["http/1.1"])
+        sim = Simulator(tls=tls, behavior=behavior, port=args.port).start()
+    except (UsageError, OSError, ssl.SSLError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    print(f"listening on {sim.url}", flush=True)
+    try:
+        while not stop.wait(0.5):
+            pass
+    finally:
+        sim.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
