@@ -1,0 +1,134 @@
+"""One benchmark run's state: the recorded streams, their files, the servers, the runs.
+
+:meth:`Bench.launch` starts every server through its real shell; :meth:`Bench.run_streams`
+and :meth:`Bench.run_throughput` drive the client processes against one of them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+
+import _targets as T
+from _config import BASE_URL, DIRECT_FLOOR, DIRECT_RP, DUMMY_PORT, PROXY_FLOOR, PROXY_RP, Config
+from _harness import Clients, Server
+from _stats import StreamStats, analyse
+from _streams import BenchStream, build_streams, request_bytes, write_cassette, write_flows
+
+__all__ = ["Bench", "err_cell", "missing"]
+
+
+class Bench:
+    def __init__(self, cfg: Config, workdir: Path) -> None:
+        self.cfg = cfg
+        self.workdir = workdir
+        self.confdir = workdir / "mitmproxy-conf"
+        self.streams = build_streams(cfg.chat_events, cfg.chat_variants, cfg.split_frames)
+        self.by_name = {s.name: s for s in self.streams}
+        self.chat = [s for s in self.streams if s.name.startswith("chat-")]
+        self.split = [s for s in self.streams if s.name.startswith("split-")]
+        self.cassette = workdir / "bench.cassette"
+        self.flows = workdir / "bench.flows"
+        write_cassette(self.cassette, self.streams, BASE_URL)
+        write_flows(self.flows, self.streams, "127.0.0.1", DUMMY_PORT)
+        self.rids = itertools.count(1)
+        self.unavailable: dict[str, str] = {}
+        self.targets: dict[str, T.Target] = {}
+
+    # -- set-up -------------------------------------------------------------------------
+
+    def launch(self, started: list[Server]) -> None:
+        """Start every server (in parallel where possible); note the ones that cannot run."""
+        c, w, cd = self.cassette, self.workdir, self.confdir
+        first: dict[str, Callable[[], T.Target]] = {
+            DIRECT_FLOOR: lambda: T.floor("floor asyncio", c, 1.0, w),
+            DIRECT_RP: lambda: T.engine("replayproxy engine", c, 1.0, w),
+            PROXY_RP: lambda: T.replay_cli("replayproxy replay", c, 1.0, w, cd),
+            "tp-floor": lambda: T.floor("floor asyncio speed0", c, 0.0, w),
+            "tp-engine": lambda: T.engine("replayproxy engine speed0", c, 0.0, w),
+            "tp-rp": lambda: T.replay_cli("replayproxy replay speed0", c, 0.0, w, cd),
+            "tp-mitm": lambda: T.mitm_server_replay(
+                "mitmdump server-replay", self.flows, DUMMY_PORT, w, cd
+            ),
+        }
+        self._start(first, started)
+        floor = self.targets[DIRECT_FLOOR]
+        second: dict[str, Callable[[], T.Target]] = {
+            PROXY_FLOOR: lambda: T.mitm_passthrough("mitmdump passthrough", floor.port, w, cd),
+            "rec-rp": lambda: T.record_cli(
+                "replayproxy record", w / "recorded.cassette", floor.port, w, cd
+            ),
+        }
+        self._start(second, started)
+
+    def _start(self, makers: dict[str, Callable[[], T.Target]], started: list[Server]) -> None:
+        pending: dict[str, T.Target] = {}
+        for key, make in makers.items():
+            try:
+                t = make()
+            except (T.Unavailable, RuntimeError) as e:
+                self.unavailable[key] = str(e)
+                continue
+            started.extend(t.servers)
+            pending[key] = t
+        for key, t in pending.items():
+            try:
+                self.targets[key] = t.wait(60)
+            except RuntimeError as e:
+                self.unavailable[key] = str(e)
+
+    # -- measurements -------------------------------------------------------------------
+
+    def run_streams(
+        self, clients: Clients, key: str, streams: list[BenchStream], n: int, log: bool = False
+    ) -> StreamStats | None:
+        t = self.targets.get(key)
+        if t is None:
+            return None
+        host = "api.openai.com" if t.absolute else f"{t.host}:{t.port}"
+        base = time.monotonic_ns() + 300_000_000
+        spread = 100_000_000  # start times spread over 100 ms: a burst, not a single instant
+        jobs = []
+        for k in range(n):
+            s = streams[k % len(streams)]
+            rid = next(self.rids) if log else None
+            req = request_bytes(s, host, t.absolute, rid)
+            jobs.append((s.name, rid, req, base + k * spread // n))
+        longest = max(s.frames[-1][0] for s in streams) / 1e9
+        results = clients.streams(t.host, t.port, jobs, timeout=longest + 30)
+        sendlog = self._sendlog() if log else None
+        return analyse(self.by_name, results, sendlog)
+
+    def _sendlog(self) -> dict[str, list[int]]:
+        floor = self.targets[DIRECT_FLOOR]
+        with urllib.request.urlopen(f"http://127.0.0.1:{floor.port}/__sendlog", timeout=10) as r:
+            data: dict[str, list[int]] = json.loads(r.read())
+        return data
+
+    def run_throughput(self, clients: Clients, key: str) -> tuple[float, float, int, str] | None:
+        t = self.targets.get(key)
+        if t is None:
+            return None
+        host = "api.openai.com" if t.absolute else f"{t.host}:{t.port}"
+        reqs = [request_bytes(s, host, t.absolute) for s in self.chat]
+        res = clients.throughput(t.host, t.port, reqs, self.cfg.tp_conns, self.cfg.tp_duration)
+        n = sum(r.responses for r in res)
+        nbytes = sum(r.body_bytes for r in res)
+        secs = (max(r.t_end for r in res) - min(r.t_start for r in res)) / 1e9
+        errs = sum(r.errors for r in res)
+        first = next((r.first_error for r in res if r.first_error), "")
+        return n / secs, nbytes / secs / 1e6, errs, first
+
+
+def err_cell(st: StreamStats) -> str:
+    if not st.errors:
+        return "0"
+    return f"{len(st.errors)} ({st.errors[0][:60]})"
+
+
+def missing(b: Bench, key: str) -> str:
+    return "not measured: " + b.unavailable.get(key, "unavailable")[:90]

@@ -1,0 +1,284 @@
+"""Benchmark clients: raw asyncio sockets reading chunked HTTP/1.1 responses, one recv at a time.
+
+A client must not blur what it measures, so this one is an ``asyncio.Protocol``: each
+``data_received`` call is one ``recv()`` on the socket, timestamped (``time.monotonic_ns``,
+CLOCK_MONOTONIC, comparable across processes) and de-chunked on the spot. For each read we
+keep ``(t_ns, payload_bytes)``; from that the harness derives when each recorded frame
+arrived and whether the read held exactly one recorded frame (split fidelity).
+
+Entry points are plain functions taking and returning picklable values, run in worker
+processes (``multiprocessing``) so the client side is never the bottleneck:
+:func:`run_streams` (timed streams) and :func:`run_throughput` (back-to-back requests).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+from dataclasses import dataclass, field
+
+__all__ = ["ResponseParser", "StreamResult", "ThroughputResult", "run_streams", "run_throughput"]
+
+HEAD, SIZE, DATA, DATA_CRLF, TRAILER, CL_BODY, CLOSE_BODY, DONE = range(8)
+
+
+class ResponseParser:
+    """Incremental HTTP/1.1 response parser; :meth:`feed` returns the payload bytes consumed."""
+
+    def __init__(self) -> None:
+        self.buf = bytearray()
+        self.state = HEAD
+        self.status = 0
+        self.remaining = 0
+        self.keep_alive = True
+
+    def _head(self, raw: bytes) -> None:
+        lines = raw.split(b"\r\n")
+        self.status = int(lines[0].split(b" ", 2)[1])
+        chunked, length = False, None
+        for line in lines[1:]:
+            k, _, v = line.partition(b":")
+            k, v = k.strip().lower(), v.strip().lower()
+            if k == b"transfer-encoding" and b"chunked" in v:
+                chunked = True
+            elif k == b"content-length":
+                length = int(v)
+            elif k == b"connection" and v == b"close":
+                self.keep_alive = False
+        if chunked:
+            self.state = SIZE
+        elif length is not None:
+            self.remaining = length
+            self.state = CL_BODY if length else DONE
+        else:
+            self.keep_alive = False
+            self.state = CLOSE_BODY
+
+    def feed(self, data: bytes) -> int:
+        buf = self.buf
+        buf += data
+        n = 0
+        while True:
+            st = self.state
+            if st == HEAD:
+                i = buf.find(b"\r\n\r\n")
+                if i < 0:
+                    break
+                self._head(bytes(buf[:i]))
+                del buf[: i + 4]
+            elif st == SIZE:
+                i = buf.find(b"\r\n")
+                if i < 0:
+                    break
+                size = int(bytes(buf[:i]).split(b";")[0], 16)
+                del buf[: i + 2]
+                if size:
+                    self.remaining, self.state = size, DATA
+                else:
+                    self.state = TRAILER
+            elif st in (DATA, CL_BODY):
+                if not buf:
+                    break
+                take = min(self.remaining, len(buf))
+                n += take
+                del buf[:take]
+                self.remaining -= take
+                if not self.remaining:
+                    self.state = DATA_CRLF if st == DATA else DONE
+            elif st == DATA_CRLF:
+                if len(buf) < 2:
+                    break
+                del buf[:2]
+                self.state = SIZE
+            elif st == TRAILER:
+                i = buf.find(b"\r\n")
+                if i < 0:
+                    break
+                line = bytes(buf[:i])
+                del buf[: i + 2]
+                if not line:
+                    self.state = DONE
+            elif st == CLOSE_BODY:
+                n += len(buf)
+                buf.clear()
+                break
+            else:
+                break
+        return n
+
+
+@dataclass
+class StreamResult:
+    """What one client saw of one response."""
+
+    name: str
+    rid: int | None
+    status: int = 0
+    t_send: int = 0
+    t_head: int = 0
+    reads: list[tuple[int, int]] = field(default_factory=list)  # (t_ns, payload bytes), >0 only
+    error: str = ""
+
+
+@dataclass
+class ThroughputResult:
+    responses: int
+    body_bytes: int
+    errors: int
+    t_start: int
+    t_end: int
+    first_error: str = ""
+
+
+class _Conn(asyncio.Protocol):
+    def __init__(self, loop: asyncio.AbstractEventLoop, record: bool) -> None:
+        self.loop = loop
+        self.record = record
+        self.transport: asyncio.Transport | None = None
+        self.parser = ResponseParser()
+        self.waiter: asyncio.Future[None] | None = None
+        self.result = StreamResult("", None)
+        self.payload = 0
+        self.closed = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def start(self, request: bytes, result: StreamResult) -> asyncio.Future[None]:
+        assert self.transport is not None
+        self.parser = ResponseParser()
+        self.result = result
+        self.payload = 0
+        self.waiter = self.loop.create_future()
+        result.t_send = time.monotonic_ns()
+        self.transport.write(request)
+        return self.waiter
+
+    def data_received(self, data: bytes) -> None:
+        t = time.monotonic_ns()
+        p = self.parser
+        had_head = p.state != HEAD
+        n = p.feed(data)
+        if not had_head and p.state != HEAD:
+            self.result.t_head = t
+            self.result.status = p.status
+        if n:
+            self.payload += n
+            if self.record:
+                self.result.reads.append((t, n))
+        if p.state == DONE and self.waiter is not None and not self.waiter.done():
+            self.waiter.set_result(None)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        w = self.waiter
+        if w is None or w.done():
+            return
+        if self.parser.state == CLOSE_BODY:
+            self.parser.state = DONE
+            w.set_result(None)
+        else:
+            w.set_exception(ConnectionError(f"connection lost ({exc or 'EOF'}) mid-response"))
+
+
+async def _connect(host: str, port: int, record: bool) -> _Conn:
+    loop = asyncio.get_running_loop()
+    _, conn = await loop.create_connection(lambda: _Conn(loop, record), host, port)
+    return conn
+
+
+async def _sleep_until(t_ns: int) -> None:
+    delay = (t_ns - time.monotonic_ns()) / 1e9
+    if delay > 0:
+        await asyncio.sleep(delay)
+
+
+async def _one_stream(
+    host: str, port: int, name: str, rid: int | None, request: bytes, at_ns: int, timeout: float
+) -> StreamResult:
+    result = StreamResult(name, rid)
+    await _sleep_until(at_ns)
+    conn: _Conn | None = None
+    try:
+        conn = await asyncio.wait_for(_connect(host, port, True), timeout)
+        await asyncio.wait_for(conn.start(request, result), timeout)
+        if result.status != 200:
+            result.error = f"HTTP {result.status}"
+    except (TimeoutError, OSError) as e:
+        result.error = f"{type(e).__name__}: {e}"
+    finally:
+        if conn is not None and conn.transport is not None:
+            conn.transport.close()
+    return result
+
+
+async def _streams(
+    host: str,
+    port: int,
+    jobs: list[tuple[str, int | None, bytes, int]],
+    timeout: float,
+) -> list[StreamResult]:
+    return list(
+        await asyncio.gather(
+            *(_one_stream(host, port, name, rid, req, at, timeout) for name, rid, req, at in jobs)
+        )
+    )
+
+
+def run_streams(
+    host: str, port: int, jobs: list[tuple[str, int | None, bytes, int]], timeout: float
+) -> list[StreamResult]:
+    """Open one connection per job ``(name, rid, request, start_at_ns)``; read each response."""
+    return asyncio.run(_streams(host, port, jobs, timeout))
+
+
+async def _throughput(
+    host: str, port: int, requests: list[bytes], conns: int, start_ns: int, duration: float
+) -> ThroughputResult:
+    await _sleep_until(start_ns)
+    end_ns = start_ns + int(duration * 1e9)
+    res = ThroughputResult(0, 0, 0, time.monotonic_ns(), 0)
+
+    async def worker(k: int) -> None:
+        conn: _Conn | None = None
+        i = k
+        while time.monotonic_ns() < end_ns:
+            try:
+                if conn is None or conn.closed:
+                    conn = await asyncio.wait_for(_connect(host, port, False), 10)
+                r = StreamResult("", None)
+                await asyncio.wait_for(conn.start(requests[i % len(requests)], r), 30)
+                if r.status != 200:
+                    raise ConnectionError(f"HTTP {r.status}")
+                res.responses += 1
+                res.body_bytes += conn.payload
+                if not conn.parser.keep_alive:
+                    assert conn.transport is not None
+                    conn.transport.close()
+                    conn = None
+            except (TimeoutError, OSError) as e:
+                res.errors += 1
+                res.first_error = res.first_error or f"{type(e).__name__}: {e}"
+                if conn is not None and conn.transport is not None:
+                    conn.transport.close()
+                conn = None
+                await asyncio.sleep(0.01)
+            i += conns
+        if conn is not None and conn.transport is not None:
+            conn.transport.close()
+
+    await asyncio.gather(*(worker(k) for k in range(conns)))
+    res.t_end = time.monotonic_ns()
+    return res
+
+
+def run_throughput(
+    host: str, port: int, requests: list[bytes], conns: int, start_ns: int, duration: float
+) -> ThroughputResult:
+    """``conns`` keep-alive connections issuing requests back to back for ``duration`` s."""
+    return asyncio.run(_throughput(host, port, requests, conns, start_ns, duration))
