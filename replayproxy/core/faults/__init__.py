@@ -86,7 +86,9 @@ def _default_cut(schedule: Schedule, ctx: Context, spec: FaultSpec) -> Cut:
         spans = event_spans(body, ctx.content_type) if schedule.head else []
     except NotAStreamError:
         streamy, spans = False, []
-    if spec.name in ("truncate", "error") and streamy:
+    if spec.name in ("truncate", "error"):
+        if not streamy:
+            raise ctx.error(spec, "the body is not an event stream; give bytes=N or frames=N")
         last = providers.terminal_index(body, spans)
         if last is None:
             raise ctx.error(spec, "the stream has no terminal event to stop before; give events=N")

@@ -1,0 +1,35 @@
+"""Build recorded interactions from the simulator's canned provider streams, for fault tests."""
+
+from __future__ import annotations
+
+from replayproxy.core.model import EndKind, Ending, Frame, Interaction, Request, Response
+from replayproxy.testing.streams import STREAMS
+
+__all__ = ["HOSTS", "interaction"]
+
+HOSTS = {
+    "openai": "https://api.openai.com",
+    "anthropic": "https://api.anthropic.com",
+    "gemini": "https://generativelanguage.googleapis.com",
+}
+
+
+def interaction(
+    name: str,
+    *,
+    gap_ms: int = 20,
+    ttfb_ms: int = 50,
+    faults: tuple[str, ...] = (),
+    path: str | None = None,
+) -> Interaction:
+    """The stream ``name`` of :data:`STREAMS` as recorded: one frame per event, ``gap_ms`` apart."""
+    s = STREAMS[name]
+    url = HOSTS[s.provider] + (path or s.path.replace("{model}", "gemini-2.0-flash"))
+    head = ttfb_ms * 1_000_000
+    frames = tuple(
+        Frame(head + (i + 1) * gap_ms * 1_000_000, data) for i, data in enumerate(s.events)
+    )
+    request = Request(s.method, url, headers=((b"content-type", b"application/json"),))
+    response = Response(s.status, "OK", headers=s.headers, head_offset_ns=head, frames=frames)
+    end = Ending(EndKind.COMPLETE, frames[-1].offset_ns if frames else head)
+    return Interaction(request, response, end, faults)
