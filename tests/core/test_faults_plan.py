@@ -184,10 +184,12 @@ def test_drop_duplicate_reorder_touch_one_event(name: str) -> None:
     original = datas(STREAMS[name].body)
     assert datas(run(name, "drop:event=3").body) == original[:3] + original[4:]
     assert datas(run(name, "duplicate:event=3").body) == original[:4] + original[3:]
-    assert (
-        datas(run(name, "reorder:event=3").body)
-        == original[:3] + [original[4], original[3]] + original[5:]
-    )
+    assert datas(run(name, "reorder:event=3").body) == [
+        *original[:3],
+        original[4],
+        original[3],
+        *original[5:],
+    ]
 
 
 def test_corrupt_cuts_the_json_payload() -> None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from replayproxy.core.faults import parse, plan
-from replayproxy.core.model import EndKind, Ending, Frame, Interaction, Request, Response
+from replayproxy.core.model import Ending, EndKind, Frame, Interaction, Request, Response
 from replayproxy.core.schedule import Schedule
 from replayproxy.core.sse import parse_events
 from replayproxy.testing.streams import STREAMS
@@ -29,7 +31,7 @@ def recordings(draw: st.DrawFn, names: list[str] = NAMES) -> Interaction:
     bounds = [0, *cuts, len(body)]
     gaps = draw(st.lists(st.integers(0, 50_000_000), min_size=len(bounds), max_size=len(bounds)))
     t, frames = 0, []
-    for (a, b), gap in zip(zip(bounds, bounds[1:], strict=False), gaps, strict=False):
+    for (a, b), gap in zip(itertools.pairwise(bounds), gaps, strict=False):
         t += gap
         frames.append(Frame(t, body[a:b]))
     path = {"anthropic": "/v1/messages", "gemini": "/v1beta/models/g:streamGenerateContent"}.get(
@@ -94,7 +96,7 @@ def test_event_edits_change_exactly_one_event(it: Interaction, data: st.DataObje
     duplicated = events(plan(it, 0, faults=[parse(f"duplicate:event={n}")]).body)
     assert duplicated == original[: n + 1] + original[n:]
     swapped = events(plan(it, 0, faults=[parse(f"reorder:event={n}")]).body)
-    assert swapped == original[:n] + [original[n + 1], original[n]] + original[n + 2 :]
+    assert swapped == [*original[:n], original[n + 1], original[n], *original[n + 2 :]]
     for spec in ("drop", "duplicate", "reorder"):
         assert ordered(plan(it, 0, faults=[parse(f"{spec}:event={n}")]))
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from replayproxy.core.model import EndKind, Ending, Frame, Interaction, Request, Response
+from replayproxy.core.model import Ending, EndKind, Frame, Interaction, Request, Response
 from replayproxy.testing.streams import STREAMS
 
 __all__ = ["HOSTS", "interaction"]
