@@ -1,0 +1,135 @@
+"""Cassettes for the cassette-tool tests: hypothesis strategies and small hand-built examples."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from replayproxy.core.model import Cassette, Ending, EndKind, Frame, Interaction, Request, Response
+
+# Bytes that stress a line-oriented text form: CR alone, CRLF, quotes, backslashes, trailing
+# spaces, invalid and split UTF-8, invisible characters, NUL.
+_NASTY = [
+    b"\r",
+    b"\n",
+    b"\r\n",
+    b"\t",
+    b" ",
+    b'"',
+    b"'",
+    b"\\",
+    b"\\x41",
+    b"\x00",
+    b"\x7f",
+    b"\xff",
+    b"\xc3",
+    b"\xa9",
+    "é".encode(),
+    "\u2028".encode(),
+    "\ufeff".encode(),
+    b"base64:",
+    b"#",
+    b"data: ",
+    b"\n\n",
+    b"+1ms",
+]
+nasty_bytes = st.lists(st.one_of(st.sampled_from(_NASTY), st.binary(max_size=20)), max_size=8).map(
+    b"".join
+)
+any_bytes = st.one_of(nasty_bytes, st.binary(max_size=200))
+offsets = st.one_of(st.integers(0, 10**10), st.integers(-(2**63), 2**63 - 1))
+texts = st.one_of(
+    st.sampled_from(["", " ", "a b", "base64:x", "none", "+1ms", "#x", "'", '"', "\\", "\r"]),
+    st.text(max_size=30),
+)  # st.text() leaves out surrogates, which a cassette (msgpack str) cannot hold either
+headers = st.lists(st.tuples(any_bytes, any_bytes), max_size=5).map(tuple)
+
+responses = st.one_of(
+    st.none(),
+    st.builds(
+        Response,
+        status=st.integers(0, 999),
+        reason=texts,
+        http_version=st.sampled_from(["HTTP/1.1", "HTTP/2.0", "HTTP/3"]),
+        headers=headers,
+        head_offset_ns=offsets,
+        frames=st.lists(st.builds(Frame, offsets, any_bytes), max_size=12).map(tuple),
+    ),
+)
+interactions = st.builds(
+    Interaction,
+    request=st.builds(
+        Request,
+        method=st.one_of(st.sampled_from(["GET", "POST"]), texts),
+        url=texts,
+        http_version=texts,
+        headers=headers,
+        body=any_bytes,
+    ),
+    response=responses,
+    end=st.builds(Ending, st.sampled_from(list(EndKind)), offsets, texts),
+    faults=st.lists(texts, max_size=3).map(tuple),
+    recorded_at=st.one_of(st.none(), st.floats(allow_nan=False)),
+)
+cassettes = st.builds(
+    Cassette,
+    interactions=st.lists(interactions, max_size=6).map(tuple),
+    meta=st.lists(st.tuples(texts, texts), max_size=3, unique_by=lambda kv: kv[0]).map(tuple),
+)
+
+MS = 1_000_000
+
+SSE_EVENTS = [
+    b'data: {"n":0,"text":"Hel"}\n\n',
+    b'data: {"n":1,"text":"lo"}\n\n',
+    b'data: {"n":2,"text":" w\xc3\xa9rld"}\n\n',
+    b"data: [DONE]\n\n",
+]
+
+
+def sse_interaction(
+    frames: list[bytes] | None = None, *, gap_ms: int = 20, end: EndKind = EndKind.COMPLETE
+) -> Interaction:
+    """A POST to a chat endpoint answered with an SSE stream; one frame per chunk given."""
+    chunks = SSE_EVENTS if frames is None else frames
+    head = 50 * MS
+    fr = tuple(Frame(head + (i + 1) * gap_ms * MS, c) for i, c in enumerate(chunks))
+    last = fr[-1].offset_ns if fr else head
+    return Interaction(
+        Request(
+            "POST",
+            "https://api.example.test/v1/chat/completions",
+            "HTTP/1.1",
+            ((b"content-type", b"application/json"), (b"authorization", b"Bearer sk-secret")),
+            b'{"model":"m","stream":true,"user":"alice@example.com","messages":[]}',
+        ),
+        Response(
+            200,
+            "OK",
+            "HTTP/1.1",
+            ((b"content-type", b"text/event-stream"), (b"x-request-id", b"req-1")),
+            head,
+            fr,
+        ),
+        Ending(end, last + MS),
+        recorded_at=1764470000.5,
+    )
+
+
+def split_sse_interaction() -> Interaction:
+    """The SSE stream cut badly: event 1 spans two frames, the UTF-8 'é' is split across frames."""
+    body = b"".join(SSE_EVENTS)
+    cut1 = len(SSE_EVENTS[0]) + 10  # inside event 1
+    cut2 = body.index(b"\xc3") + 1  # between the two bytes of 'é'
+    return sse_interaction([body[:cut1], body[cut1:cut2], body[cut2:]])
+
+
+def sample_cassette() -> Cassette:
+    """Three interactions: a clean stream, a badly split one, and one that got no response."""
+    refused = Interaction(
+        Request("GET", "https://api.example.test/v1/models"),
+        None,
+        Ending(EndKind.NO_RESPONSE, 3 * MS, "connection refused"),
+    )
+    return Cassette(
+        (sse_interaction(), split_sse_interaction(), refused), (("recorded-by", "tests"),)
+    )
