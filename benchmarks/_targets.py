@@ -106,12 +106,29 @@ def _has_command(name: str) -> bool:
 
 def engine(label: str, cassette: Path, speed: float, workdir: Path) -> Target:
     """replayproxy's replay engine (``ReplayServer``) serving directly, in its own process."""
-    raise Unavailable("replayproxy.origin.ReplayServer has not landed yet")
+    try:
+        import replayproxy.origin  # noqa: F401
+    except ImportError as e:
+        raise Unavailable(f"replayproxy.origin.ReplayServer is not importable: {e}") from None
+    argv = [sys.executable, str(HERE / "_engine_server.py"), str(cassette), "--speed", str(speed)]
+    s = Server(label, argv, port_from_log(r"PORT (\d+)"), workdir)
+    return Target(label, 0, [s])
 
 
 def replay_cli(label: str, cassette: Path, speed: float, workdir: Path, confdir: Path) -> Target:
-    """``replayproxy replay`` as a subprocess: the proxy path."""
-    raise Unavailable("`replayproxy replay` has not landed yet")
+    """``replayproxy replay`` as a subprocess in base-URL (reverse proxy) mode: the proxy path."""
+    if not _has_command("replay"):
+        raise Unavailable("`replayproxy replay` is not available")
+    argv = [
+        bin_path("replayproxy"), "replay", str(cassette),
+        "--upstream", "https://api.openai.com",
+        "--listen", f"{LOOPBACK}:0",
+        "--confdir", str(confdir),
+        "--speed", str(speed),
+        "--allow-repeats",
+    ]  # fmt: skip
+    s = Server(label, argv, port_from_log(r"listening on http://[^:\s]+:(\d+)"), workdir)
+    return Target(label, 0, [s])
 
 
 def record_cli(
