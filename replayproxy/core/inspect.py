@@ -12,20 +12,17 @@ The row builders return frozen dataclasses (plain values, no formatting decision
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from typing import Any
 
+from replayproxy.core.events import NotAStreamError, event_spans
 from replayproxy.core.model import Cassette, Interaction
 
 __all__ = [
     "EventRow",
-    "EventSpan",
     "FrameRow",
     "InteractionRow",
     "escape",
     "event_rows",
-    "events_in",
     "format_ns",
     "frame_rows",
     "interaction_row",
@@ -70,47 +67,6 @@ def format_ns(ns: int) -> str:
     sign = "-" if ns < 0 else ""
     whole, frac = divmod(abs(ns), 1_000_000)
     return f"{sign}{whole}.{frac // 1000:03d}ms"
-
-
-@dataclass(frozen=True, slots=True)
-class EventSpan:
-    """Where one event lies in a response body: ``[start, end)``, and its name (type)."""
-
-    start: int
-    end: int
-    name: str
-
-
-_BLANK_LINE = re.compile(rb"(\r\n|\r|\n)(\r\n|\r|\n)")
-
-
-def _sse_fallback(body: bytes) -> list[EventSpan]:
-    # Used only until replayproxy.core.events lands: events end at a blank line.
-    spans: list[EventSpan] = []
-    start = 0
-    for m in _BLANK_LINE.finditer(body):
-        spans.append(EventSpan(start, m.end(), "message"))
-        start = m.end()
-    return spans
-
-
-def _name_of(span: Any) -> str:
-    for attr in ("name", "event", "event_type", "type"):
-        value = getattr(span, attr, None)
-        if isinstance(value, str):
-            return value
-        if isinstance(value, bytes):
-            return value.decode("utf-8", "replace")
-    return ""
-
-
-def events_in(body: bytes, content_type: str | None) -> list[EventSpan]:
-    """The events of a response body (SSE or AWS event-stream, by content type) as spans."""
-    try:
-        from replayproxy.core.events import event_spans
-    except ImportError:
-        return _sse_fallback(body)
-    return [EventSpan(s.start, s.end, _name_of(s)) for s in event_spans(body, content_type)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,12 +183,15 @@ def _frame_at(starts: list[int], sizes: list[int], pos: int) -> int:
 
 
 def event_rows(interaction: Interaction) -> list[EventRow]:
-    """The SSE / event-stream events of the response, each tied to the frames it came in."""
+    """The SSE / event-stream events of the response, each tied to the frames it came in.
+
+    Raises :class:`~replayproxy.core.events.NotAStreamError` if the body is not an event stream.
+    """
     resp = interaction.response
     if resp is None:
-        return []
+        raise NotAStreamError("the interaction has no response, so no events")
     body = resp.body
-    spans = events_in(body, resp.header("content-type"))
+    spans = event_spans(body, resp.header("content-type"))
     starts = _frame_starts(interaction)
     sizes = [len(f.data) for f in resp.frames]
     rows: list[EventRow] = []

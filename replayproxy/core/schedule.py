@@ -15,9 +15,18 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, replace
 
-from replayproxy.core.model import EndKind, Header, Interaction
+from replayproxy.core.model import Ending, EndKind, Frame, Header, Interaction, Response
 
-__all__ = ["Finish", "FinishKind", "Head", "Schedule", "Write", "from_interaction", "scale"]
+__all__ = [
+    "Finish",
+    "FinishKind",
+    "Head",
+    "Schedule",
+    "Write",
+    "from_interaction",
+    "scale",
+    "to_interaction",
+]
 
 
 class FinishKind(str, enum.Enum):
@@ -102,3 +111,44 @@ def scale(schedule: Schedule, speed: float) -> Schedule:
     head = None if schedule.head is None else replace(schedule.head, at_ns=at(schedule.head.at_ns))
     writes = tuple(replace(w, at_ns=at(w.at_ns)) for w in schedule.writes)
     return Schedule(head, writes, replace(schedule.finish, at_ns=at(schedule.finish.at_ns)))
+
+
+# The recorded ending that each finish stands for, when a schedule is written back to a cassette.
+_END_FOR_FINISH = {
+    FinishKind.COMPLETE: EndKind.COMPLETE,
+    FinishKind.CLOSE: EndKind.INCOMPLETE,
+    FinishKind.RESET: EndKind.RESET,
+    FinishKind.HANG: EndKind.HANG,
+}
+
+
+def to_interaction(schedule: Schedule, original: Interaction) -> Interaction:
+    """The interaction that ``schedule`` reproduces: how an edit made with fault functions is
+    written back to a cassette (``from_interaction`` -> fault functions -> this).
+
+    What a schedule does not hold comes from ``original``: the request, the response's HTTP
+    version, faults, ``recorded_at``. The head gives ``head_offset_ns``/status/reason/headers,
+    each write becomes a frame, the finish becomes the :class:`Ending`. An unchanged finish
+    keeps the original ending exactly (kind, offset and message), and a changed offset with the
+    same finish kind keeps the recorded kind and message, so ``to_interaction(from_interaction(x),
+    x) == x`` whenever no frame precedes the head and the end does not precede the last frame.
+    """
+    if schedule.finish == from_interaction(original).finish:
+        end = original.end
+    elif _FINISH_FOR_END[original.end.kind] == schedule.finish.kind:
+        end = Ending(original.end.kind, schedule.finish.at_ns, original.end.message)
+    else:
+        end = Ending(_END_FOR_FINISH[schedule.finish.kind], schedule.finish.at_ns)
+    head = schedule.head
+    if head is None:
+        return replace(original, response=None, end=end)
+    version = original.response.http_version if original.response else "HTTP/1.1"
+    response = Response(
+        status=head.status,
+        reason=head.reason,
+        http_version=version,
+        headers=head.headers,
+        head_offset_ns=head.at_ns,
+        frames=tuple(Frame(w.at_ns, w.data) for w in schedule.writes),
+    )
+    return replace(original, response=response, end=end)
