@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from replayproxy import store
 from replayproxy.core import faults as faults_mod
 from replayproxy.core.faults import FaultSpec
-from replayproxy.core.matching import Matcher, MatchOptions, Miss
+from replayproxy.core.matching import Matcher, MatchOptions, Miss, describe_request
 from replayproxy.core.model import Cassette, Request
 from replayproxy.core.schedule import Schedule
-from replayproxy.errors import UsageError
+from replayproxy.errors import ReplayProxyError, UsageError
 
 __all__ = [
     "UNMATCHED_HEADER",
@@ -138,13 +138,24 @@ class ReplaySession:
                 self.on_miss(result)
             return result
         interaction = self.cassette.interactions[result.index]
-        schedule = faults_mod.plan(
-            interaction,
-            result.index,
-            speed=self.speed,
-            faults=self.faults,
-            replay_count=result.replay_count,
-        )
+        try:
+            schedule = faults_mod.plan(
+                interaction,
+                result.index,
+                speed=self.speed,
+                faults=self.faults,
+                replay_count=result.replay_count,
+            )
+        except ReplayProxyError as e:
+            # A fault that cannot act on this interaction (e.g. "event 9" of a 3-event stream)
+            # is reported like a miss: the response says why, and the run fails.
+            miss = Miss(describe_request(request), result.index, (), reason=str(e))
+            with self._lock:
+                self._served -= 1
+                self.misses.append(miss)
+            if self.on_miss is not None:
+                self.on_miss(miss)
+            return miss
         return Served(result.index, result.replay_count, schedule)
 
     def summary(self) -> Summary:

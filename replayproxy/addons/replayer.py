@@ -64,6 +64,11 @@ class Replayer:
         self._fixed = session is not None
         self.origin: Origin | None = None
 
+    def use(self, session: ReplaySession | None) -> None:
+        """Serve ``session`` from now on (thread-safe: one attribute store); options are ignored."""
+        self._fixed = session is not None
+        self.session = session
+
     # -- options ---------------------------------------------------------------------------
 
     def load(self, loader: Any) -> None:

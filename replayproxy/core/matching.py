@@ -115,11 +115,16 @@ class Miss:
     nearest: int | None
     differences: tuple[Difference, ...]
     used_up: bool = False
+    reason: str = ""
+    """Set when the request matched but could not be served (e.g. a fault that cannot apply)."""
 
     def explain(self) -> str:
         """A multi-line, human-readable explanation (the unmatched response body)."""
         lines = [f"replayproxy: no recorded interaction matches {self.request}"]
-        if self.nearest is None:
+        if self.reason:
+            lines[0] = f"replayproxy: cannot serve {self.request} (recorded #{self.nearest})"
+            lines.append(self.reason)
+        elif self.nearest is None:
             lines.append("the cassette holds no interactions")
         elif self.used_up:
             lines.append(
@@ -133,6 +138,8 @@ class Miss:
 
     def one_line(self) -> str:
         """A one-line summary, for stderr."""
+        if self.reason:
+            return f"cannot serve {self.request} (#{self.nearest}): {self.reason}"
         if self.nearest is None:
             return f"unmatched {self.request}: the cassette is empty"
         if self.used_up:

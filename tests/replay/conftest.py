@@ -1,0 +1,137 @@
+"""Fixtures for replay tests: an embedded replay proxy per mode, and an upstream that counts.
+
+``replay_proxy`` is module-scoped and parametrized over the two modes, so each test module
+starts one mitmproxy per mode (one embedded proxy per process at a time) and swaps the
+cassette per test with :meth:`ReplayTarget.serve`.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from replayproxy.addons.replayer import Replayer
+from replayproxy.cli._common import child_env
+from replayproxy.core.matching import MatchOptions
+from replayproxy.core.model import Cassette
+from replayproxy.embedded import EmbeddedProxy
+from replayproxy.session import ReplaySession
+
+RECORDED_HOST = "api.openai.invalid"  # does not resolve: any DNS lookup or connect would fail
+
+
+class ConnectionCounter:
+    """A TCP listener on 127.0.0.1 that counts (and drops) every connection it gets."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.count = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            self.count += 1
+            conn.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(2)
+        self.sock.close()
+
+
+@dataclass
+class ReplayTarget:
+    """A running replay proxy in one mode, and how a client reaches it."""
+
+    mode: str  # "forward" or "reverse"
+    proxy: EmbeddedProxy
+    replayer: Replayer
+    counter: ConnectionCounter
+    env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def base_url(self) -> str:
+        """Where a client sends requests: the recorded host (forward) or the proxy (reverse)."""
+        return f"https://{RECORDED_HOST}" if self.mode == "forward" else self.proxy.url
+
+    def serve(
+        self, cassette: Cassette | Path, *, speed: float = 0, **match: object
+    ) -> ReplaySession:
+        session = ReplaySession(cassette, speed=speed, options=MatchOptions(**match))  # type: ignore[arg-type]
+        self.replayer.use(session)
+        return session
+
+
+@pytest.fixture(scope="module")
+def counter() -> Iterator[ConnectionCounter]:
+    c = ConnectionCounter()
+    yield c
+    c.close()
+
+
+@pytest.fixture(scope="module", params=["forward", "reverse"])
+def replay_proxy(
+    request: pytest.FixtureRequest,
+    counter: ConnectionCounter,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[ReplayTarget]:
+    """A replay proxy: forward (HTTPS_PROXY + CA) or reverse (base URL) standing in for a
+    host that counts connections; its env is what ``replayproxy replay -- COMMAND`` would set."""
+    mode = request.param
+    replayer = Replayer()
+    upstream = f"http://127.0.0.1:{counter.port}"
+    proxy = EmbeddedProxy(
+        [replayer],
+        mode="regular" if mode == "forward" else f"reverse:{upstream}",
+        confdir=_confdir(tmp_path_factory),
+        options={"connection_strategy": "lazy"},
+    ).start()
+    try:
+        env = child_env(proxy.url, forward=mode == "forward", ca_cert=proxy.ca_cert, base={})
+        yield ReplayTarget(mode, proxy, replayer, counter, env)
+    finally:
+        proxy.stop()
+    assert counter.count == 0, "the replay proxy connected upstream"
+
+
+_CONFDIR: list[Path] = []
+
+
+def _confdir(factory: pytest.TempPathFactory) -> Path:
+    # One mitmproxy CA for the whole session: generating it costs ~0.5 s.
+    if not _CONFDIR:
+        _CONFDIR.append(factory.mktemp("mitmproxy-conf"))
+    return _CONFDIR[0]
+
+
+@pytest.fixture
+def client_env(replay_proxy: ReplayTarget, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """Put the proxy/CA variables of the mode into ``os.environ`` for in-process clients."""
+    for name in (
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in replay_proxy.env.items():
+        monkeypatch.setenv(name, value)
+    return dict(os.environ)
