@@ -67,9 +67,15 @@ DEFAULT_LISTEN = "127.0.0.1:8080"
 PROXY_ENV_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")
 """Set to the proxy URL for a wrapped command in forward mode."""
 
-CA_ENV_VARS = ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS")
+CA_ENV_VARS = (
+    "SSL_CERT_FILE",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "NODE_EXTRA_CA_CERTS",
+    "AWS_CA_BUNDLE",
+)
 """Set to mitmproxy's CA certificate for a wrapped command in forward mode: OpenSSL-based
-clients (httpx, the openai/anthropic SDKs, Python ``ssl``), requests, curl, Node."""
+clients (httpx, the openai/anthropic SDKs, Python ``ssl``), requests, curl, Node, boto3."""
 
 _NO_PROXY_VARS = ("NO_PROXY", "no_proxy")
 
@@ -162,7 +168,7 @@ def child_env(
 
     Forward mode: ``HTTP_PROXY``/``HTTPS_PROXY`` and their lower-case twins point at the
     proxy; ``SSL_CERT_FILE``, ``REQUESTS_CA_BUNDLE``, ``CURL_CA_BUNDLE``,
-    ``NODE_EXTRA_CA_CERTS`` at its CA; ``NO_PROXY``/``no_proxy`` are set to ``""`` so that an
+    ``NODE_EXTRA_CA_CERTS``, ``AWS_CA_BUNDLE`` at its CA; ``NO_PROXY``/``no_proxy`` are set to ``""`` so that an
     inherited bypass list (often ``localhost,127.0.0.1``) does not route loopback or internal
     hosts around the recorder. (httpx, requests and curl do not bypass proxies for loopback
     on their own; only ``NO_PROXY`` makes them.)

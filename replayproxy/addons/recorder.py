@@ -1,0 +1,326 @@
+"""The recording addon: every HTTP(S) flow becomes one interaction appended to a cassette.
+
+Options (declared in :meth:`Recorder.load`, validated in :meth:`Recorder.configure`):
+
+- ``replayproxy_record``: cassette path; empty = not recording.
+- ``replayproxy_record_mode``: ``new`` (refuse an existing file), ``append``, ``overwrite``.
+- ``replayproxy_redact_headers``: more header names to redact (the defaults always apply).
+- ``replayproxy_redact_query``: more query parameters to redact (``key`` always applies).
+- ``replayproxy_no_redact``: keep secrets (explicit opt-out, off by default).
+
+How a flow is recorded (hooks run on mitmproxy's event loop):
+
+- ``request``: ``t0 = time.monotonic_ns()`` and the wall-clock ``recorded_at``. This hook is
+  the last step before mitmproxy (connects if it must and) sends the request upstream, so
+  every offset in the cassette is "nanoseconds since the request was sent upstream"; the head
+  offset (TTFB) includes connection setup when the connection was new, as a client sees it.
+- ``responseheaders``: the head's offset; then ``flow.response.stream = tap``. mitmproxy
+  calls the tap once per received chunk (HTTP/1 ``Data`` / HTTP/2 ``DATA``); it stamps the
+  chunk and returns it unchanged, so the client gets every event as it arrives. The tap is
+  synchronous and only appends to a list: it must never block the loop.
+- ``response`` / ``error``: build the :class:`Interaction` (pure, ``core.recording``), redact
+  it, append it to the cassette (one ``os.write``: a killed recorder loses at most the flows
+  in flight). Whichever hook comes first wins: mitmproxy 11.0.2 on Python 3.11 can fire both.
+- ``done``: flows still in flight are written with ``EndKind.ERROR`` ("recording stopped").
+
+An upstream TCP RST looks like EOF to mitmproxy on HTTP/1. To record it as ``reset``, the
+``server_connected`` hook keeps the upstream connection's asyncio ``StreamReader``: when the
+socket is reset, asyncio stores the ``ConnectionResetError`` there (``StreamReaderProtocol.
+connection_lost``), which the ``error`` hook then reads (see :func:`_upstream_reset`).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from mitmproxy import exceptions, http
+
+from replayproxy.core.model import Ending, EndKind, Interaction, Request
+from replayproxy.core.recording import ResponseHead, build_interaction, ending_from_error
+from replayproxy.core.redact import NO_REDACTION, Redactor
+from replayproxy.errors import CassetteError
+from replayproxy.store import CassetteWriter
+
+__all__ = ["RECORD_MODES", "Recorder"]
+
+logger = logging.getLogger("replayproxy.record")
+
+RECORD_MODES = ("new", "append", "overwrite")
+
+# mitmproxy 11's exception classes are untyped; keep mypy strict quiet on both versions.
+OptionsError: Any = exceptions.OptionsError
+
+
+@dataclass
+class _InFlight:
+    """What the recorder knows about one flow until it is finalized."""
+
+    flow: http.HTTPFlow
+    t0: int
+    recorded_at: float
+    head: ResponseHead | None = None
+    frames: list[tuple[int, bytes]] = field(default_factory=list)
+
+
+class Recorder:
+    """mitmproxy addon recording every flow to ``replayproxy_record``.
+
+    ``on_record`` (optional) is called on the proxy thread with each interaction written,
+    e.g. to count them or print progress.
+    """
+
+    def __init__(self, on_record: Callable[[Interaction], None] | None = None) -> None:
+        self.on_record = on_record
+        self.writer: CassetteWriter | None = None
+        self.redactor = Redactor()
+        self.count = 0
+        self._flows: dict[str, _InFlight] = {}
+        self._readers: dict[str, Any] = {}  # server connection id -> asyncio.StreamReader
+        self._master: Any = None
+        self._lock = threading.Lock()
+
+    # -- options -----------------------------------------------------------------------------
+
+    def load(self, loader: Any) -> None:
+        self._master = loader.master
+        loader.add_option("replayproxy_record", str, "", "Record every flow to this cassette file.")
+        loader.add_option(
+            "replayproxy_record_mode",
+            str,
+            "new",
+            "new: refuse an existing cassette; append: add to it; overwrite: replace it.",
+            choices=RECORD_MODES,
+        )
+        loader.add_option(
+            "replayproxy_redact_headers",
+            Sequence[str],
+            [],
+            "More header names whose values are redacted (authorization, x-api-key, "
+            "api-key, x-goog-api-key, proxy-authorization, cookie, set-cookie always are).",
+        )
+        loader.add_option(
+            "replayproxy_redact_query",
+            Sequence[str],
+            [],
+            "More URL query parameters whose values are redacted (key always is).",
+        )
+        loader.add_option(
+            "replayproxy_no_redact", bool, False, "Record secrets as they are (not redacted)."
+        )
+
+    def configure(self, updated: set[str]) -> None:
+        from mitmproxy import ctx
+
+        opts = ctx.options
+        if updated & {"replayproxy_redact_headers", "replayproxy_redact_query"}:
+            for name in [*opts.replayproxy_redact_headers, *opts.replayproxy_redact_query]:
+                if not name.strip() or any(c in name for c in " \t\r\n:"):
+                    raise OptionsError(f"invalid name to redact: {name!r}")
+        if opts.replayproxy_no_redact:
+            self.redactor = NO_REDACTION
+        else:
+            self.redactor = Redactor.with_extra(
+                opts.replayproxy_redact_headers, opts.replayproxy_redact_query
+            )
+        if updated & {"replayproxy_record", "replayproxy_record_mode"}:
+            self._open(opts.replayproxy_record, opts.replayproxy_record_mode)
+
+    def _open(self, path: str, mode: str) -> None:
+        if mode not in RECORD_MODES:
+            raise OptionsError(f"replayproxy_record_mode must be one of {RECORD_MODES}")
+        if self.writer is not None and str(self.writer.path) == path:
+            return  # the mode alone changed: it only matters when opening
+        self._close()
+        if not path:
+            return
+        try:
+            self.writer = CassetteWriter(path, mode, on_warning=logger.warning)
+        except CassetteError as e:
+            raise OptionsError(str(e)) from None
+        logger.info("recording to %s", path)
+
+    def _close(self) -> None:
+        with self._lock:
+            writer, self.writer = self.writer, None
+        if writer is not None:
+            writer.close()
+
+    # -- hooks -------------------------------------------------------------------------------
+
+    def server_connected(self, data: Any) -> None:
+        reader = _reader_of(self._master, data.client, data.server)
+        if reader is not None:
+            self._readers[data.server.id] = reader
+
+    def server_disconnected(self, data: Any) -> None:
+        # The error hook of a flow on this connection may still be queued: drop the reader a
+        # little later rather than now.
+        reader = self._readers.get(data.server.id)
+        if reader is not None and self._master is not None:
+            self._master.event_loop.call_later(5.0, self._readers.pop, data.server.id, None)
+
+    def request(self, flow: http.HTTPFlow) -> None:
+        if self.writer is None:
+            return
+        self._flows[flow.id] = _InFlight(flow, t0=time.monotonic_ns(), recorded_at=time.time())
+
+    def responseheaders(self, flow: http.HTTPFlow) -> None:
+        state = self._flows.get(flow.id)
+        if state is None or flow.response is None:
+            return
+        now = time.monotonic_ns()
+        response = flow.response
+        state.head = ResponseHead(
+            status=response.status_code,
+            reason=response.reason,
+            http_version=response.http_version,
+            headers=tuple((bytes(k), bytes(v)) for k, v in response.headers.fields),
+            offset_ns=now - state.t0,
+        )
+        frames, t0 = state.frames, state.t0
+
+        def tap(chunk: bytes) -> bytes:
+            if chunk:
+                frames.append((time.monotonic_ns() - t0, chunk))
+            return chunk
+
+        response.stream = tap
+        _frame_h2_for_h1_client(flow)
+
+    def response(self, flow: http.HTTPFlow) -> None:
+        state = self._flows.pop(flow.id, None)
+        if state is None:
+            return
+        now = time.monotonic_ns() - state.t0
+        if state.head is None and flow.response is not None:
+            # A response made without an upstream head (e.g. set by another addon).
+            state.head = _head_of(flow.response, now)
+        if not state.frames and flow.response is not None and flow.response.raw_content:
+            state.frames.append((now, flow.response.raw_content))  # buffered, not streamed
+        self._write(flow, state, Ending(EndKind.COMPLETE, now))
+
+    def error(self, flow: http.HTTPFlow) -> None:
+        state = self._flows.pop(flow.id, None)
+        if state is None:
+            return
+        now = time.monotonic_ns() - state.t0
+        message = flow.error.msg if flow.error is not None else "unknown error"
+        reset = _upstream_reset(self._readers.get(flow.server_conn.id))
+        end = ending_from_error(
+            message, now, got_response=state.head is not None, connection_reset=reset
+        )
+        if end.kind is EndKind.NO_RESPONSE and "client disconnected" not in message.lower():
+            logger.warning("no response from %s: %s", flow.request.pretty_url, message)
+        self._write(flow, state, end)
+
+    def http_connect_error(self, flow: http.HTTPFlow) -> None:
+        # Forward mode, HTTPS: the tunnel to the upstream failed, so the client got a 502 for
+        # its CONNECT and never sent the request itself: there is nothing to record.
+        if self.writer is not None:
+            message = flow.error.msg if flow.error is not None else "connection failed"
+            logger.warning("cannot connect to %s: %s", flow.request.pretty_host, message)
+
+    def done(self) -> None:
+        # Shutdown with responses still streaming: keep what arrived, marked as cut short.
+        for flow_id in list(self._flows):
+            state = self._flows.pop(flow_id)
+            now = time.monotonic_ns() - state.t0
+            message = "recording stopped before the response ended"
+            logger.warning("%s: %s", message, state.flow.request.pretty_url)
+            self._write(state.flow, state, Ending(EndKind.ERROR, now, message))
+        self._close()
+
+    # -- writing -----------------------------------------------------------------------------
+
+    def _write(self, flow: http.HTTPFlow, state: _InFlight, end: Ending) -> None:
+        interaction = build_interaction(
+            _request_of(flow.request),
+            state.head,
+            state.frames,
+            end,
+            recorded_at=state.recorded_at,
+            redactor=self.redactor,
+        )
+        self._append(interaction)
+
+    def _append(self, interaction: Interaction) -> None:
+        with self._lock:
+            writer = self.writer
+            if writer is None:
+                return
+            writer.append(interaction)
+            self.count += 1
+        if self.on_record is not None:
+            self.on_record(interaction)
+
+
+# -- mitmproxy plumbing ------------------------------------------------------------------------
+
+
+def _request_of(request: http.Request) -> Request:
+    return Request(
+        method=request.method,
+        url=request.url,  # in reverse mode this is the upstream URL
+        http_version=request.http_version,
+        headers=tuple((bytes(k), bytes(v)) for k, v in request.headers.fields),
+        body=request.raw_content or b"",
+    )
+
+
+def _head_of(response: http.Response, offset_ns: int) -> ResponseHead:
+    return ResponseHead(
+        status=response.status_code,
+        reason=response.reason,
+        http_version=response.http_version,
+        headers=tuple((bytes(k), bytes(v)) for k, v in response.headers.fields),
+        offset_ns=offset_ns,
+    )
+
+
+def _frame_h2_for_h1_client(flow: http.HTTPFlow) -> None:
+    """Give an HTTP/1.1 client explicit chunked framing for an unframed h2 upstream body.
+
+    mitmproxy forwards an h2 response to an h1 client without Content-Length or
+    Transfer-Encoding, i.e. close-delimited, so a reset upstream would look like a clean end
+    to the client (mitmproxy-notes §3.4). The cassette keeps the upstream headers.
+    """
+    response = flow.response
+    if (
+        response is not None
+        and response.http_version != "HTTP/1.1"
+        and response.http_version != "HTTP/1.0"
+        and flow.client_conn.alpn != b"h2"
+        and "content-length" not in response.headers
+        and "transfer-encoding" not in response.headers
+    ):
+        response.headers["transfer-encoding"] = "chunked"
+
+
+def _reader_of(master: Any, client: Any, server: Any) -> Any:
+    """The asyncio StreamReader of an upstream connection, or None.
+
+    INTERNAL API (mitmproxy 11.0.2 and 12.3.1): ``proxyserver.connections[client.id]`` is the
+    ConnectionHandler, whose ``transports[server].reader`` is the upstream StreamReader.
+    Guarded: if mitmproxy changes this, resets are recorded as ``incomplete`` instead.
+    """
+    try:
+        handler = master.addons.get("proxyserver").connections[client.id]
+        return handler.transports[server].reader
+    except (AttributeError, KeyError, TypeError):
+        return None
+
+
+def _upstream_reset(reader: Any) -> bool:
+    """True if the upstream socket was reset (asyncio stored a ConnectionResetError)."""
+    if reader is None:
+        return False
+    try:
+        exc = reader.exception()
+    except Exception:  # not a StreamReader any more: fall back to the message
+        return False
+    return isinstance(exc, ConnectionResetError)

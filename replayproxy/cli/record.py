@@ -1,0 +1,173 @@
+"""``replayproxy record CASSETTE``: record real traffic through mitmproxy into a cassette.
+
+Forward mode (default): clients use ``HTTPS_PROXY=http://HOST:PORT`` and trust mitmproxy's CA
+(printed as ``ca-cert PATH``). Reverse mode (``--upstream URL``): clients use
+``http://HOST:PORT`` as their base URL and requests go to ``URL``. With ``-- COMMAND``, the
+command runs with all of that in its environment (see ``cli/_common.child_env``) and the
+recording stops when it exits, with its exit status.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from replayproxy.cli._common import (
+    command_argument,
+    confdir_option,
+    listen_option,
+    serve,
+    setup_logging,
+    validate_upstream,
+)
+from replayproxy.errors import UsageError
+
+__all__ = ["COMMANDS", "record"]
+
+
+@contextlib.contextmanager
+def _trust_bundle(extra_ca: str | None) -> Iterator[str | None]:
+    """A PEM bundle of the default CAs (certifi, as mitmproxy uses) plus ``extra_ca``.
+
+    mitmproxy's ``ssl_verify_upstream_trusted_ca`` *replaces* its default trust store; adding
+    the user's CA to it instead keeps public hosts working in the same forward-mode session.
+    """
+    if extra_ca is None:
+        yield None
+        return
+    try:
+        pem = Path(extra_ca).read_bytes()
+    except OSError as e:
+        raise UsageError(f"cannot read --upstream-ca {extra_ca}: {e.strerror}") from None
+    if b"-----BEGIN CERTIFICATE-----" not in pem:
+        raise UsageError(f"--upstream-ca {extra_ca}: not a PEM certificate file")
+    import certifi
+
+    bundle = Path(certifi.where()).read_bytes() + b"\n" + pem
+    fd, name = tempfile.mkstemp(prefix="replayproxy-upstream-ca-", suffix=".pem")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(bundle)
+        yield name
+    finally:
+        Path(name).unlink(missing_ok=True)
+
+
+@click.command("record", context_settings={"show_default": True})
+@click.argument("cassette", type=click.Path(dir_okay=False))
+@click.option(
+    "--upstream",
+    metavar="URL",
+    help="Reverse proxy to URL (http or https); clients use http://HOST:PORT as base URL. "
+    "Without it: a forward proxy (HTTPS_PROXY + mitmproxy's CA).",
+)
+@click.option(
+    "--upstream-ca",
+    metavar="PEM",
+    help="Also trust this CA certificate for upstream HTTPS (private or test servers).",
+)
+@click.option(
+    "--insecure-upstream",
+    is_flag=True,
+    help="Do not verify upstream HTTPS certificates at all.",
+)
+@listen_option
+@confdir_option
+@click.option("--append", is_flag=True, help="Add to an existing cassette.")
+@click.option("--overwrite", is_flag=True, help="Replace an existing cassette.")
+@click.option(
+    "--redact-header",
+    "redact_headers",
+    multiple=True,
+    metavar="NAME",
+    help="Also redact this header (repeatable); credentials and cookies always are.",
+)
+@click.option(
+    "--redact-query",
+    "redact_query",
+    multiple=True,
+    metavar="NAME",
+    help="Also redact this URL query parameter (repeatable); 'key' always is.",
+)
+@click.option(
+    "--no-redact",
+    is_flag=True,
+    help="Record secrets as they are. The cassette will then contain your API keys.",
+)
+@command_argument
+def record(
+    cassette: str,
+    upstream: str | None,
+    upstream_ca: str | None,
+    insecure_upstream: bool,
+    listen: tuple[str, int],
+    confdir: str,
+    append: bool,
+    overwrite: bool,
+    redact_headers: Sequence[str],
+    redact_query: Sequence[str],
+    no_redact: bool,
+    command: Sequence[str],
+) -> None:
+    """Record every HTTP(S) exchange through the proxy into CASSETTE.
+
+    \b
+    replayproxy record session.cassette -- python my_app.py
+    replayproxy record --upstream https://api.openai.com session.cassette
+    replayproxy record --listen 127.0.0.1:0 session.cassette   # then SIGINT to stop
+
+    Prints "listening on http://HOST:PORT" (and "ca-cert PATH" in forward mode) once ready.
+    Each finished exchange is on disk at once; SIGINT/SIGTERM stop cleanly.
+    """
+    from replayproxy.addons.recorder import Recorder
+    from replayproxy.embedded import EmbeddedProxy
+
+    if append and overwrite:
+        raise UsageError("--append and --overwrite exclude each other")
+    if upstream_ca is not None and insecure_upstream:
+        raise UsageError("--upstream-ca and --insecure-upstream exclude each other")
+    forward = upstream is None
+    mode = "regular" if upstream is None else f"reverse:{validate_upstream(upstream)}"
+    setup_logging()
+    recorder = Recorder()
+    with _trust_bundle(upstream_ca) as bundle:
+        options: dict[str, Any] = {
+            "replayproxy_record": cassette,
+            "replayproxy_record_mode": "append" if append else "overwrite" if overwrite else "new",
+            "replayproxy_redact_headers": list(redact_headers),
+            "replayproxy_redact_query": list(redact_query),
+            "replayproxy_no_redact": no_redact,
+            # Reverse mode connects upstream per request (lazy), so an unreachable upstream
+            # gives the client mitmproxy's 502 and a recorded no_response, rather than a
+            # dropped connection. Forward mode keeps eager: the client's ALPN then mirrors the
+            # upstream's (mitmproxy-notes §3.4).
+            "connection_strategy": "eager" if forward else "lazy",
+        }
+        if bundle is not None:
+            options["ssl_verify_upstream_trusted_ca"] = bundle
+        if insecure_upstream:
+            options["ssl_insecure"] = True
+        proxy = EmbeddedProxy(
+            [recorder],
+            mode=mode,
+            listen_host=listen[0],
+            listen_port=listen[1],
+            confdir=confdir,
+            options=options,
+        ).start()
+        try:
+            status = serve(proxy, forward=forward, command=command)
+        finally:
+            proxy.stop()
+            click.echo(f"{recorder.count} interaction(s) recorded to {cassette}", err=True)
+    sys.exit(status)
+
+
+COMMANDS = [record]

@@ -1,0 +1,125 @@
+"""Redaction of secrets before an interaction reaches disk (pure).
+
+A redacted header keeps its name and position; only its value becomes :data:`REDACTED`
+(``b"<redacted>"``), so a cassette still shows *that* a client authenticated, and request
+matching can ignore the value (:func:`is_redacted`). A redacted query parameter keeps its
+name and position too: ``?key=sk-123&alt=sse`` becomes ``?key=<redacted>&alt=sse``; the rest
+of the URL is kept byte for byte (no re-encoding).
+
+Defaults (:data:`DEFAULT_HEADERS`, :data:`DEFAULT_QUERY_PARAMS`) cover the credentials of the
+providers replayproxy targets: ``authorization`` (OpenAI, Bearer tokens), ``x-api-key``
+(Anthropic), ``api-key`` (Azure OpenAI), ``x-goog-api-key`` and ``?key=`` (Gemini),
+``proxy-authorization``, and cookies both ways.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from urllib.parse import unquote_plus
+
+from replayproxy.core.model import Header, Interaction, Request, Response
+
+__all__ = [
+    "DEFAULT_HEADERS",
+    "DEFAULT_QUERY_PARAMS",
+    "NO_REDACTION",
+    "REDACTED",
+    "REDACTED_TEXT",
+    "Redactor",
+    "is_redacted",
+    "redact_headers",
+    "redact_url",
+]
+
+REDACTED = b"<redacted>"
+"""The value a redacted header gets."""
+
+REDACTED_TEXT = REDACTED.decode("ascii")
+"""The value a redacted query parameter gets (as text, in the URL)."""
+
+DEFAULT_HEADERS: frozenset[str] = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "x-api-key",
+        "api-key",
+        "x-goog-api-key",
+        "cookie",
+        "set-cookie",
+    }
+)
+DEFAULT_QUERY_PARAMS: frozenset[str] = frozenset({"key"})
+
+
+def is_redacted(value: bytes | str) -> bool:
+    """True if ``value`` is the redaction marker (a matcher should then ignore it)."""
+    return value in (REDACTED, REDACTED_TEXT)
+
+
+def redact_headers(headers: Iterable[Header], names: frozenset[str]) -> tuple[Header, ...]:
+    """Replace the value of every header whose lower-cased name is in ``names``."""
+    if not names:
+        return tuple(headers)
+    return tuple(
+        (name, REDACTED) if name.decode("latin-1").lower() in names else (name, value)
+        for name, value in headers
+    )
+
+
+def _redact_query(query: str, params: frozenset[str]) -> str:
+    fields = query.split("&")
+    out = []
+    for field in fields:
+        name, sep, _value = field.partition("=")
+        # Compare decoded names (``%6Bey`` is ``key`` too); keep the name as written.
+        if sep and unquote_plus(name).lower() in params:
+            field = f"{name}={REDACTED_TEXT}"
+        out.append(field)
+    return "&".join(out)
+
+
+def redact_url(url: str, params: frozenset[str]) -> str:
+    """Replace the value of every query parameter whose name is in ``params``."""
+    start = url.find("?")
+    if not params or start < 0:
+        return url
+    # Split by hand rather than urlsplit/urlunsplit, which may normalise the rest of the URL.
+    end = url.find("#", start)
+    end = len(url) if end < 0 else end
+    return url[: start + 1] + _redact_query(url[start + 1 : end], params) + url[end:]
+
+
+@dataclass(frozen=True, slots=True)
+class Redactor:
+    """Which request/response headers and URL query parameters to redact (names lower-case)."""
+
+    headers: frozenset[str] = DEFAULT_HEADERS
+    query_params: frozenset[str] = DEFAULT_QUERY_PARAMS
+
+    @classmethod
+    def with_extra(cls, headers: Iterable[str] = (), query_params: Iterable[str] = ()) -> Redactor:
+        """The defaults plus more header names / query parameters (case-insensitive)."""
+        return cls(
+            DEFAULT_HEADERS | {h.strip().lower() for h in headers if h.strip()},
+            DEFAULT_QUERY_PARAMS | {q.strip().lower() for q in query_params if q.strip()},
+        )
+
+    def request(self, request: Request) -> Request:
+        return replace(
+            request,
+            url=redact_url(request.url, self.query_params),
+            headers=redact_headers(request.headers, self.headers),
+        )
+
+    def response(self, response: Response) -> Response:
+        return replace(response, headers=redact_headers(response.headers, self.headers))
+
+    def interaction(self, interaction: Interaction) -> Interaction:
+        """The interaction with its request and response heads redacted (bodies untouched)."""
+        response = None if interaction.response is None else self.response(interaction.response)
+        return replace(interaction, request=self.request(interaction.request), response=response)
+
+
+NO_REDACTION = Redactor(frozenset(), frozenset())
+"""A redactor that keeps everything (only for an explicit ``--no-redact``)."""
