@@ -168,10 +168,10 @@ def child_env(
 
     Forward mode: ``HTTP_PROXY``/``HTTPS_PROXY`` and their lower-case twins point at the
     proxy; ``SSL_CERT_FILE``, ``REQUESTS_CA_BUNDLE``, ``CURL_CA_BUNDLE``,
-    ``NODE_EXTRA_CA_CERTS``, ``AWS_CA_BUNDLE`` at its CA; ``NO_PROXY``/``no_proxy`` are set to ``""`` so that an
-    inherited bypass list (often ``localhost,127.0.0.1``) does not route loopback or internal
-    hosts around the recorder. (httpx, requests and curl do not bypass proxies for loopback
-    on their own; only ``NO_PROXY`` makes them.)
+    ``NODE_EXTRA_CA_CERTS``, ``AWS_CA_BUNDLE`` at its CA; ``NO_PROXY``/``no_proxy`` are set to
+    ``""`` so that an inherited bypass list (often ``localhost,127.0.0.1``) does not route
+    loopback or internal hosts around the proxy. (httpx, requests and curl 7.88 do not bypass
+    proxies for loopback on their own; only ``NO_PROXY`` makes them.)
 
     Reverse mode: clients use ``REPLAYPROXY_URL`` as their base URL, so the proxy's host is
     added to ``NO_PROXY``/``no_proxy``: an inherited ``HTTP_PROXY`` must not intercept it.
