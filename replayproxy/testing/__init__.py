@@ -13,11 +13,26 @@ Public API (details in each module's docstring):
 * :class:`Served`, :class:`SimRequest` (``.server``) — what the simulator did, for assertions.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from replayproxy.testing.behavior import KNOBS, Behavior, Plan, Write, from_knobs, plan
 from replayproxy.testing.routes import route
 from replayproxy.testing.server import Served, SimRequest
-from replayproxy.testing.simulator import Simulator
 from replayproxy.testing.streams import STREAMS, Stream, expected_text
+
+if TYPE_CHECKING:
+    from replayproxy.testing.simulator import Simulator
+
+
+def __getattr__(name: str) -> Any:
+    # Imported lazily so `python -m replayproxy.testing.simulator` does not find the module
+    # already imported by its own package (runpy's RuntimeWarning).
+    if name == "Simulator":
+        from replayproxy.testing.simulator import Simulator
+
+        return Simulator
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "KNOBS",

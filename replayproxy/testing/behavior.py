@@ -5,7 +5,7 @@ turns (events, behavior) into a :class:`Plan`: absolute times (seconds from the 
 request was read) for the response head and each write, and the finish kind.
 
 Timing model — MODELLED, not measured. Real provider streams show a time to first byte of a
-few hundred milliseconds and gaps of roughly 10–60 ms between events, sometimes with several
+few hundred milliseconds and gaps of roughly 10-60 ms between events, sometimes with several
 events coalesced into one read (``/work/shared/provider-streams/README.md``).
 :meth:`Behavior.modelled` reproduces that shape from a seeded RNG (``ttfb = 0.3 s * scale``,
 gaps uniform in ``[10, 60] ms * scale``, ~10 % of events merged into the previous write);
@@ -183,7 +183,9 @@ def from_knobs(base: Behavior, knobs: Mapping[str, str]) -> Behavior:
             scale = float(parts[0])
             seed = int(parts[1]) if len(parts) > 1 else 0
         except (ValueError, IndexError):
-            raise UsageError(f"bad x-sim-model: {knobs['x-sim-model']!r} (want SCALE[,SEED])") from None
+            raise UsageError(
+                f"bad x-sim-model: {knobs['x-sim-model']!r} (want SCALE[,SEED])"
+            ) from None
         b = Behavior.modelled(scale, seed, stream=b.stream, status=b.status)
     changes: dict[str, object] = {}
     if "x-sim-stream" in knobs:

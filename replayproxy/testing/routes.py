@@ -76,7 +76,9 @@ def route(method: str, path: str, body: bytes, behavior: Behavior) -> Stream:
         chosen = STREAMS.get(behavior.stream)
         if chosen is None:
             known = ", ".join(sorted(STREAMS))
-            return error_stream(provider, 400, f"unknown x-sim-stream {behavior.stream!r}; known: {known}")
+            return error_stream(
+                provider, 400, f"unknown x-sim-stream {behavior.stream!r}; known: {known}"
+            )
     else:
         chosen = _by_path(method, path, _json(body))
         if chosen is None:

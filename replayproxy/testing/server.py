@@ -71,7 +71,8 @@ class Served:
     received_ns: int  # time.monotonic_ns() when the request was fully read
     head: bytes  # the raw response head written ("" if none was written)
     head_ns: int | None
-    writes: tuple[tuple[int, bytes], ...]  # (monotonic_ns after write, body bytes w/o chunk framing)
+    # (time.monotonic_ns() after the write, body bytes without the chunk framing)
+    writes: tuple[tuple[int, bytes], ...]
     finish: str  # complete | reset | close | hang | client_gone
 
     @property
@@ -158,7 +159,7 @@ class Connection:
 
     async def _read_body(self, req: SimRequest) -> bytes:
         if "chunked" in (req.header("transfer-encoding") or "").lower():
-            chunks = []
+            chunks: list[bytes] = []
             while True:
                 size_line = await self.reader.readuntil(b"\r\n")
                 try:
@@ -204,7 +205,8 @@ class Connection:
             # Error answers are immediate and whole: pacing/faults apply to real streams only.
             behavior = Behavior(ttfb_s=behavior.ttfb_s, status=behavior.status)
         p = plan(stream.events, behavior)
-        close = (req.header("connection") or "").lower() == "close" or req.http_version == "HTTP/1.0"
+        conn = (req.header("connection") or "").lower()
+        close = conn == "close" or req.http_version == "HTTP/1.0"
         framed = stream.sse  # SSE is chunked like the providers; JSON has a content-length
         head = _head(stream, framed, close=close)
         writes: list[tuple[int, bytes]] = []

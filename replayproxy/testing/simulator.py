@@ -165,6 +165,10 @@ class Simulator:
         self._tasks.add(task)
         try:
             await Connection(reader, writer, self._next_behavior, self._on_served).run()
+        except asyncio.CancelledError:
+            # Only our own shutdown cancels these. Ending normally avoids CPython 3.12.1's
+            # StreamReaderProtocol calling task.exception() on a cancelled task (noisy log).
+            writer.transport.abort()
         finally:
             self._tasks.discard(task)
 
@@ -219,8 +223,8 @@ def main(argv: list[str] | None = None) -> int:
     if bool(args.tls_cert) != bool(args.tls_key):
         print("error: --tls-cert and --tls-key go together", file=sys.stderr)
         return 2
-    knobs = {f"x-sim-{k.replace('_', '-')}": v for k, v in
-             (("ttfb_ms", args.ttfb_ms), ("gap_ms", args.gap_ms), ("model", args.model)) if v}  # fmt: skip
+    given = {"ttfb-ms": args.ttfb_ms, "gap-ms": args.gap_ms, "model": args.model}
+    knobs = {f"x-sim-{k}": v for k, v in given.items() if v}
     try:
         behavior = from_knobs(Behavior(), knobs)
         tls = None

@@ -4,18 +4,16 @@ Each entry of :data:`STREAMS` is a :class:`Stream`: the HTTP status, the respons
 provider sends, and the body as a tuple of *events*, one byte string per server write, framed
 exactly as that provider frames them (see ``/work/shared/reference/wire-formats-and-peers.md`` §3):
 
-========================  =================================================  =====================
-name                      answers                                            framing
-========================  =================================================  =====================
-``openai-chat-text``      ``POST /v1/chat/completions``                      ``data: {json}\\n\\n`` ... ``data: [DONE]\\n\\n``
-``openai-chat-tool-call`` ``POST /v1/chat/completions`` with ``"tools"``     same (xAI, OpenAI-compatible)
-``openai-responses``      ``POST /v1/responses``                             ``event: {type}\\ndata: {json}\\n\\n``, no [DONE]
-``anthropic-text``        ``POST /v1/messages``                              ``event: {type}\\ndata: {json}\\n\\n``
-``anthropic-tool-use``    ``POST /v1/messages`` with ``"tools"``             same
-``gemini-text``           ``POST /v1beta/models/{m}:streamGenerateContent``  ``data: {json}\\r\\n\\r\\n``
-``openai-chat-json``      ``POST /v1/chat/completions`` without ``stream``   one JSON body (not SSE)
-``openai-models``         ``GET /v1/models``                                 one JSON body (not SSE)
-========================  =================================================  =====================
+* ``openai-chat-text`` — ``POST /v1/chat/completions``;
+  ``data: {json}\n\n`` per payload, then ``data: [DONE]\n\n``.
+* ``openai-chat-tool-call`` — the same with ``"tools"`` in the body (xAI, OpenAI-compatible).
+* ``openai-responses`` — ``POST /v1/responses``; ``event: {type}\ndata: {json}\n\n``, no [DONE].
+* ``anthropic-text`` — ``POST /v1/messages``; ``event: {type}\ndata: {json}\n\n``.
+* ``anthropic-tool-use`` — the same with ``"tools"`` in the body.
+* ``gemini-text`` — ``POST /v1beta/models/{model}:streamGenerateContent?alt=sse``;
+  ``data: {json}\r\n\r\n``, no [DONE].
+* ``openai-chat-json`` — ``POST /v1/chat/completions`` without ``"stream": true``: one JSON body.
+* ``openai-models`` — ``GET /v1/models``: one JSON body (not SSE).
 
 The JSON payload bytes are the lines of ``replayproxy/testing/payloads/*.jsonl`` as given
 (never re-serialized), so the bytes match what the provider sent. :func:`expected_text` gives
@@ -155,7 +153,12 @@ def _chat_json(chunks: tuple[bytes, ...]) -> bytes:
         c["delta"].get("content") or "" for p in chunks for c in json.loads(p)["choices"]
     )
     usage = next(json.loads(p)["usage"] for p in reversed(chunks) if json.loads(p).get("usage"))
-    message = {"role": "assistant", "content": text, "refusal": None, "annotations": []}
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": text,
+        "refusal": None,
+        "annotations": [],
+    }
     body = {
         "id": first["id"],
         "object": "chat.completion",

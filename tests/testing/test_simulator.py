@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import socket
 import ssl
@@ -42,7 +43,7 @@ def test_one_chunk_per_event(simulator: Simulator) -> None:
 
 
 def test_configured_gaps_and_ttfb(simulator: Simulator) -> None:
-    """Writes follow the configured TTFB and gaps (server stamps never early; client sees spread)."""
+    """Writes follow the configured TTFB and gaps (never early; the client sees the spread)."""
     simulator.behavior = Behavior(ttfb_s=0.2, gap_s=0.08)
     t0 = time.monotonic()
     with httpx.Client() as client:
@@ -67,7 +68,7 @@ def test_per_request_gap_list_via_query(simulator: Simulator) -> None:
     served = simulator.wait_served(1)[0]
     assert served.behavior.gap_s == (0.0, 0.1)
     stamps = [ns for ns, _ in served.writes]
-    long_gaps = [b - a for a, b in zip(stamps, stamps[1:], strict=False)][1::2]
+    long_gaps = [b - a for a, b in itertools.pairwise(stamps)][1::2]
     assert all(g >= 0.09e9 for g in long_gaps)
 
 
@@ -92,7 +93,9 @@ def test_keep_alive_serves_several_requests(simulator: Simulator) -> None:
     assert [s.stream for s in served] == ["openai-chat-text"] * 3 + ["openai-models"]
 
 
-def test_https_with_trustme_ca(tls_simulator: Simulator, ssl_client_context: ssl.SSLContext) -> None:
+def test_https_with_trustme_ca(
+    tls_simulator: Simulator, ssl_client_context: ssl.SSLContext
+) -> None:
     """The TLS simulator serves HTTPS with a certificate the trustme CA vouches for."""
     assert tls_simulator.url.startswith("https://127.0.0.1:")
     with httpx.Client(verify=ssl_client_context) as client:
@@ -106,9 +109,13 @@ def test_https_with_trustme_ca(tls_simulator: Simulator, ssl_client_context: ssl
 def test_reset_fault_is_read_error(simulator: Simulator) -> None:
     """reset_after=N sends N events then a TCP RST, which httpx reports as ReadError."""
     got = []
-    with pytest.raises(httpx.ReadError), httpx.Client() as client, client.stream(
-        "POST", simulator.url + "/v1/messages", json={}, headers={"x-sim-reset-after": "3"}
-    ) as r:
+    with (
+        pytest.raises(httpx.ReadError),
+        httpx.Client() as client,
+        client.stream(
+            "POST", simulator.url + "/v1/messages", json={}, headers={"x-sim-reset-after": "3"}
+        ) as r,
+    ):
         for piece in r.iter_raw():
             got.append(piece)
     assert got == list(STREAMS["anthropic-text"].events[:3])
@@ -139,9 +146,10 @@ def test_reset_over_tls(tls_simulator: Simulator, ssl_client_context: ssl.SSLCon
     """The reset fault works through TLS; Python's ssl reports that RST as a ragged EOF."""
     # OpenSSL 3 + CPython turn ECONNRESET under TLS into SSLEOFError, which the ssl module
     # suppresses to b"": httpx then sees an incomplete body. curl (test_curl) sees the RST.
-    with pytest.raises((httpx.ReadError, httpx.RemoteProtocolError)), httpx.Client(
-        verify=ssl_client_context
-    ) as client:
+    with (
+        pytest.raises((httpx.ReadError, httpx.RemoteProtocolError)),
+        httpx.Client(verify=ssl_client_context) as client,
+    ):
         client.post(tls_simulator.url + "/v1/messages", json={},
                     headers={"x-sim-reset-after": "0"})  # fmt: skip
     assert tls_simulator.wait_served(1)[0].finish == "reset"
@@ -166,6 +174,7 @@ def test_unknown_path_and_bad_knob(simulator: Simulator) -> None:
 
 def test_chunked_request_body_and_expect(simulator: Simulator) -> None:
     """Chunked request bodies and Expect: 100-continue are read completely."""
+
     def body() -> Any:
         yield b'{"stream": true,'
         yield b' "tools": [{"name": "x"}]}'

@@ -53,7 +53,7 @@ def test_named_event_framing(name: str) -> None:
 
 def test_anthropic_text_has_ping() -> None:
     """The Anthropic text stream keeps its real `ping` event between content events."""
-    assert b"event: ping\ndata: {\"type\":\"ping\"}\n\n" in STREAMS["anthropic-text"].events
+    assert b'event: ping\ndata: {"type":"ping"}\n\n' in STREAMS["anthropic-text"].events
 
 
 def test_gemini_framing() -> None:
@@ -100,7 +100,7 @@ def test_expected_text() -> None:
     assert json.loads(expected_text(STREAMS["anthropic-tool-use"]))["elements"]
     assert "strawberry" in expected_text(STREAMS["gemini-text"])
     assert expected_text(STREAMS["openai-chat-json"]) == expected_text(STREAMS["openai-chat-text"])
-    assert "’" in expected_text(STREAMS["openai-responses"])  # non-ASCII survives
+    assert "\u2019" in expected_text(STREAMS["openai-responses"])  # non-ASCII survives
 
 
 @pytest.mark.parametrize(
