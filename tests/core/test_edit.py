@@ -88,7 +88,7 @@ def test_drop_event_split_across_frames_keeps_the_other_bytes_and_times() -> Non
 
 def test_duplicate_event_sends_it_twice_at_its_time() -> None:
     """Duplicating event 2 repeats its bytes right after it, written when it was."""
-    x, y = edit_one(Edits(duplicate_events=(2,)))
+    _, y = edit_one(Edits(duplicate_events=(2,)))
     assert body(y) == E0 + E1 + E2 + E2 + E3
     assert [f.offset_ns for f in y.frames] == [70 * MS, 90 * MS, 110 * MS, 110 * MS, 130 * MS]
 
