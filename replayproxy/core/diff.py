@@ -1,0 +1,173 @@
+"""Differences between two cassettes, at the interaction, frame and event level.
+
+:func:`diff` aligns the interactions of A and B (by method, URL and request body, so a removed
+or inserted interaction does not make every later one differ), then reports for each pair what
+changed in the request, the response head, the ending and the stored faults; how the frames
+changed (bytes, splits, times); and, for event streams, which events were added, removed or
+changed. Each difference is a :class:`Difference` whose ``a`` and ``b`` are safe one-line
+renderings (see :func:`~replayproxy.core.inspect.escape`); an empty side means "absent".
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from replayproxy.core.events import NotAStreamError, event_spans
+from replayproxy.core.inspect import escape
+from replayproxy.core.model import Cassette, Frame, Header, Interaction, Response
+from replayproxy.core.textform import format_time, quote
+
+__all__ = ["Difference", "diff"]
+
+
+@dataclass(frozen=True, slots=True)
+class Difference:
+    """One difference. ``a_index``/``b_index`` locate the interaction on each side."""
+
+    level: str
+    """``cassette``, ``interaction``, ``frame`` or ``event``."""
+    a_index: int | None
+    b_index: int | None
+    label: str
+    """The interaction as ``METHOD /path`` (from A when it exists there)."""
+    what: str
+    a: str
+    b: str
+
+
+def _label(x: Interaction) -> str:
+    return f"{x.request.method} {x.request.path}"
+
+
+def _headers(headers: Sequence[Header]) -> str:
+    return ", ".join(f"{escape(k)}: {escape(v)}" for k, v in headers)
+
+
+def _short(data: bytes, limit: int = 120) -> str:
+    text = quote(data)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _frame(f: Frame) -> str:
+    return f"{format_time(f.offset_ns)} {_short(f.data)}"
+
+
+class _Collector:
+    def __init__(self, ai: int | None, bi: int | None, label: str) -> None:
+        self.ai, self.bi, self.label = ai, bi, label
+        self.out: list[Difference] = []
+
+    def add(self, level: str, what: str, a: str, b: str) -> None:
+        self.out.append(Difference(level, self.ai, self.bi, self.label, what, a, b))
+
+    def field(self, what: str, a: object, b: object, render: object = str) -> None:
+        if a != b:
+            assert callable(render)
+            self.add("interaction", what, render(a), render(b))
+
+
+def _frames(c: _Collector, a: Sequence[Frame], b: Sequence[Frame]) -> None:
+    if a == b:
+        return
+    if len(a) != len(b):
+        c.add("frame", "frame count", str(len(a)), str(len(b)))
+    matcher = difflib.SequenceMatcher(None, [f.data for f in a], [f.data for f in b], False)
+    for op, a1, a2, b1, b2 in matcher.get_opcodes():
+        if op == "equal":
+            for i, j in zip(range(a1, a2), range(b1, b2), strict=True):
+                if a[i].offset_ns != b[j].offset_ns:
+                    c.add(
+                        "frame", f"frame {i} time", format_time(a[i].offset_ns),
+                        format_time(b[j].offset_ns),
+                    )  # fmt: skip
+            continue
+        for k in range(max(a2 - a1, b2 - b1)):
+            fa = a[a1 + k] if a1 + k < a2 else None
+            fb = b[b1 + k] if b1 + k < b2 else None
+            where = f"frame {a1 + k}" if fa is not None else f"frame {b1 + k} (B)"
+            c.add("frame", where, _frame(fa) if fa else "", _frame(fb) if fb else "")
+
+
+def _event_bytes(resp: Response) -> list[bytes] | None:
+    body = resp.body
+    try:
+        spans = event_spans(body, resp.header("content-type"))
+    except NotAStreamError:
+        return None
+    return [body[s.start : s.end] for s in spans]
+
+
+def _events(c: _Collector, a: Response, b: Response) -> None:
+    if a.body == b.body:
+        return
+    ea, eb = _event_bytes(a), _event_bytes(b)
+    if ea is None or eb is None:
+        at = next(
+            (i for i, (x, y) in enumerate(zip(a.body, b.body, strict=False)) if x != y),
+            min(len(a.body), len(b.body)),
+        )
+        c.add("interaction", f"body (differs from byte {at})", _short(a.body), _short(b.body))
+        return
+    if len(ea) != len(eb):
+        c.add("event", "event count", str(len(ea)), str(len(eb)))
+    matcher = difflib.SequenceMatcher(None, ea, eb, False)
+    for op, a1, a2, b1, b2 in matcher.get_opcodes():
+        if op == "equal":
+            continue
+        for k in range(max(a2 - a1, b2 - b1)):
+            xa = ea[a1 + k] if a1 + k < a2 else None
+            xb = eb[b1 + k] if b1 + k < b2 else None
+            where = f"event {a1 + k}" if xa is not None else f"event {b1 + k} (B)"
+            c.add("event", where, _short(xa) if xa else "", _short(xb) if xb else "")
+
+
+def _pair(ai: int, x: Interaction, bi: int, y: Interaction) -> list[Difference]:
+    c = _Collector(ai, bi, _label(x))
+    rq, ry = x.request, y.request
+    c.field("method", rq.method, ry.method)
+    c.field("url", rq.url, ry.url)
+    c.field("request http version", rq.http_version, ry.http_version)
+    c.field("request headers", rq.headers, ry.headers, _headers)
+    c.field("request body", rq.body, ry.body, _short)
+    a, b = x.response, y.response
+    if (a is None) != (b is None):
+        c.add("interaction", "response", "none" if a is None else str(a.status),
+              "none" if b is None else str(b.status))  # fmt: skip
+    if a is not None and b is not None:
+        c.field("status", a.status, b.status)
+        c.field("reason", a.reason, b.reason)
+        c.field("response http version", a.http_version, b.http_version)
+        c.field("response headers", a.headers, b.headers, _headers)
+        c.field("time to first byte", a.head_offset_ns, b.head_offset_ns, format_time)
+        _frames(c, a.frames, b.frames)
+        _events(c, a, b)
+    c.field("end", x.end.kind.value, y.end.kind.value)
+    c.field("end time", x.end.offset_ns, y.end.offset_ns, format_time)
+    c.field("end message", x.end.message, y.end.message)
+    c.field("faults", x.faults, y.faults, lambda f: " ".join(f) or "(none)")
+    return c.out
+
+
+def _key(x: Interaction) -> tuple[str, str, bytes]:
+    return (x.request.method, x.request.url, x.request.body)
+
+
+def diff(a: Cassette, b: Cassette) -> list[Difference]:
+    """Every difference between cassettes ``a`` and ``b`` (empty if they are equal)."""
+    out: list[Difference] = []
+    if a.meta != b.meta:
+        ma, mb = (", ".join(f"{k}={v}" for k, v in c.meta) for c in (a, b))
+        out.append(Difference("cassette", None, None, "", "meta", ma, mb))
+    xs, ys = a.interactions, b.interactions
+    matcher = difflib.SequenceMatcher(None, [_key(x) for x in xs], [_key(y) for y in ys], False)
+    for op, a1, a2, b1, b2 in matcher.get_opcodes():
+        paired = min(a2 - a1, b2 - b1) if op == "replace" else (a2 - a1 if op == "equal" else 0)
+        for k in range(paired):
+            out.extend(_pair(a1 + k, xs[a1 + k], b1 + k, ys[b1 + k]))
+        for i in range(a1 + paired, a2):
+            out.append(Difference("interaction", i, None, _label(xs[i]), "only in A", "", ""))
+        for j in range(b1 + paired, b2):
+            out.append(Difference("interaction", None, j, _label(ys[j]), "only in B", "", ""))
+    return out
