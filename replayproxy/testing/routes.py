@@ -11,10 +11,11 @@ Routing (the ``x-sim-stream`` knob overrides it; any method/path pair not listed
 * ``POST /v1/messages`` — ``anthropic-text``; ``anthropic-tool-use`` when the body has ``"tools"``.
 * ``POST /v1beta/models/{model}:streamGenerateContent`` — ``gemini-text`` (the SSE framing of
   ``?alt=sse``, which is what google-genai asks for).
+* ``POST /model/{modelId}/converse-stream`` — ``bedrock-converse-text`` (AWS event-stream).
 * ``GET /v1/models`` — ``openai-models``.
 
 A 404 body is shaped like the provider the path looks like (``/v1beta`` → Gemini,
-``/v1/messages…`` → Anthropic, else OpenAI).
+``/v1/messages…`` → Anthropic, ``/model/`` → Bedrock, else OpenAI).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 from replayproxy.testing.behavior import Behavior
 from replayproxy.testing.streams import (
     ANTHROPIC_HEADERS,
+    BEDROCK_HEADERS,
     GEMINI_HEADERS,
     OPENAI_HEADERS,
     STREAMS,
@@ -37,8 +39,12 @@ from replayproxy.testing.streams import (
 __all__ = ["error_stream", "route"]
 
 _GEMINI = re.compile(r"^/v1beta/models/[^/:]+:streamGenerateContent$")
+_BEDROCK = re.compile(r"^/model/[^/]+/converse-stream$")
 _PROVIDER_HEADERS = {"openai": OPENAI_HEADERS, "anthropic": ANTHROPIC_HEADERS,
-                     "gemini": GEMINI_HEADERS}  # fmt: skip
+                     "gemini": GEMINI_HEADERS, "bedrock": BEDROCK_HEADERS}  # fmt: skip
+_AWS_ERRORS = {400: "ValidationException", 403: "AccessDeniedException",
+               404: "UnknownOperationException", 429: "ThrottlingException",
+               503: "ServiceUnavailableException"}  # fmt: skip
 
 
 def _provider_of(path: str) -> str:
@@ -46,6 +52,8 @@ def _provider_of(path: str) -> str:
         return "gemini"
     if path.startswith("/v1/messages"):
         return "anthropic"
+    if path.startswith("/model/"):
+        return "bedrock"
     return "openai"
 
 
@@ -58,6 +66,11 @@ def error_stream(provider: str, status: int, message: str) -> Stream:
                         *(h for h in base if h[0] != b"content-type"))  # fmt: skip
     if status in (429, 503, 529):
         headers = (*headers, (b"retry-after", b"1"))
+    if provider == "bedrock":
+        headers = (
+            *headers,
+            (b"x-amzn-errortype", _AWS_ERRORS.get(status, "InternalServerException").encode()),
+        )
     return Stream(f"error-{status}", provider, "*", "*", headers, (body,), (body,), status, False)
 
 
@@ -100,6 +113,8 @@ def _by_path(method: str, path: str, body: dict[str, Any]) -> Stream | None:
         return STREAMS["anthropic-tool-use" if body.get("tools") else "anthropic-text"]
     if method == "POST" and _GEMINI.match(path):
         return STREAMS["gemini-text"]
+    if method == "POST" and _BEDROCK.match(path):
+        return STREAMS["bedrock-converse-text"]
     if method == "GET" and path == "/v1/models":
         return STREAMS["openai-models"]
     return None

@@ -207,7 +207,7 @@ class Connection:
         p = plan(stream.events, behavior)
         conn = (req.header("connection") or "").lower()
         close = conn == "close" or req.http_version == "HTTP/1.0"
-        framed = stream.sse  # SSE is chunked like the providers; JSON has a content-length
+        framed = stream.chunked  # streams: one chunk per write; single JSON bodies: content-length
         head = _head(stream, framed, close=close)
         writes: list[tuple[int, bytes]] = []
         finish = "client_gone"

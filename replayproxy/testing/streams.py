@@ -12,6 +12,9 @@ exactly as that provider frames them (see ``/work/shared/reference/wire-formats-
 * ``anthropic-tool-use`` — the same with ``"tools"`` in the body.
 * ``gemini-text`` — ``POST /v1beta/models/{model}:streamGenerateContent?alt=sse``;
   ``data: {json}\r\n\r\n``, no [DONE].
+* ``bedrock-converse-text`` — ``POST /model/{modelId}/converse-stream``; binary AWS event-stream
+  (``application/vnd.amazon.eventstream``), one message per payload, ``:event-type`` = the
+  payload's single key, message payload = the bytes of that key's value as captured.
 * ``openai-chat-json`` — ``POST /v1/chat/completions`` without ``"stream": true``: one JSON body.
 * ``openai-models`` — ``GET /v1/models``: one JSON body (not SSE).
 
@@ -30,6 +33,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from replayproxy.core import eventstream
+
 __all__ = [
     "STREAMS",
     "Stream",
@@ -46,7 +51,7 @@ class Stream:
     """One canned response: status, provider headers, and the body as per-write events."""
 
     name: str
-    provider: str  # "openai" | "anthropic" | "gemini"
+    provider: str  # "openai" | "anthropic" | "gemini" | "bedrock"
     method: str
     path: str  # path template the simulator routes to this stream ("{model}" is a wildcard)
     headers: Headers  # without framing headers (the simulator adds transfer-encoding/date)
@@ -54,6 +59,11 @@ class Stream:
     payloads: tuple[bytes, ...]  # the raw JSON payload of each event (no framing)
     status: int = 200
     sse: bool = True
+
+    @property
+    def chunked(self) -> bool:
+        """Sent with chunked transfer-encoding, one chunk per event (else content-length)."""
+        return self.sse or len(self.events) > 1
 
     @property
     def body(self) -> bytes:
@@ -80,6 +90,19 @@ def _named(payloads: tuple[bytes, ...]) -> tuple[bytes, ...]:
     for p in payloads:
         name = json.loads(p)["type"].encode()
         out.append(b"event: " + name + b"\ndata: " + p + b"\n\n")
+    return tuple(out)
+
+
+def _bedrock(payloads: tuple[bytes, ...]) -> tuple[bytes, ...]:
+    # Each captured line is {"<eventType>": <value>}: the wire message carries <value> as its
+    # payload, sliced out of the line so the bytes stay exactly as captured.
+    out = []
+    for p in payloads:
+        (key,) = json.loads(p)
+        prefix = b'{"' + key.encode() + b'":'
+        if not (p.startswith(prefix) and p.endswith(b"}")):
+            raise ValueError(f"unexpected Bedrock payload line: {p[:60]!r}")
+        out.append(eventstream.encode_event(key, p[len(prefix) : -1]))
     return tuple(out)
 
 
@@ -137,6 +160,11 @@ GEMINI_HEADERS: Headers = (
     (b"alt-svc", b'h3=":443"; ma=2592000,h3-29=":443"; ma=2592000'),
 )
 
+BEDROCK_HEADERS: Headers = (
+    (b"content-type", b"application/vnd.amazon.eventstream"),
+    (b"x-amzn-requestid", b"5d6e7f80-91a2-4b3c-8d4e-5f60718293a4"),
+)
+
 _MODELS_BODY = (
     b'{"object":"list","data":['
     b'{"id":"gpt-4.1-nano-2025-04-14","object":"model","created":1744321025,"owned_by":"system"},'
@@ -184,6 +212,7 @@ def _build() -> dict[str, Stream]:
     atext = load_payloads("anthropic-messages-text.jsonl")
     atool = load_payloads("anthropic-messages-tool-use.jsonl")
     gem = load_payloads("gemini-text.jsonl")
+    bed = load_payloads("bedrock-converse-text.jsonl")
     chat_path = "/v1/chat/completions"
     gemini_path = "/v1beta/models/{model}:streamGenerateContent"
     streams = [
@@ -199,6 +228,8 @@ def _build() -> dict[str, Stream]:
                _named(atool), atool),
         Stream("gemini-text", "gemini", "POST", gemini_path, GEMINI_HEADERS,
                _data_crlf(gem), gem),
+        Stream("bedrock-converse-text", "bedrock", "POST", "/model/{model}/converse-stream",
+               BEDROCK_HEADERS, _bedrock(bed), bed, sse=False),
         Stream("openai-chat-json", "openai", "POST", chat_path, _json_headers(OPENAI_HEADERS),
                (_chat_json(chat),), (_chat_json(chat),), sse=False),
         Stream("openai-models", "openai", "GET", "/v1/models", _json_headers(OPENAI_HEADERS),
@@ -220,7 +251,10 @@ def expected_text(stream: Stream) -> str:
     out: list[str] = []
     for raw in stream.payloads:
         p: Any = json.loads(raw)
-        if not stream.sse:
+        if stream.provider == "bedrock":
+            text = p.get("contentBlockDelta", {}).get("delta", {}).get("text")
+            out.append(text or "")
+        elif not stream.sse:
             if stream.name == "openai-chat-json":
                 out.append(p["choices"][0]["message"]["content"])
         elif stream.name.startswith("openai-chat"):
@@ -256,6 +290,8 @@ def error_body(provider: str, status: int, message: str) -> bytes:
                     429: "RESOURCE_EXHAUSTED", 503: "UNAVAILABLE"}  # fmt: skip
         err = {"error": {"code": status, "message": message,
                          "status": statuses.get(status, "INTERNAL")}}  # fmt: skip
+    elif provider == "bedrock":
+        err = {"message": message}
     else:
         code = "unknown_url" if status == 404 else None
         etype = "invalid_request_error" if status < 500 else "server_error"

@@ -82,6 +82,15 @@ def test_merge_coalesces_events_into_one_chunk(simulator: Simulator) -> None:
     assert len(pieces) == len(events) - 2
 
 
+def test_bedrock_eventstream_one_message_per_chunk(simulator: Simulator) -> None:
+    """Bedrock ConverseStream is chunked, one AWS event-stream message per chunk."""
+    with httpx.Client() as client:
+        pieces = _stream_pieces(client, simulator.url + "/model/m/converse-stream", json={})
+    assert [p for _, p in pieces] == list(STREAMS["bedrock-converse-text"].events)
+    r = httpx.post(simulator.url + "/model/m/converse-stream", headers={"x-sim-status": "429"})
+    assert r.status_code == 429 and r.headers["x-amzn-errortype"] == "ThrottlingException"
+
+
 def test_keep_alive_serves_several_requests(simulator: Simulator) -> None:
     """One connection serves several requests in a row (keep-alive)."""
     with httpx.Client() as client:

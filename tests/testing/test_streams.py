@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import struct
+import zlib
 
 import pytest
 
@@ -22,6 +24,7 @@ SOURCES = {
     "anthropic-text": "anthropic-messages-text.jsonl",
     "anthropic-tool-use": "anthropic-messages-tool-use.jsonl",
     "gemini-text": "gemini-text.jsonl",
+    "bedrock-converse-text": "bedrock-converse-text.jsonl",
 }
 
 
@@ -70,15 +73,53 @@ def test_gemini_framing() -> None:
 
 @pytest.mark.parametrize("name", sorted(SOURCES))
 def test_payload_bytes_are_the_captured_lines(name: str) -> None:
-    """Each event embeds its jsonl line byte for byte, in order (never re-serialized)."""
+    """Each SSE event embeds its jsonl line byte for byte, in order (never re-serialized)."""
     stream = STREAMS[name]
     lines = load_payloads(SOURCES[name])
     assert stream.payloads == lines
-    for event, line in zip(stream.events, lines, strict=False):
-        assert line in event
+    if stream.sse:  # Bedrock carries the line's inner value: see test_bedrock_eventstream_framing
+        for event, line in zip(stream.events, lines, strict=False):
+            assert line in event
 
 
-@pytest.mark.parametrize("name", sorted(SOURCES))
+def _aws_message(msg: bytes) -> tuple[dict[str, str], bytes]:
+    """Check one AWS event-stream message's lengths and CRCs; return string headers, payload."""
+    total, hlen, prelude_crc = struct.unpack(">III", msg[:12])
+    assert total == len(msg)
+    assert prelude_crc == zlib.crc32(msg[:8])
+    assert struct.unpack(">I", msg[-4:])[0] == zlib.crc32(msg[:-4])
+    headers, pos = {}, 12
+    while pos < 12 + hlen:
+        nlen = msg[pos]
+        name = msg[pos + 1 : pos + 1 + nlen].decode()
+        assert msg[pos + 1 + nlen] == 7  # string header
+        (vlen,) = struct.unpack(">H", msg[pos + 2 + nlen : pos + 4 + nlen])
+        headers[name] = msg[pos + 4 + nlen : pos + 4 + nlen + vlen].decode()
+        pos += 4 + nlen + vlen
+    return headers, msg[12 + hlen : -4]
+
+
+def test_bedrock_eventstream_framing() -> None:
+    """Bedrock messages have valid CRCs, the payload key as :event-type, the value's bytes."""
+    stream = STREAMS["bedrock-converse-text"]
+    assert dict(stream.headers)[b"content-type"] == b"application/vnd.amazon.eventstream"
+    kinds = []
+    for msg, line in zip(stream.events, stream.payloads, strict=True):
+        headers, payload = _aws_message(msg)
+        (key,) = json.loads(line)
+        assert headers == {
+            ":event-type": key,
+            ":content-type": "application/json",
+            ":message-type": "event",
+        }
+        assert line == b'{"' + key.encode() + b'":' + payload + b"}"
+        kinds.append(key)
+    assert kinds[0] == "messageStart" and kinds[-2:] == ["messageStop", "metadata"]
+    assert stream.chunked and not stream.sse
+    assert "strawberry" in expected_text(stream)
+
+
+@pytest.mark.parametrize("name", sorted(set(SOURCES) - {"bedrock-converse-text"}))
 def test_sse_headers(name: str) -> None:
     """Every SSE stream declares text/event-stream and carries the provider's request id."""
     stream = STREAMS[name]
@@ -114,6 +155,7 @@ def test_expected_text() -> None:
         ("POST", "/v1/messages", b'{"tools":[{"name":"x"}]}', "anthropic-tool-use"),
         ("POST", "/v1beta/models/gemini-3-pro:streamGenerateContent", b"", "gemini-text"),
         ("GET", "/v1/models", b"", "openai-models"),
+        ("POST", "/model/anthropic.claude-v2/converse-stream", b"{}", "bedrock-converse-text"),
         ("GET", "/v1/chat/completions", b"", "error-404"),
         ("POST", "/v2/anything", b"not json", "error-404"),
     ],
@@ -140,5 +182,6 @@ def test_error_body_shapes(provider: str, key: str) -> None:
     """Error bodies follow each provider's JSON error shape."""
     body = json.loads(error_body(provider, 404, "gone"))
     assert key in body["error"]
+    assert json.loads(error_body("bedrock", 429, "slow down")) == {"message": "slow down"}
     if provider == "anthropic":
         assert body["type"] == "error"
