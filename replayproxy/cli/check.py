@@ -1,0 +1,146 @@
+"""``replayproxy check``: check cassettes (or a raw captured body) against each provider's
+stream contract. Exit status 0 when no errors (warnings allowed unless ``--strict``), 1 when a
+stream breaks a rule, 2 on bad usage (via the CLI group).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from replayproxy.checking import InteractionReport, check, check_cassette
+from replayproxy.core.check import PROVIDERS, RULES, Violation, request_options
+from replayproxy.errors import UsageError
+
+__all__ = ["COMMANDS", "check_command"]
+
+
+def _violation_json(v: Violation) -> dict[str, Any]:
+    return {
+        "rule": v.rule,
+        "severity": v.severity,
+        "event": v.event,
+        "offset": v.offset,
+        "message": v.message,
+    }
+
+
+def _report_json(r: InteractionReport) -> dict[str, Any]:
+    return {
+        "index": r.index,
+        "method": r.method,
+        "url": r.url,
+        "provider": r.provider,
+        "skipped": r.skipped,
+        "violations": [_violation_json(v) for v in r.violations],
+    }
+
+
+def _summary(violations: list[Violation]) -> str:
+    errors = sum(v.severity == "error" for v in violations)
+    warnings = len(violations) - errors
+    if not violations:
+        return "ok"
+    return f"{errors} error(s), {warnings} warning(s)"
+
+
+def _list_rules() -> None:
+    for rule in RULES.values():
+        click.echo(f"{rule.id:40} {rule.severity:8} {rule.summary}")
+
+
+@click.command("check")
+@click.argument("cassettes", nargs=-1, type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--stdin", "from_stdin", is_flag=True, help="Check one raw response body read from stdin."
+)
+@click.option(
+    "--provider", help=f"Contract to check against: {', '.join(PROVIDERS)} (default: detected)."
+)
+@click.option("--url", help="With --stdin: the request URL, to detect the provider.")
+@click.option("--content-type", help="With --stdin: the response Content-Type.")
+@click.option(
+    "--request",
+    "request_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="With --stdin: the JSON request body (for stream_options.include_usage).",
+)
+@click.option(
+    "--fault",
+    "faults",
+    multiple=True,
+    metavar="SPEC",
+    help="Check cassettes as replayed with this fault (repeatable).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON report.")
+@click.option("--strict", is_flag=True, help="Warnings fail too (exit status 1).")
+@click.option("--list-rules", is_flag=True, help="List the rule ids and exit.")
+def check_command(
+    cassettes: tuple[Path, ...],
+    from_stdin: bool,
+    provider: str | None,
+    url: str | None,
+    content_type: str | None,
+    request_file: Path | None,
+    faults: tuple[str, ...],
+    as_json: bool,
+    strict: bool,
+    list_rules: bool,
+) -> None:
+    """Check recorded streams against each provider's stream contract.
+
+    \b
+    replayproxy check CASSETTE...                       every interaction, provider detected
+    replayproxy check --stdin --provider anthropic < body.sse
+    """  # fmt: skip
+    if list_rules:
+        _list_rules()
+        return
+    if from_stdin == bool(cassettes):
+        raise UsageError("give CASSETTE paths, or --stdin (not both)")
+    if from_stdin:
+        body = sys.stdin.buffer.read()
+        request = request_options(request_file.read_bytes()) if request_file else None
+        violations = check(
+            body, provider=provider, url=url, content_type=content_type, request=request
+        )
+        if as_json:
+            click.echo(json.dumps({"violations": [_violation_json(v) for v in violations]}))
+        else:
+            for v in violations:
+                click.echo(str(v))
+            click.echo(_summary(violations))
+        sys.exit(_status(violations, strict))
+    everything: list[Violation] = []
+    out: list[dict[str, Any]] = []
+    for path in cassettes:
+        reports = check_cassette(path, provider=provider, faults=faults)
+        out.append({"path": str(path), "interactions": [_report_json(r) for r in reports]})
+        for r in reports:
+            everything.extend(r.violations)
+        if not as_json:
+            _print_cassette(path, reports)
+    if as_json:
+        click.echo(json.dumps({"cassettes": out}, indent=2))
+    sys.exit(_status(everything, strict))
+
+
+def _print_cassette(path: Path, reports: list[InteractionReport]) -> None:
+    click.echo(str(path))
+    for r in reports:
+        state = f"skipped ({r.skipped})" if r.skipped else _summary(list(r.violations))
+        click.echo(f"  #{r.index} {r.method} {r.url}  {r.provider or '-'}  {state}")
+        for v in r.violations:
+            click.echo(f"      {v}")
+
+
+def _status(violations: list[Violation], strict: bool) -> int:
+    failing = [v for v in violations if v.severity == "error" or strict]
+    return 1 if failing else 0
+
+
+COMMANDS = [check_command]

@@ -1,0 +1,332 @@
+"""OpenAI Chat Completions stream grammar (``POST /v1/chat/completions``, ``stream: true``).
+
+``data: {chunk}`` events, no ``event:`` lines, ``data: [DONE]`` last. Per choice: role first,
+deltas, exactly one ``finish_reason``, nothing after it; tool calls by index with id/name in the
+first delta only and JSON arguments; the optional usage chunk (``choices == []``) last before
+``[DONE]``. Rules ``openai.chat.*``; see docs/checker.md for the SDK behaviour behind each.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from replayproxy.core.check.base import INVALID, Grammar, StreamEvent
+
+__all__ = ["OpenAIChat"]
+
+FINISH_REASONS = frozenset({"stop", "length", "tool_calls", "content_filter", "function_call"})
+
+
+@dataclass
+class _Tool:
+    first_event: StreamEvent
+    arguments: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Choice:
+    finish: str | None = None
+    finish_event: int | None = None
+    after_finish_reported: bool = False
+    tools: dict[int, _Tool] = field(default_factory=dict)
+
+
+def _has_content(delta: dict[str, Any]) -> bool:
+    return any(v not in (None, "", [], {}) for v in delta.values())
+
+
+class OpenAIChat(Grammar):
+    sentinels = frozenset({"[DONE]"})
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.done: StreamEvent | None = None
+        self.after_done_reported = False
+        self.error: StreamEvent | None = None
+        self.error_reported = False
+        self.first: dict[str, Any] = {}
+        self.changed: set[str] = set()
+        self.choices: dict[int, _Choice] = {}
+        self.next_choice = 0
+        self.usage_events: list[StreamEvent] = []
+        self.after_usage_reported = False
+        self.event_field_reported = False
+        self.last_event: StreamEvent | None = None
+
+    def event(self, ev: StreamEvent) -> None:
+        report = self.report
+        if ev.name is not None and not self.event_field_reported:
+            self.event_field_reported = True
+            report.at(
+                "openai.chat.event-field",
+                ev,
+                f"event: {ev.name} line in a Chat Completions stream (only data: is sent); "
+                "older openai-python raises on named events",
+            )
+        if self.done is not None:
+            if not self.after_done_reported:
+                self.after_done_reported = True
+                report.at(
+                    "openai.chat.done-last",
+                    ev,
+                    "event after data: [DONE]; openai-python stops reading at [DONE], so it is "
+                    "never seen",
+                )
+            return
+        if self.error is not None:
+            if ev.payload is not None and not self.error_reported:  # [DONE] after it is harmless
+                self.error_reported = True
+                report.at(
+                    "openai.chat.error-terminal",
+                    ev,
+                    f"event after the error chunk (event {self.error.index}); openai-python "
+                    "raised APIError there and never reads it",
+                )
+            return
+        if ev.payload is None:  # the [DONE] sentinel
+            self.done = ev
+            return
+        if ev.payload is INVALID:
+            return
+        chunk = ev.payload
+        if not isinstance(chunk, dict):
+            report.at("openai.chat.object", ev, "the chunk is not a JSON object")
+            return
+        if chunk.get("error"):
+            self.error = ev
+            return
+        self.last_event = ev
+        if chunk.get("object") != "chat.completion.chunk":
+            report.at(
+                "openai.chat.object",
+                ev,
+                f"object is {chunk.get('object')!r}, expected 'chat.completion.chunk'",
+            )
+        self._stable(ev, chunk)
+        obfuscation = chunk.get("obfuscation")
+        if obfuscation is not None and not isinstance(obfuscation, str):
+            report.at("openai.chat.obfuscation", ev, "obfuscation is not a string")
+        choices = chunk.get("choices")
+        usage = chunk.get("usage")
+        if self.usage_events and not self.after_usage_reported:
+            self.after_usage_reported = True
+            report.at(
+                "openai.chat.usage-chunk",
+                ev,
+                f"chunk after the usage chunk (event {self.usage_events[0].index}); the usage "
+                "chunk must be the last one before [DONE]",
+            )
+        if usage is not None:
+            self.usage_events.append(ev)
+            self._usage(ev, usage, choices)
+        if isinstance(choices, list):
+            for choice in choices:
+                if isinstance(choice, dict):
+                    self._choice(ev, choice)
+
+    def _stable(self, ev: StreamEvent, chunk: dict[str, Any]) -> None:
+        for key, rule in (
+            ("id", "openai.chat.stable-id"),
+            ("model", "openai.chat.stable-id"),
+            ("created", "openai.chat.stable-fields"),
+            ("system_fingerprint", "openai.chat.stable-fields"),
+        ):
+            value = chunk.get(key)
+            if value is None:
+                continue
+            first = self.first.setdefault(key, value)
+            if value != first and key not in self.changed:
+                self.changed.add(key)
+                self.report.at(rule, ev, f"{key} changed from {first!r} to {value!r}")
+
+    def _usage(self, ev: StreamEvent, usage: Any, choices: Any) -> None:
+        report = self.report
+        if self.request.include_usage is False:
+            report.at(
+                "openai.chat.usage-unrequested",
+                ev,
+                "usage is set although the request did not ask for stream_options.include_usage; "
+                "code reading chunk.choices[0] fails on this chunk",
+            )
+        if len(self.usage_events) == 2:
+            report.at("openai.chat.usage-chunk", ev, "a second chunk with usage")
+        if choices != []:
+            report.at(
+                "openai.chat.usage-chunk",
+                ev,
+                "usage on a chunk whose choices is not []; only the final usage chunk "
+                "carries usage (every other chunk has usage: null)",
+            )
+        if isinstance(usage, dict):
+            p, c, t = (usage.get(k) for k in ("prompt_tokens", "completion_tokens", "total_tokens"))
+            if isinstance(p, int) and isinstance(c, int) and isinstance(t, int):
+                details = usage.get("completion_tokens_details") or {}
+                reasoning = details.get("reasoning_tokens") if isinstance(details, dict) else 0
+                allowed = {p + c}
+                if isinstance(reasoning, int):
+                    allowed.add(p + c + reasoning)
+                if t not in allowed:
+                    report.at(
+                        "openai.chat.usage-total",
+                        ev,
+                        f"total_tokens {t} != prompt_tokens {p} + completion_tokens {c}",
+                    )
+
+    def _choice(self, ev: StreamEvent, choice: dict[str, Any]) -> None:
+        report = self.report
+        index = choice.get("index")
+        if not isinstance(index, int):
+            report.at("openai.chat.choice-order", ev, "a choice has no integer index")
+            return
+        delta = choice.get("delta")
+        delta = delta if isinstance(delta, dict) else {}
+        state = self.choices.get(index)
+        if state is None:
+            if index != self.next_choice:
+                report.at(
+                    "openai.chat.choice-order",
+                    ev,
+                    f"choice {index} appears before choice {self.next_choice}; openai-python "
+                    "appends new choices, so it lands in the wrong slot",
+                )
+            self.next_choice = max(self.next_choice, index + 1)
+            state = self.choices[index] = _Choice()
+            if delta.get("role") != "assistant":
+                report.at(
+                    "openai.chat.role-first",
+                    ev,
+                    f"the first delta of choice {index} does not set role 'assistant'",
+                )
+        elif delta.get("role"):
+            report.at(
+                "openai.chat.role-repeated",
+                ev,
+                f"choice {index} repeats role {delta['role']!r}; openai-python concatenates it",
+            )
+        finish = choice.get("finish_reason")
+        if state.finish is not None:
+            if finish is not None:
+                report.at(
+                    "openai.chat.finish-reason",
+                    ev,
+                    f"choice {index} has a second finish_reason {finish!r} (first "
+                    f"{state.finish!r} at event {state.finish_event})",
+                )
+            elif _has_content(delta) and not state.after_finish_reported:
+                state.after_finish_reported = True
+                report.at(
+                    "openai.chat.after-finish",
+                    ev,
+                    f"choice {index} has delta content after its finish_reason "
+                    f"{state.finish!r} (event {state.finish_event})",
+                )
+            return
+        self._tool_calls(ev, index, state, delta.get("tool_calls"))
+        if finish is not None:
+            if finish not in FINISH_REASONS:
+                report.at(
+                    "openai.chat.finish-reason",
+                    ev,
+                    f"choice {index} has unknown finish_reason {finish!r}",
+                )
+            state.finish = str(finish)
+            state.finish_event = ev.index
+
+    def _tool_calls(self, ev: StreamEvent, index: int, state: _Choice, calls: Any) -> None:
+        if not isinstance(calls, list):
+            return
+        report = self.report
+        for call in calls:
+            if not isinstance(call, dict):
+                continue
+            t = call.get("index")
+            if not isinstance(t, int):
+                report.at("openai.chat.tool-call-index", ev, "a tool call has no integer index")
+                continue
+            fn = call.get("function")
+            fn = fn if isinstance(fn, dict) else {}
+            tool = state.tools.get(t)
+            if tool is None:
+                if t != len(state.tools):
+                    report.at(
+                        "openai.chat.tool-call-index",
+                        ev,
+                        f"tool call {t} of choice {index} appears before tool call "
+                        f"{len(state.tools)}",
+                    )
+                missing = [
+                    what
+                    for what, ok in (
+                        ("id", bool(call.get("id"))),
+                        ("type 'function'", call.get("type") == "function"),
+                        ("function.name", bool(fn.get("name"))),
+                    )
+                    if not ok
+                ]
+                if missing:
+                    report.at(
+                        "openai.chat.tool-call-first",
+                        ev,
+                        f"the first delta of tool call {t} (choice {index}) lacks "
+                        + ", ".join(missing),
+                    )
+                tool = state.tools[t] = _Tool(ev)
+            else:
+                repeated = [k for k in ("id",) if call.get(k)] + (
+                    ["function.name"] if fn.get("name") else []
+                )
+                if repeated:
+                    report.at(
+                        "openai.chat.tool-call-repeat",
+                        ev,
+                        f"tool call {t} (choice {index}) repeats {', '.join(repeated)}; "
+                        "openai-python concatenates it",
+                    )
+            arguments = fn.get("arguments")
+            if isinstance(arguments, str):
+                tool.arguments.append(arguments)
+
+    def finish(self, end: int) -> None:
+        report = self.report
+        if self.error is None and self.done is None:
+            report.add(
+                "openai.chat.done-last",
+                "the stream ends without data: [DONE]; openai-python ends quietly, so a "
+                "truncated stream looks complete",
+                offset=end,
+            )
+        if self.error is not None:
+            return
+        for index, state in self.choices.items():
+            if state.finish is None:
+                report.add(
+                    "openai.chat.finish-reason",
+                    f"choice {index} never got a finish_reason (truncated?)",
+                    offset=end,
+                )
+            for t, tool in state.tools.items():
+                joined = "".join(tool.arguments)
+                try:
+                    json.loads(joined)
+                except ValueError:
+                    shown = joined if len(joined) <= 60 else joined[:57] + "..."
+                    report.at(
+                        "openai.chat.tool-call-arguments",
+                        tool.first_event,
+                        f"the arguments of tool call {t} (choice {index}) do not parse as "
+                        f"JSON: {shown!r}",
+                    )
+            if state.tools and state.finish not in (None, "tool_calls"):
+                report.add(
+                    "openai.chat.tool-call-finish",
+                    f"choice {index} made tool calls but finished with {state.finish!r}",
+                    event=state.finish_event,
+                )
+        if self.request.include_usage and not self.usage_events:
+            report.add(
+                "openai.chat.usage-chunk",
+                "the request set stream_options.include_usage but no usage chunk came",
+                offset=end,
+            )

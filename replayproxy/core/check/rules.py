@@ -1,0 +1,220 @@
+"""The catalogue of stream-contract rules: stable ids, severities and the SDK behaviour behind
+each. Grammars report violations by rule id only; severity and explanation live here, once.
+
+Severity ``error``: a client (an official SDK, or any careful client) breaks or silently
+misbehaves. Severity ``warning``: the stream deviates from what the provider is observed or
+documented to send, but known clients cope. Rule ids never change meaning; new rules get new ids.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["RULES", "Rule", "Severity", "rules_for"]
+
+Severity = Literal["error", "warning"]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One rule: its id, severity, what it requires, and why a client cares."""
+
+    id: str
+    severity: Severity
+    summary: str
+    why: str
+
+
+_ALL = [
+    # --- generic SSE (every SSE provider) ---
+    Rule("sse.bom", "error", "The body does not start with a UTF-8 BOM.",
+         "openai-python and anthropic do not strip it: the first field name becomes "
+         "'\\ufeffdata' and the first event vanishes."),
+    Rule("sse.utf8", "error", "Every line is valid UTF-8.",
+         "SDKs decode with errors='strict' or replace characters silently."),
+    Rule("sse.unterminated", "error", "The last event ends with a blank line.",
+         "An event without its blank line at end of stream is discarded by every SSE "
+         "decoder (WHATWG), silently."),
+    Rule("sse.line-endings", "warning", "One line-ending style for the whole stream.",
+         "Mixed endings delay dispatch in the anthropic SDK and openai-python <= 2.24, which "
+         "split events only at a homogeneous \\n\\n, \\r\\r or \\r\\n\\r\\n."),
+    Rule("sse.empty-event", "error", "No data-less events (extra blank lines after an id:, or "
+         "blocks with event:/id:/retry: but no data:).",
+         "openai-python dispatches them with empty data once an id was seen; .json() raises."),
+    Rule("sse.id-nul", "error", "An id: field contains no NUL.",
+         "WHATWG ignores such an id; clients that resume with Last-Event-ID lose their place."),
+    Rule("sse.retry", "error", "A retry: field is all ASCII digits.",
+         "WHATWG ignores other values; the server's reconnection delay is lost."),
+    Rule("sse.json", "error", "Every data payload (joined data: lines) is one JSON value "
+         "(the provider's sentinel such as [DONE] aside).",
+         "openai-python and anthropic call json.loads on it: raw JSONDecodeError mid-stream."),
+    Rule("sse.content-type", "error", "The Content-Type is text/event-stream.",
+         "SDKs pick the stream decoder from the Content-Type."),
+    # --- OpenAI Chat Completions ---
+    Rule("openai.chat.event-field", "error", "Only data: fields, no event: lines.",
+         "openai-python <= 2.24 raised on named events such as 'error'."),
+    Rule("openai.chat.done-last", "error", "The last event is data: [DONE], nothing after it.",
+         "Without [DONE] openai-python ends quietly, so a truncated stream looks complete; "
+         "events after [DONE] are never read."),
+    Rule("openai.chat.object", "error", "Every chunk is an object with "
+         "object == 'chat.completion.chunk'.",
+         "The SDK builds ChatCompletionChunk models from each payload."),
+    Rule("openai.chat.stable-id", "error", "id and model are the same in every chunk.",
+         "Stream accumulators take them from the first chunk; a change means chunks of "
+         "two completions were mixed."),
+    Rule("openai.chat.stable-fields", "warning", "created and system_fingerprint are stable.",
+         "OpenAI keeps them fixed; some compatible servers (xAI) move created forward."),
+    Rule("openai.chat.choice-order", "error", "Choice index k first appears after index k-1.",
+         "accumulate_delta appends new choices on IndexError, so a skipped index lands in the "
+         "wrong slot."),
+    Rule("openai.chat.role-first", "warning", "The first delta of a choice sets "
+         "role 'assistant'.", "OpenAI always sends it; accumulators default the role."),
+    Rule("openai.chat.role-repeated", "error", "role is not repeated with a non-empty value.",
+         "accumulate_delta concatenates strings: 'assistantassistant'."),
+    Rule("openai.chat.finish-reason", "error", "Each choice has exactly one finish_reason from "
+         "{stop, length, tool_calls, content_filter, function_call}.",
+         "Apps branch on finish_reason (truncation vs. length); none means a truncated choice."),
+    Rule("openai.chat.after-finish", "error", "No delta content for a choice after its "
+         "finish_reason.", "The SDK keeps appending to a choice the app considers finished."),
+    Rule("openai.chat.tool-call-index", "error", "Tool-call indexes start at 0 and first appear "
+         "in order, without gaps.",
+         "accumulate_delta inserts by index: a gap puts a call in the wrong slot."),
+    Rule("openai.chat.tool-call-first", "error", "The first delta of a tool call has id, "
+         "type 'function' and function.name.",
+         "Without them the accumulated call has no id/name to dispatch on."),
+    Rule("openai.chat.tool-call-repeat", "error", "Later deltas of a tool call carry no "
+         "non-empty id or function.name.",
+         "accumulate_delta concatenates them: 'get_weatherget_weather'."),
+    Rule("openai.chat.tool-call-arguments", "error", "A tool call's joined arguments parse "
+         "as JSON.", "Apps json.loads the arguments to call the tool."),
+    Rule("openai.chat.tool-call-finish", "warning", "A choice with tool calls finishes with "
+         "'tool_calls'.", "Agent loops run tools only on finish_reason == 'tool_calls'."),
+    Rule("openai.chat.usage-chunk", "error", "With stream_options.include_usage: exactly one "
+         "usage chunk, with choices == [], last before [DONE]; every other chunk has "
+         "usage null.",
+         "The SDK docs promise this shape; apps read usage from the last chunk."),
+    Rule("openai.chat.usage-unrequested", "warning", "Without stream_options.include_usage "
+         "in the request, no chunk carries usage.",
+         "OpenAI sends usage only when asked; code reading chunk.choices[0] raises IndexError "
+         "on the choices == [] usage chunk. xAI and other compatible servers send it anyway."),
+    Rule("openai.chat.usage-total", "warning", "total_tokens == prompt_tokens + "
+         "completion_tokens (+ reasoning tokens on some compatible servers).",
+         "Billing and budget code trusts the totals."),
+    Rule("openai.chat.obfuscation", "warning", "obfuscation, when present, is a string.",
+         "It is padding; the SDK model types it as a string."),
+    Rule("openai.chat.error-terminal", "error", "A mid-stream {\"error\": ...} chunk ends the "
+         "stream.", "openai-python raises APIError on it; later events are never read."),
+    # --- OpenAI Responses ---
+    Rule("openai.responses.event-name", "error", "Every event has an event: line equal to "
+         "data.type.", "Decoders dispatch on the SSE event name."),
+    Rule("openai.responses.unknown-type", "warning", "Event types are known.",
+         "A new type may mean an API change that the SDK's union does not model yet."),
+    Rule("openai.responses.sequence", "error", "sequence_number rises by exactly 1.",
+         "Resuming with starting_after filters on sequence_number; gaps lose events."),
+    Rule("openai.responses.sequence-start", "warning", "sequence_number starts at 0.",
+         "OpenAI starts at 0 (response.created)."),
+    Rule("openai.responses.created-first", "error", "The first event is response.created.",
+         "The SDK's ResponseStream raises 'Expected to have received response.created'."),
+    Rule("openai.responses.in-progress", "error", "response.in_progress (or queued) comes "
+         "before any output event.", "OpenAI's lifecycle order; accumulators rely on it."),
+    Rule("openai.responses.nesting", "error", "output_item.added/.done and "
+         "content_part.added/.done bracket every event of their output_index / content_index, "
+         "indexes appear in order from 0 and item_id stays the same.",
+         "The SDK indexes snapshot.output[output_index].content[content_index]: IndexError or "
+         "text in the wrong item."),
+    Rule("openai.responses.done-text", "error", "A .done event's text/arguments equal the "
+         "joined deltas.", "Apps that use deltas and apps that use .done disagree."),
+    Rule("openai.responses.terminal", "error", "Exactly one terminal event (response.completed, "
+         ".failed, .incomplete or error), last.",
+         "get_final_response raises without response.completed; a truncated stream otherwise "
+         "ends quietly."),
+    Rule("openai.responses.terminal-status", "warning", "The terminal response.status matches "
+         "the event, and response.completed carries usage.", "Observed OpenAI behaviour."),
+    # --- Anthropic Messages ---
+    Rule("anthropic.event-name", "error", "Every event has an event: line equal to data.type.",
+         "The anthropic SDK dispatches on the event name and silently drops unnamed events."),
+    Rule("anthropic.message-start-first", "error", "The first event (pings aside) is "
+         "message_start, and there is only one.",
+         "MessageStream raises 'Unexpected event order, got X before \"message_start\"'."),
+    Rule("anthropic.block-index", "error", "The k-th content_block_start has index k.",
+         "The SDK appends blocks without checking the index (TODO in its code), so deltas land "
+         "in the wrong block or raise IndexError."),
+    Rule("anthropic.block-nesting", "error", "Deltas and stops refer to a started, unstopped "
+         "block; every block is stopped before message_delta.",
+         "content[event.index] raises IndexError or updates a finished block."),
+    Rule("anthropic.block-interleave", "warning", "Blocks do not interleave.",
+         "Today Anthropic streams blocks one after another."),
+    Rule("anthropic.delta-type", "error", "The delta type fits the block type (text_delta/"
+         "citations_delta: text; input_json_delta: tool blocks; thinking_delta/signature_delta: "
+         "thinking).", "The accumulator appends to a field the block does not have."),
+    Rule("anthropic.partial-json", "error", "A tool block's joined partial_json parses as JSON.",
+         "The SDK parses it with jiter; the tool input is garbage."),
+    Rule("anthropic.stop-reason", "error", "A message_delta with a known stop_reason comes "
+         "after the last block and before message_stop.",
+         "Apps branch on stop_reason (tool_use, max_tokens)."),
+    Rule("anthropic.usage-decrease", "error", "message_delta usage.output_tokens never "
+         "decreases.", "The SDK assigns it (it is cumulative), so a drop under-counts."),
+    Rule("anthropic.message-stop-last", "error", "The stream ends with message_stop and "
+         "nothing follows it.",
+         "Without message_stop the SDK ends quietly: a truncated message looks complete."),
+    Rule("anthropic.error-terminal", "error", "An error event ends the stream.",
+         "The SDK raises APIStatusError on it; later events are never read."),
+    # --- Gemini alt=sse ---
+    Rule("gemini.data-prefix", "error", "Every non-blank line starts with 'data: ' (with the "
+         "space): no comments, no event:/id: lines.",
+         "google-genai treats any other line as raw JSON error text and corrupts the chunk."),
+    Rule("gemini.crlf", "warning", "Lines end with CRLF.", "Gemini and Vertex send \\r\\n."),
+    Rule("gemini.finish-reason", "error", "Exactly one chunk per candidate carries finishReason, "
+         "and it is that candidate's last chunk.",
+         "EOF without finishReason is a truncation google-genai does not report."),
+    Rule("gemini.stable-ids", "warning", "responseId and modelVersion stay the same.",
+         "Observed Gemini behaviour; a change means two responses were mixed."),
+    Rule("gemini.usage-metadata", "warning", "The final chunk carries usageMetadata.",
+         "Observed Gemini behaviour; apps read token counts from it."),
+    Rule("gemini.function-call-args", "warning", "functionCall.args is a JSON object.",
+         "Gemini sends function calls whole, args as an object."),
+    Rule("gemini.error-terminal", "error", "A chunk with an error ends the stream.",
+         "google-genai raises on it; later chunks are never read."),
+    # --- Bedrock (AWS event-stream) ---
+    Rule("bedrock.prelude-crc", "error", "Every prelude CRC32 matches.",
+         "botocore raises ChecksumMismatch."),
+    Rule("bedrock.message-crc", "error", "Every message CRC32 matches.",
+         "botocore raises ChecksumMismatch."),
+    Rule("bedrock.length", "error", "total_length >= 16, headers fit, headers <= 128 KiB, "
+         "payload <= 16 MiB.", "botocore raises InvalidHeadersLength/InvalidPayloadLength."),
+    Rule("bedrock.headers", "error", "Headers are well formed and fit their section.",
+         "botocore cannot parse the message."),
+    Rule("bedrock.header-type", "error", "Header types are 0-9.",
+         "botocore cannot parse the message."),
+    Rule("bedrock.duplicate-header", "error", "No header name repeats.",
+         "botocore raises DuplicateHeader."),
+    Rule("bedrock.truncated", "error", "The body ends exactly at a message boundary.",
+         "botocore waits forever for the rest of a partial message."),
+    Rule("bedrock.message-type", "error", ":message-type is event, exception or error; events "
+         "have :event-type and :content-type application/json.",
+         "botocore maps the message by these headers."),
+    Rule("bedrock.json", "error", "Every event payload is JSON.",
+         "botocore's parser raises on it."),
+    Rule("bedrock.converse-order", "error", "ConverseStream order: messageStart, content blocks, "
+         "messageStop, metadata (last).", "SDK stream handlers assume it."),
+    Rule("bedrock.converse-end", "error", "A ConverseStream ends with messageStop then metadata.",
+         "A stream cut at a message boundary otherwise ends quietly."),
+    Rule("bedrock.block-index", "error", "contentBlockIndex values start at 0, ascend, and "
+         "each block is started before its deltas and stopped once.",
+         "Accumulators index content blocks by contentBlockIndex."),
+    Rule("bedrock.tool-input", "error", "toolUse.input pieces join into valid JSON.",
+         "Apps parse the tool input."),
+    Rule("bedrock.exception-terminal", "error", "An exception message ends the stream.",
+         "botocore raises on it; later messages are never read."),
+    Rule("bedrock.invoke-chunk", "error", "InvokeModelWithResponseStream events are 'chunk' with "
+         "a payload {\"bytes\": base64 JSON}.",
+         "The Anthropic Bedrock decoder base64-decodes chunk.bytes into an SSE event."),
+]  # fmt: skip
+
+RULES: dict[str, Rule] = {rule.id: rule for rule in _ALL}
+
+
+def rules_for(prefix: str) -> list[Rule]:
+    """The rules whose id starts with ``prefix`` (``"sse."``, ``"anthropic."`` ...)."""
+    return [rule for rule in _ALL if rule.id.startswith(prefix)]

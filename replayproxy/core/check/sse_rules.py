@@ -1,0 +1,136 @@
+"""The SSE layer of the checker: generic ``text/event-stream`` rules, then JSON decoding and
+hand-off of each event to the provider grammar.
+
+Rules here (``sse.*``) hold for every SSE provider: no BOM, valid UTF-8, a blank line after the
+last event, one line-ending style, no data-less events, valid ``id``/``retry`` fields, JSON
+payloads. Everything is derived from the parser's blocks, never from how bytes were split.
+"""
+
+from __future__ import annotations
+
+import json
+
+from replayproxy.core.check.base import INVALID, Grammar, Report, StreamEvent
+from replayproxy.core.sse import CR, CRLF, LF, SSEEvent, SSEParser
+
+__all__ = ["SSELayer"]
+
+_STYLE = {LF: "LF", CR: "CR", CRLF: "CRLF"}
+
+
+def _style(bits: int) -> str:
+    return "+".join(name for bit, name in _STYLE.items() if bits & bit) or "none"
+
+
+def _event_name(block: SSEEvent) -> str | None:
+    """The ``event:`` field, or ``None`` when the block has no event line at all."""
+    if block.event != "message":
+        return block.event
+    for line in block.lines:
+        if line.partition(":")[0] == "event":
+            return block.event
+    return None
+
+
+class SSELayer:
+    """Feeds bytes to an :class:`SSEParser` and checks its blocks; see the module doc."""
+
+    def __init__(self, report: Report, grammar: Grammar) -> None:
+        self.report = report
+        self.grammar = grammar
+        self._parser = SSEParser(include_ignored=True)
+        self._bom_reported = False
+        self._style = 0  # the line-ending bit of the first event
+        self._mixed_reported = False
+        self._id_seen = False
+        self._end = 0
+
+    def feed(self, data: bytes) -> None:
+        self._end += len(data)
+        blocks = self._parser.feed(data)
+        if self._parser.bom and not self._bom_reported:
+            self._bom_reported = True
+            self.report.add(
+                "sse.bom",
+                "the body starts with a UTF-8 BOM (EF BB BF); openai-python and anthropic do not "
+                "strip it, so the first event is lost: remove those 3 bytes",
+                event=0,
+                offset=0,
+            )
+        for block in blocks:
+            self._block(block)
+
+    def close(self) -> None:
+        for block in self._parser.close():
+            self._block(block)
+        self.grammar.finish(self._end)
+
+    def _block(self, block: SSEEvent) -> None:
+        report = self.report
+        if not block.utf8_ok:
+            report.at("sse.utf8", block, "invalid UTF-8 in this event (shown as U+FFFD)")
+        bits = block.endings
+        if bits and not self._mixed_reported:
+            if bits not in _STYLE or (self._style and bits != self._style):
+                self._mixed_reported = True
+                report.at(
+                    "sse.line-endings",
+                    block,
+                    f"line endings mix {_style(self._style | bits)}; the anthropic SDK and "
+                    "openai-python <= 2.24 dispatch such events late: use one style",
+                )
+            elif not self._style:
+                self._style = bits
+        for line in block.lines:
+            name, _, value = line.partition(":")
+            if name == "id":
+                value = value[1:] if value[:1] == " " else value
+                self._id_seen = self._id_seen or ("\0" not in value and value != "")
+                if "\0" in value:
+                    report.at("sse.id-nul", block, "id: field contains NUL; it is ignored")
+            elif name == "retry":
+                value = value[1:] if value[:1] == " " else value
+                if not (value.isascii() and value.isdigit()):
+                    report.at("sse.retry", block, f"retry: {value!r} is not all digits; ignored")
+        self.grammar.block(block)
+        kind = block.kind
+        if kind == "event":
+            self._event(block)
+        elif kind == "partial":
+            if any(not line.startswith(":") for line in block.lines):
+                report.at(
+                    "sse.unterminated",
+                    block,
+                    f"the stream ends inside an event ({block.end - block.start} bytes without "
+                    "the closing blank line); every SSE decoder drops it silently",
+                )
+        elif kind == "fields":
+            report.at(
+                "sse.empty-event",
+                block,
+                "a block with event:/id:/retry: but no data:; openai-python dispatches it with "
+                "empty data and .json() raises",
+            )
+        elif kind == "blank" and self._id_seen:
+            report.at(
+                "sse.empty-event",
+                block,
+                "an extra blank line after an id: was seen; openai-python dispatches it as an "
+                "event with empty data and .json() raises",
+            )
+
+    def _event(self, block: SSEEvent) -> None:
+        data = block.data
+        payload: object
+        if data in self.grammar.sentinels:
+            payload = None
+        else:
+            try:
+                payload = json.loads(data)
+            except json.JSONDecodeError as e:
+                payload = INVALID
+                shown = data if len(data) <= 60 else data[:57] + "..."
+                self.report.at("sse.json", block, f"data is not JSON ({e.msg}): {shown!r}")
+        self.grammar.event(
+            StreamEvent(block.index, block.start, block.end, _event_name(block), data, payload)
+        )
