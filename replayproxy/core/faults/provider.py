@@ -1,7 +1,7 @@
 """What each provider sends when things go wrong: error events, error bodies, keepalives.
 
-Detection looks at the request (path, host, ``anthropic-version``) and the response content
-type. The bytes follow the providers' wire formats (see
+Detection reuses the checker's (request path, ``anthropic-version``), on the request alone.
+The bytes follow the providers' wire formats (see
 ``/work/shared/reference/wire-formats-and-peers.md`` §3 and ``faults-in-the-wild.md`` F1, F9):
 
 - Anthropic: ``event: error`` + ``{"type":"error","error":{"type":"overloaded_error",...}}``,
@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from replayproxy.core.check.detect import detect as check_detect
 from replayproxy.core.events import EventSpan
 from replayproxy.core.model import Header, Interaction
 
@@ -34,6 +35,15 @@ __all__ = [
 
 Provider = Literal["anthropic", "openai-chat", "openai-responses", "gemini", "bedrock"]
 
+_PROVIDERS: dict[str, Provider] = {
+    "anthropic": "anthropic",
+    "openai-chat": "openai-chat",
+    "openai-responses": "openai-responses",
+    "gemini": "gemini",
+    "bedrock-converse": "bedrock",
+    "bedrock-invoke": "bedrock",
+}
+
 _TERMINAL_NAMES = {
     "message_stop",
     "response.completed",
@@ -44,21 +54,17 @@ _TERMINAL_NAMES = {
 
 
 def detect(interaction: Interaction) -> Provider | None:
-    """The provider API an interaction talks to, or ``None`` when it is not recognised."""
+    """The provider API an interaction talks to, or ``None`` when it is not recognised.
+
+    Reuses the checker's detection (:func:`replayproxy.core.check.detect.detect`) on the
+    request alone, so a JSON (non-stream) response still gets its provider's error shapes.
+    """
     req = interaction.request
-    path = req.path
-    host = (urlsplit(req.url).hostname or "").lower()
-    if path.endswith("/messages") or req.header("anthropic-version") or "anthropic" in host:
-        return "anthropic"
-    if path.endswith("/chat/completions"):
-        return "openai-chat"
-    if path.endswith("/responses"):
-        return "openai-responses"
-    if ":streamGenerateContent" in path or ":generateContent" in path:
-        return "gemini"
-    if "bedrock" in host or path.endswith(("/converse-stream", "/invoke-with-response-stream")):
-        return "bedrock"
-    return None
+    headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in req.headers}
+    found = check_detect(req.url, content_type=None, request_headers=headers)
+    if found is None and "anthropic" in (urlsplit(req.url).hostname or ""):
+        found = "anthropic"
+    return _PROVIDERS.get(found or "")
 
 
 def terminal_index(body: bytes, spans: Sequence[EventSpan]) -> int | None:
