@@ -120,7 +120,11 @@ class Replayer:
                 except ReplayProxyError as e:
                     raise _options_error(str(e)) from None
         # Replay must never resolve or connect to the recorded host (mitmproxy-notes §2.2).
-        if self.session is not None and opts.connection_strategy != "lazy":
+        if (
+            self.session is not None
+            and "connection_strategy" in opts
+            and opts.connection_strategy != "lazy"
+        ):
             opts.update(connection_strategy="lazy")
 
     # -- lifecycle -------------------------------------------------------------------------
