@@ -21,10 +21,38 @@ class Config:
     tp_duration: float
     record_streams: tuple[int, ...]
     client_procs: int
+    rounds: int  # the whole sequence of paths is run this many times, samples pooled
+    single_repeats: int  # 1-stream runs per round (one stream gives few gaps per run)
+    throughput_context: bool = True  # also the direct and floor throughput rows
 
 
-FULL = Config(80, 8, 120, (1, 50, 200), (1, 50), 50, 3.0, (1, 50), 2)
-QUICK = Config(12, 4, 30, (1, 10), (1,), 8, 0.7, (1,), 2)
+FULL = Config(
+    chat_events=80,
+    chat_variants=8,
+    split_frames=120,
+    timing_streams=(1, 50, 200),
+    split_streams=(1, 50),
+    tp_conns=50,
+    tp_duration=3.0,
+    record_streams=(1, 50),
+    client_procs=2,
+    rounds=2,
+    single_repeats=3,
+)
+QUICK = Config(
+    chat_events=8,
+    chat_variants=4,
+    split_frames=30,
+    timing_streams=(1, 5),
+    split_streams=(1,),
+    tp_conns=8,
+    tp_duration=0.3,
+    record_streams=(1,),
+    client_procs=2,
+    rounds=1,
+    single_repeats=1,
+    throughput_context=False,
+)
 
 # Paths in the timing tables: (key, label, floor key it is judged against)
 DIRECT_FLOOR, DIRECT_RP = "floor-direct", "rp-direct"

@@ -8,7 +8,9 @@ the reason, and every target that depends on it is reported as not measured, nev
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
 
 import _config as C
 from _bench import err_cell, missing
@@ -17,7 +19,9 @@ from _stats import StreamStats, fmt_ms, percentile, print_table
 if TYPE_CHECKING:
     from _bench import Bench
     from _harness import Clients
+    from _streams import BenchStream
 
+T = TypeVar("T")
 Stats = dict[tuple[int, str], StreamStats | None]
 
 # A "no worse than the floor" comparison on a shared, noisy machine needs a stated allowance:
@@ -32,20 +36,39 @@ class Report:
         self.clients = clients
         self.mem: dict[str, int | None] = {}
         self.record_check = ""
+        self.record_ok: bool | None = None
 
     def run(self) -> None:
-        timing = self.timing()
-        split = self.split_fidelity()
-        tp = self.throughput()
-        rec = self.recording()
+        timing = _timed(self.timing)
+        split = _timed(self.split_fidelity)
+        tp = _timed(self.throughput)
+        rec = _timed(self.recording)
         self.memory()
         self.judge(timing, split, tp, rec)
 
     # -- sections -----------------------------------------------------------------------
 
-    def _stream_rows(
-        self, stats: dict[tuple[int, str], StreamStats | None], ns: tuple[int, ...]
-    ) -> list[list[str]]:
+    def _sweep(
+        self, streams: list[BenchStream], ns: tuple[int, ...], keys: list[str], log: bool = False
+    ) -> Stats:
+        """Run every (streams, path) pair; interleave paths, repeat rounds, pool the samples.
+
+        Interleaving means a burst of background load hits the paths evenly instead of
+        deciding one path's figures; a single stream is run several times because one run
+        of it yields only a few dozen gaps.
+        """
+        cfg = self.b.cfg
+        out: Stats = {}
+        for _ in range(cfg.rounds):
+            for n in ns:
+                for key in keys:
+                    for _ in range(cfg.single_repeats if n == 1 else 1):
+                        st = self.b.run_streams(self.clients, key, streams, n, log=log)
+                        prev = out.get((n, key))
+                        out[(n, key)] = st if prev is None or st is None else prev.merge(st)
+        return out
+
+    def _stream_rows(self, stats: Stats, ns: tuple[int, ...]) -> list[list[str]]:
         rows = []
         for n in ns:
             for key, label, _ in C.TIMED_PATHS:
@@ -68,12 +91,9 @@ class Report:
                 )
         return rows
 
-    def timing(self) -> dict[tuple[int, str], StreamStats | None]:
+    def timing(self) -> Stats:
         cfg = self.b.cfg
-        out: dict[tuple[int, str], StreamStats | None] = {}
-        for n in cfg.timing_streams:
-            for key, _, _ in C.TIMED_PATHS:
-                out[(n, key)] = self.b.run_streams(self.clients, key, self.b.chat, n)
+        out = self._sweep(self.b.chat, cfg.timing_streams, [k for k, _, _ in C.TIMED_PATHS])
         print_table(
             f"1. Timing error |observed gap - recorded gap| at the client, ms "
             f"(OpenAI chat stream, {cfg.chat_events} events, gaps 10-60 ms, "
@@ -100,12 +120,9 @@ class Report:
             rows,
         )
 
-    def split_fidelity(self) -> dict[tuple[int, str], StreamStats | None]:
+    def split_fidelity(self) -> Stats:
         cfg = self.b.cfg
-        out: dict[tuple[int, str], StreamStats | None] = {}
-        for n in cfg.split_streams:
-            for key, _, _ in C.TIMED_PATHS:
-                out[(n, key)] = self.b.run_streams(self.clients, key, self.b.split, n)
+        out = self._sweep(self.b.split, cfg.split_streams, [k for k, _, _ in C.TIMED_PATHS])
         print_table(
             f"2. Split fidelity: share of client reads holding exactly one recorded frame "
             f"(OpenAI Responses stream, {cfg.split_frames} frames cut mid-event and mid-UTF-8, "
@@ -119,6 +136,7 @@ class Report:
         paths = [
             ("tp-rp", "proxy: replayproxy replay --speed 0"),
             ("tp-mitm", "proxy: mitmdump --server-replay (same flows)"),
+            ("tp-mitm-floor", "proxy: floor --speed 0 behind mitmdump passthrough"),
             ("tp-engine", "direct: replayproxy engine --speed 0"),
             ("tp-floor", "direct: floor (plain asyncio) --speed 0"),
         ]
@@ -140,18 +158,16 @@ class Report:
         )
         return out
 
-    def recording(self) -> dict[tuple[int, str], StreamStats | None]:
+    def recording(self) -> Stats:
         paths = [
             (C.DIRECT_FLOOR, "direct (client -> floor origin)"),
             (C.PROXY_FLOOR, "plain mitmdump passthrough"),
             ("rec-rp", "replayproxy record"),
         ]
         cfg = self.b.cfg
-        out: dict[tuple[int, str], StreamStats | None] = {}
+        out = self._sweep(self.b.chat, cfg.record_streams, [k for k, _ in paths], log=True)
         rows = []
         for n in cfg.record_streams:
-            for key, _ in paths:
-                out[(n, key)] = self.b.run_streams(self.clients, key, self.b.chat, n, log=True)
             base = out[(n, C.DIRECT_FLOOR)]
             mitm = out[(n, C.PROXY_FLOOR)]
             for key, label in paths:
@@ -185,10 +201,12 @@ class Report:
             print(f"   recorded cassette: {self.record_check}")
         return out
 
-    def _check_recorded(self, out: dict[tuple[int, str], StreamStats | None]) -> str:
-        """Make sure ``replayproxy record`` really recorded what it passed through."""
+    def _check_recorded(self, out: Stats) -> str:
+        """Make sure ``replayproxy record`` really recorded, byte for byte, what it forwarded."""
         if "rec-rp" not in self.b.targets:
             return ""
+        from urllib.parse import parse_qs, urlsplit
+
         from replayproxy import store
 
         path = self.b.workdir / "recorded.cassette"
@@ -200,8 +218,21 @@ class Report:
             got = store.load(path).interactions
         except Exception as e:
             return f"could not load {path.name}: {e}"
+        exact = 0
+        for it in got:
+            name = parse_qs(urlsplit(it.request.url).query).get("bench", [""])[0]
+            s = self.b.by_name.get(name)
+            exact += (
+                s is not None
+                and it.response is not None
+                and it.response.body == b"".join(d for _, d in s.frames)
+            )
         frames = sum(len(i.frames) for i in got)
-        return f"{len(got)} interactions ({want} expected), {frames} frames"
+        self.record_ok = exact == len(got) == want
+        return (
+            f"{len(got)} interactions ({want} streams were read), "
+            f"{exact} with the body byte-exact, {frames} frames"
+        )
 
     # -- verdicts -----------------------------------------------------------------------
 
@@ -216,6 +247,13 @@ class Report:
 
         rows = _verdicts.judge(self, timing, split, tp, rec)
         print_table("Targets", ["target", "measured", "verdict"], rows)
+
+
+def _timed(section: Callable[[], T]) -> T:
+    t0 = time.monotonic()
+    out = section()
+    print(f"   (section took {time.monotonic() - t0:.1f} s)")
+    return out
 
 
 def _p50(st: StreamStats | None) -> float:

@@ -43,6 +43,18 @@ class StreamStats:
     streams_ok: int = 0
     errors: list[str] = field(default_factory=list)
 
+    def merge(self, other: StreamStats) -> StreamStats:
+        """Pool the samples of two runs of the same configuration."""
+        return StreamStats(
+            self.gap_errors_ns + other.gap_errors_ns,
+            self.latencies_ns + other.latencies_ns,
+            self.reads + other.reads,
+            self.exact_reads + other.exact_reads,
+            self.frames + other.frames,
+            self.streams_ok + other.streams_ok,
+            self.errors + other.errors,
+        )
+
     def summary(self) -> tuple[float, float, float]:
         e = self.gap_errors_ns
         return percentile(e, 50) / 1e6, percentile(e, 99) / 1e6, (max(e) / 1e6 if e else math.nan)

@@ -14,7 +14,6 @@ server processes behind it (for peak memory and clean-up).
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -94,16 +93,6 @@ def mitm_server_replay(
     return Target(label, 0, [s])
 
 
-def _has_command(name: str) -> bool:
-    try:
-        r = subprocess.run(
-            [bin_path("replayproxy"), name, "--help"], capture_output=True, timeout=30
-        )
-    except (OSError, RuntimeError, subprocess.TimeoutExpired):
-        return False
-    return r.returncode == 0
-
-
 def engine(label: str, cassette: Path, speed: float, workdir: Path) -> Target:
     """replayproxy's replay engine (``ReplayServer``) serving directly, in its own process."""
     try:
@@ -117,8 +106,6 @@ def engine(label: str, cassette: Path, speed: float, workdir: Path) -> Target:
 
 def replay_cli(label: str, cassette: Path, speed: float, workdir: Path, confdir: Path) -> Target:
     """``replayproxy replay`` as a subprocess in base-URL (reverse proxy) mode: the proxy path."""
-    if not _has_command("replay"):
-        raise Unavailable("`replayproxy replay` is not available")
     argv = [
         bin_path("replayproxy"), "replay", str(cassette),
         "--upstream", "https://api.openai.com",
@@ -134,5 +121,13 @@ def replay_cli(label: str, cassette: Path, speed: float, workdir: Path, confdir:
 def record_cli(
     label: str, cassette: Path, upstream_port: int, workdir: Path, confdir: Path
 ) -> Target:
-    """``replayproxy record`` as a subprocess in front of the floor server."""
-    raise Unavailable("`replayproxy record` has not landed yet")
+    """``replayproxy record`` as a subprocess, reverse mode in front of the floor server."""
+    argv = [
+        bin_path("replayproxy"), "record", str(cassette),
+        "--upstream", f"http://{LOOPBACK}:{upstream_port}",
+        "--listen", f"{LOOPBACK}:0",
+        "--confdir", str(confdir),
+        "--overwrite",
+    ]  # fmt: skip
+    s = Server(label, argv, port_from_log(r"listening on http://[^:\s]+:(\d+)"), workdir)
+    return Target(label, 0, [s])

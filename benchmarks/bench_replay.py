@@ -47,7 +47,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         b = Bench(cfg, workdir)
         with servers() as started:
+            t0 = time.monotonic()
             b.launch(started)
+            print(f"   ({len(started)} servers started in {time.monotonic() - t0:.1f} s)")
             Report(b, clients).run()
     finally:
         clients.close()
