@@ -31,6 +31,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from replayproxy.core.model import Interaction, Request
+from replayproxy.core.redact import REDACTED_TEXT, is_redacted
 from replayproxy.errors import UsageError
 
 __all__ = [
@@ -45,14 +46,12 @@ __all__ = [
     "parse_pointer",
 ]
 
-REDACTED = "<redacted>"
+REDACTED = REDACTED_TEXT
 """The marker the recorder writes in place of a secret; matching treats it as a wildcard."""
 
 
 def _is_redacted(value: object) -> bool:
-    # The recorder may keep a hint after the marker (e.g. "<redacted> sk-...abcd"), so a prefix
-    # test is used rather than equality.
-    return isinstance(value, str) and value.startswith(REDACTED)
+    return isinstance(value, str) and is_redacted(value)
 
 
 def parse_pointer(pointer: str) -> tuple[str, ...]:
