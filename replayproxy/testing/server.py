@@ -10,7 +10,8 @@ Every response served is reported as a frozen :class:`Served` record.
 Finish kinds: ``complete`` (chunked terminator, connection kept alive), ``reset`` (TCP RST via
 ``SO_LINGER(1, 0)`` + abort, after the written bytes left the process), ``close`` (FIN without
 the chunked terminator), ``hang`` (nothing more until the client goes away), and
-``client_gone`` (the client disconnected while we were writing).
+``client_gone`` (the client disconnected while we were writing), ``stopped`` (the simulator
+was stopped mid-response).
 """
 
 from __future__ import annotations
@@ -73,12 +74,17 @@ class Served:
     head_ns: int | None
     # (time.monotonic_ns() after the write, body bytes without the chunk framing)
     writes: tuple[tuple[int, bytes], ...]
-    finish: str  # complete | reset | close | hang | client_gone
+    finish: str  # complete | reset | close | hang | client_gone | stopped
 
     @property
     def body(self) -> bytes:
         """The body bytes written (de-chunked), as a client would reassemble them."""
         return b"".join(data for _, data in self.writes)
+
+    @property
+    def offsets_ns(self) -> tuple[int, ...]:
+        """When each write happened, in ns after the request was fully read."""
+        return tuple(ns - self.received_ns for ns, _ in self.writes)
 
 
 class _BadRequest(Exception):
@@ -158,6 +164,12 @@ class Connection:
         return SimRequest(req.method, req.target, req.http_version, req.headers, body)
 
     async def _read_body(self, req: SimRequest) -> bytes:
+        try:
+            return await self._read_body_bytes(req)
+        except asyncio.LimitOverrunError:
+            raise _BadRequest("chunk size line too long") from None
+
+    async def _read_body_bytes(self, req: SimRequest) -> bytes:
         if "chunked" in (req.header("transfer-encoding") or "").lower():
             chunks: list[bytes] = []
             while True:
@@ -166,6 +178,8 @@ class Connection:
                     size = int(size_line.split(b";")[0].strip(), 16)
                 except ValueError:
                     raise _BadRequest("bad chunk size") from None
+                if size < 0:
+                    raise _BadRequest("bad chunk size")
                 if size == 0:
                     while (await self.reader.readuntil(b"\r\n")) != b"\r\n":
                         pass  # trailers: ignored
@@ -179,6 +193,8 @@ class Connection:
             n = int(length)
         except ValueError:
             raise _BadRequest("bad content-length") from None
+        if n < 0:
+            raise _BadRequest("bad content-length")
         return await self.reader.readexactly(n)
 
     async def _write_error(self, status: int, message: str) -> None:
@@ -240,6 +256,10 @@ class Connection:
         except (ConnectionError, OSError):
             finish = "client_gone"
             return False
+        except asyncio.CancelledError:
+            if finish != "hang":
+                finish = "stopped"
+            raise
         finally:
             self.on_served(Served(req, stream.name, stream.status, behavior, received_ns,
                                   head if head_ns is not None else b"", head_ns, tuple(writes),

@@ -54,7 +54,7 @@ def test_configured_gaps_and_ttfb(simulator: Simulator) -> None:
     assert 0.15 < first < 1.5  # 200 ms TTFB
     assert 0.12 < last < 1.5  # two 80 ms gaps
     served = simulator.wait_served(1)[0]
-    offsets = [(ns - served.received_ns) / 1e9 for ns, _ in served.writes]
+    offsets = [ns / 1e9 for ns in served.offsets_ns]
     for got, want in zip(offsets, (0.2, 0.28, 0.36), strict=True):
         assert want - 0.005 <= got < want + 1.0
 
@@ -207,6 +207,39 @@ def test_garbage_request_gets_400() -> None:
         assert data.startswith(b"HTTP/1.1 400 ")
         r = httpx.get(sim.url + "/v1/models")  # still serving
         assert r.status_code == 200
+
+
+@pytest.mark.parametrize(
+    "request_bytes",
+    [
+        b"POST / HTTP/1.1\r\ntransfer-encoding: chunked\r\n\r\n-5\r\n",
+        b"POST / HTTP/1.1\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n",
+        b"POST / HTTP/1.1\r\ncontent-length: -1\r\n\r\n",
+        b"GET / HTTP/1.1\r\nno colon here\r\n\r\n",
+    ],
+)
+def test_malformed_framing_gets_400(simulator: Simulator, request_bytes: bytes) -> None:
+    """Malformed headers or body framing get a 400 answer, never a crash."""
+    with socket.create_connection((simulator.host, simulator.port), timeout=5) as s:
+        s.sendall(request_bytes)
+        data = b""
+        while chunk := s.recv(65536):
+            data += chunk
+    assert data.startswith(b"HTTP/1.1 400 ")
+
+
+def test_stop_mid_stream_is_recorded_as_stopped() -> None:
+    """Stopping the simulator during a slow stream records the response as 'stopped'."""
+    sim = Simulator(behavior=Behavior(gap_s=5.0)).start()
+    try:
+        with socket.create_connection((sim.host, sim.port), timeout=5) as s:
+            s.sendall(b"POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-length: 0\r\n\r\n")
+            assert s.recv(65536).startswith(b"HTTP/1.1 200")
+            sim.stop()
+    finally:
+        sim.stop()
+    (served,) = sim.served
+    assert served.finish == "stopped" and len(served.writes) == 1
 
 
 def test_wait_served_times_out() -> None:
