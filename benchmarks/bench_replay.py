@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -34,6 +35,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--client-procs", type=int, default=None, help="client processes (default 2)")
     ap.add_argument("--keep", action="store_true", help="keep the work directory (logs, files)")
     args = ap.parse_args(argv)
+    # SIGTERM unwinds like Ctrl-C, so the finally blocks below stop every server we started.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     cfg = QUICK if args.quick else FULL
     if args.client_procs:
         cfg = Config(**{**cfg.__dict__, "client_procs": args.client_procs})
