@@ -184,3 +184,24 @@ def test_mitmdump_script_replays_standalone(confdir: Path, tmp_path: Path) -> No
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_torn_cassette_replays_what_loaded_with_a_warning(tmp_path: Path) -> None:
+    """A cassette with a torn tail (killed recorder) warns on stderr and serves the rest."""
+    path = tmp_path / "torn.cassette"
+    first = interaction([b"data: 1\n\n"], body=b'{"n":1}')
+    store.save(path, cassette(first, interaction([b"data: 2\n\n"], body=b'{"n":2}')))
+    path.write_bytes(path.read_bytes()[:-7])
+    script = (
+        "import os, httpx\n"
+        "r = httpx.post(os.environ['REPLAYPROXY_URL'] + '/v1/chat/completions', json={'n': 1})\n"
+        "print(r.status_code, r.text)\n"
+    )
+    done = run(
+        "replay", str(path), "--upstream", "https://api.openai.invalid",
+        "--listen", "127.0.0.1:0", "--", sys.executable, "-c", script,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "200 data: 1" in done.stdout
+    assert done.stderr.startswith("warning: ") and "torn tail" in done.stderr
+    assert "1 interactions served, 0 unmatched requests, 0 of 1" in done.stderr

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gzip
+import itertools
+import socket
 import time
 
 import httpx
@@ -192,3 +194,61 @@ def test_a_missing_cassette_fails_before_listening(tmp_path) -> None:  # type: i
     bad.write_bytes(b"\x00garbage")
     with pytest.raises(CassetteError):
         ReplayServer(bad)
+
+
+def test_replay_time_fault_is_applied() -> None:
+    """--fault reset:events=2 cuts a 4-event stream after 2 events with a connection error."""
+    frames = sse_frames(4)
+    it = interaction(frames, gap_ms=5)
+    got: list[bytes] = []
+    with (
+        ReplayServer(cassette(it), speed=0, faults=["reset:events=2"]) as server,
+        httpx.Client() as c,
+        pytest.raises(httpx.ReadError),
+    ):
+        stream_raw(c, server.url + "/v1/chat/completions", BODY, into=got)
+    assert b"".join(got) == b"".join(frames[:2])
+
+
+def test_a_fault_that_cannot_apply_is_explained() -> None:
+    """A fault past the end of the stream answers 500 saying why, and counts as unmatched."""
+    it = interaction(sse_frames(2), gap_ms=5)
+    with ReplayServer(cassette(it), speed=0, faults=["reset:events=9"]) as server:
+        r = httpx.post(server.url + "/v1/chat/completions", content=BODY)
+    assert r.status_code == 500 and r.headers["x-replayproxy-unmatched"] == "1"
+    assert "cannot serve POST /v1/chat/completions" in r.text and "events=9" in r.text
+    assert server.summary().unmatched == 1
+
+
+def test_garbage_does_not_stop_the_server() -> None:
+    """A malformed request only closes its own connection; the next client is served."""
+    it = interaction([b"data: 1\n\n"])
+    with ReplayServer(cassette(it), speed=0) as server:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+            sock.sendall(b"NONSENSE\r\n\r\n")
+            assert sock.recv(100) == b""
+        r = httpx.post(server.url + "/v1/chat/completions", content=BODY)
+    assert (r.status_code, r.content) == (200, b"data: 1\n\n")
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.integers(1, len(REQUEST) - 1), max_size=6, unique=True).map(sorted))
+def test_a_request_split_anywhere_is_read_whole(cuts: list[int]) -> None:
+    """However the request bytes are split across writes, the origin reads the same request."""
+    pieces = [REQUEST[a:b] for a, b in itertools.pairwise([0, *cuts, len(REQUEST)])]
+    it = interaction([b"data: 1\n\n"], gap_ms=0, head_ms=0)
+    with (
+        ReplayServer(cassette(it), speed=0) as server,
+        socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock,
+    ):
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for piece in pieces:
+            sock.sendall(piece)
+            time.sleep(0.001)
+        reply = b""
+        while not reply.endswith(b"0\r\n\r\n"):
+            data = sock.recv(65536)
+            assert data, reply
+            reply += data
+    assert reply.startswith(b"HTTP/1.1 200 OK\r\n")
+    assert server.summary().served == 1
