@@ -105,7 +105,8 @@ def parse_position(text: str) -> tuple[str, float]:
     try:
         converted = POSITIONS[key].convert(value)
     except ValueError as e:
-        raise UsageError(f"bad position {text!r}: {e}") from None
+        detail = str(e) if "must" in str(e) else "not a valid number"
+        raise UsageError(f"bad position {text!r}: {detail}") from None
     assert isinstance(converted, int | float)
     return key, float(converted)
 

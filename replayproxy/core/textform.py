@@ -43,7 +43,16 @@ from replayproxy.core.model import (
 )
 from replayproxy.errors import CassetteFormatError, UsageError
 
-__all__ = ["MAGIC", "dumps", "format_time", "loads", "parse_bytes", "parse_time", "quote"]
+__all__ = [
+    "MAGIC",
+    "dumps",
+    "format_time",
+    "loads",
+    "parse_bytes",
+    "parse_time",
+    "quote",
+    "unescape",
+]
 
 MAGIC = "replayproxy-cassette-text 1"
 _BANNER = "# replayproxy cassette text (docs/text-format.md), read by `replayproxy cassette import`"
@@ -154,14 +163,13 @@ def parse_time(token: str) -> int:
     return -ns if sign == "-" else ns
 
 
-def _quoted(line: str, pos: int) -> tuple[bytes, int]:
-    """Parse the quoted string starting at ``line[pos]``; return its bytes and the next index."""
-    q = line[pos]
+def _decode(line: str, i: int, stop: str | None) -> tuple[bytes, int]:
+    """Decode escapes from ``line[i]`` up to the ``stop`` char (or the end of the line when
+    ``stop`` is None); return the bytes and the index just past the stop char."""
     out = bytearray()
-    i = pos + 1
     while i < len(line):
         ch = line[i]
-        if ch == q:
+        if ch == stop:
             return bytes(out), i + 1
         if ch == "\\":
             esc = line[i + 1 : i + 2]
@@ -176,7 +184,19 @@ def _quoted(line: str, pos: int) -> tuple[bytes, int]:
             continue
         out += ch.encode("utf-8", errors="surrogatepass")
         i += 1
-    raise _Bad("unterminated quoted string")
+    if stop is not None:
+        raise _Bad("unterminated quoted string")
+    return bytes(out), i
+
+
+def _quoted(line: str, pos: int) -> tuple[bytes, int]:
+    """Parse the quoted string starting at ``line[pos]``; return its bytes and the next index."""
+    return _decode(line, pos + 1, line[pos])
+
+
+def unescape(text: str) -> bytes:
+    """``text`` with the text form's backslash escapes decoded (no quotes around it)."""
+    return _decode(text, 0, None)[0]
 
 
 def _skip_space(line: str, pos: int) -> int:

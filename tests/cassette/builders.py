@@ -133,3 +133,48 @@ def sample_cassette() -> Cassette:
     return Cassette(
         (sse_interaction(), split_sse_interaction(), refused), (("recorded-by", "tests"),)
     )
+
+
+def _stream_interaction(
+    name: str,
+    head_ms: int,
+    gaps_ms: list[int],
+    end: EndKind = EndKind.COMPLETE,
+    keep: int | None = None,
+) -> Interaction:
+    """A recorded-looking interaction from one of the simulator's real provider streams."""
+    from replayproxy.testing.streams import STREAMS
+
+    s = STREAMS[name]
+    events = s.events if keep is None else s.events[:keep]
+    t = head_ms * MS
+    frames = []
+    for i, ev in enumerate(events):
+        t += gaps_ms[i % len(gaps_ms)] * MS
+        frames.append(Frame(t, ev))
+    path = s.path.replace("{model}", "gemini-2.0-flash")
+    return Interaction(
+        Request(
+            s.method,
+            "https://api.example.test" + path,
+            "HTTP/1.1",
+            ((b"content-type", b"application/json"), (b"authorization", b"<redacted>")),
+            b'{"stream":true}' if s.sse else b"",
+        ),  # fmt: skip
+        Response(s.status, "OK", "HTTP/1.1", s.headers, head_ms * MS, tuple(frames)),
+        Ending(end, t + (MS if end is EndKind.COMPLETE else 0)),
+    )
+
+
+def demo_cassette() -> Cassette:
+    """A session as a person would record it: a clean OpenAI stream, an Anthropic stream that
+    was reset midway, a Gemini stream that hung, and a plain JSON call."""
+    return Cassette(
+        (
+            _stream_interaction("openai-chat-text", 180, [24, 31, 18, 45, 22, 28], keep=40),
+            _stream_interaction("anthropic-text", 420, [35, 12, 60, 20], EndKind.RESET, keep=6),
+            _stream_interaction("gemini-text", 300, [140, 90], EndKind.HANG),
+            _stream_interaction("openai-models", 90, [5], EndKind.COMPLETE),
+        ),
+        (("recorded-by", "replayproxy tests"),),
+    )
