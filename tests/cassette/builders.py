@@ -160,7 +160,7 @@ def _stream_interaction(
             "HTTP/1.1",
             ((b"content-type", b"application/json"), (b"authorization", b"<redacted>")),
             b'{"stream":true}' if s.sse else b"",
-        ),  # fmt: skip
+        ),
         Response(s.status, "OK", "HTTP/1.1", s.headers, head_ms * MS, tuple(frames)),
         Ending(end, t + (MS if end is EndKind.COMPLETE else 0)),
     )
