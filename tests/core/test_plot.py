@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 import xml.etree.ElementTree as ET
 
@@ -31,7 +32,7 @@ def test_frames_and_axis() -> None:
     assert "<title>frame 2: +110 ms, 22 B</title>" in svg
     ticks = re.findall(r">(\d+) ms</text>", svg)
     assert ticks[0] == "0" and len(ticks) >= 5
-    steps = {int(b) - int(a) for a, b in zip(ticks, ticks[1:], strict=False)}
+    steps = {int(b) - int(a) for a, b in itertools.pairwise(ticks)}
     assert len(steps) == 1 and steps.pop() in (10, 20, 50, 100)
 
 
