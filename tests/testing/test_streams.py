@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import struct
@@ -185,3 +186,22 @@ def test_error_body_shapes(provider: str, key: str) -> None:
     assert json.loads(error_body("bedrock", 429, "slow down")) == {"message": "slow down"}
     if provider == "anthropic":
         assert body["type"] == "error"
+
+
+@pytest.mark.parametrize("name", sorted(SOURCES))
+def test_project_parsers_agree(name: str) -> None:
+    """The project SSE parser / event-stream decoder see one event per write, payloads intact."""
+    from replayproxy.core.eventstream import EventStreamMessage, decode_all
+    from replayproxy.core.sse import parse_events
+
+    stream = STREAMS[name]
+    if stream.sse:
+        events = parse_events(stream.body)
+        data = [e.data.encode() for e in events if e.data != "[DONE]"]
+        assert data == list(stream.payloads)
+        ends = [e.end for e in events]
+    else:
+        messages = decode_all(stream.body)
+        assert all(isinstance(m, EventStreamMessage) for m in messages)
+        ends = [m.end for m in messages if isinstance(m, EventStreamMessage)]
+    assert ends == list(itertools.accumulate(len(e) for e in stream.events))
