@@ -108,14 +108,14 @@ def _lane(i: int, x: Interaction, top: float, sx: float, max_bytes: int, right: 
     frames = f"{row.frames} frame" + ("" if row.frames == 1 else "s")
     detail = f"{status} · {frames} · {_fmt_bytes(row.bytes)} · {row.end}"
     out = [
-        f"<text x='12' y='{base - 12:.1f}' font-size='13' font-weight='600' fill='{_HEAD}'>"
+        f"<text x='12' y='{top + 21:.1f}' font-size='13' font-weight='600' fill='{_HEAD}'>"
         f"{_text(label)}</text>",
-        f"<text x='12' y='{base + 4:.1f}' font-size='11' fill='#475569'>{_text(detail)}</text>",
+        f"<text x='12' y='{top + 37:.1f}' font-size='11' fill='#475569'>{_text(detail)}</text>",
     ]
     if x.faults:
         faults = escape(" ".join(x.faults).encode())[:40]
         out.append(
-            f"<text x='12' y='{base + 17:.1f}' font-size='10.5' fill='{_BAD}'>"
+            f"<text x='12' y='{top + 52:.1f}' font-size='10.5' fill='{_BAD}'>"
             f"faults: {_text(faults)}</text>"
         )
     x0 = _LEFT
@@ -161,11 +161,11 @@ def _legend(y: float) -> list[str]:
          "stroke-dasharray='5 4'/>", "hang"),
     ]  # fmt: skip
     out: list[str] = []
-    x = float(_LEFT)
+    x = 20.0
     for mark, name in items:
         out.append(f"<g transform='translate({x:.1f},{y:.1f})'>{mark}")
         out.append(f"<text x='16' y='2' font-size='11.5' fill='#334155'>{name}</text></g>")
-        x += 30 + 6.6 * len(name)
+        x += 34 + 7.0 * len(name)
     return out
 
 
