@@ -217,8 +217,10 @@ class Origin:
         except (_BadRequest, ConnectionError):
             pass
         except asyncio.CancelledError:
+            # Only close() cancels handlers. Ending the task normally (not re-raising) avoids
+            # CPython's spurious "Exception in callback StreamReaderProtocol..." report for
+            # cancelled client_connected_cb tasks (3.11, 3.12.1).
             writer.transport.abort()
-            raise
         finally:
             self._tasks.discard(task)
             if not writer.transport.is_closing():

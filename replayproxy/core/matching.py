@@ -24,6 +24,7 @@ The :class:`Matcher` keeps the "used" counts; it is not thread-safe (callers hol
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -214,7 +215,10 @@ def _first_json_difference(
     return None
 
 
+@functools.lru_cache(maxsize=1024)
 def _parse_json(body: bytes) -> Any:
+    # Cached: every request is compared with every recorded body. Results are never mutated
+    # (_drop copies along the path it changes).
     if not body.strip():
         return _MISSING
     try:

@@ -252,3 +252,23 @@ def test_a_request_split_anywhere_is_read_whole(cuts: list[int]) -> None:
             reply += data
     assert reply.startswith(b"HTTP/1.1 200 OK\r\n")
     assert server.summary().served == 1
+
+
+def test_expect_100_continue_and_bodyless_statuses() -> None:
+    """Expect: 100-continue gets its interim response; a recorded 204 is sent without a body."""
+    it = interaction([], status=204, headers=((b"content-length", b"0"),), body=b'{"big":1}')
+    with (
+        ReplayServer(cassette(it), speed=0) as server,
+        socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock,
+    ):
+        body = b'{"big":1}'
+        sock.sendall(
+            b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+            b"Content-Length: %d\r\n\r\n" % len(body)
+        )
+        assert sock.recv(100) == b"HTTP/1.1 100 Continue\r\n\r\n"
+        sock.sendall(body)
+        reply = sock.recv(1000)
+    assert reply.startswith(b"HTTP/1.1 204 No Content\r\n")
+    assert reply.endswith(b"\r\n\r\n") and b"transfer-encoding" not in reply.lower()
+    assert b"content-length" not in reply.lower()
