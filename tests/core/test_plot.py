@@ -15,7 +15,7 @@ from tests.cassette.builders import cassettes, demo_cassette, sample_cassette
 SVG = "{http://www.w3.org/2000/svg}"
 
 
-@settings(max_examples=150)
+@settings(max_examples=80)
 @given(cassettes)
 def test_any_cassette_plots_to_well_formed_svg(c: Cassette) -> None:
     """Any cassette (odd URLs, control bytes, huge or negative times) gives parseable SVG."""

@@ -13,7 +13,7 @@ from replayproxy.errors import CassetteFormatError
 from tests.cassette.builders import MS, any_bytes, cassettes, sample_cassette
 
 
-@settings(max_examples=300)
+@settings(max_examples=200)
 @given(cassettes)
 def test_any_cassette_round_trips_byte_identically(cassette: Cassette) -> None:
     """dumps then loads gives an equal cassette, which encodes to the very same bytes."""
