@@ -181,7 +181,11 @@ def events(path: str, indices: tuple[int, ...], as_json: bool) -> None:
             if not as_json:
                 click.echo(("\n" if n else "") + _heading(c, i, f"no events: {e}"))
             continue
-        out.append({"interaction": i, "events": [dataclasses.asdict(r) for r in rows]})
+        body = b"".join(f.data for f in c.interactions[i].frames)
+        out.append({"interaction": i, "events": [
+            {**dataclasses.asdict(r), "base64": base64.b64encode(body[r.start : r.end]).decode()}
+            for r in rows
+        ]})  # fmt: skip
         if as_json:
             continue
         split = sum(1 for r in rows if r.cuts)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shutil
@@ -105,6 +106,7 @@ def test_events_show_where_frame_boundaries_cut_events(sample: Path) -> None:
     data = json.loads(rp("cassette", "events", str(sample), "--json", "-i", "1")[1])
     utf8_cut = SSE_EVENTS[2].index(b"\xc3") + 1
     assert [e["cuts"] for e in data[0]["events"]] == [[], [10], [utf8_cut], []]
+    assert [base64.b64decode(e["base64"]) for e in data[0]["events"]] == SSE_EVENTS
 
 
 def test_edit_writes_a_new_file_and_protects_the_input(sample: Path, tmp_path: Path) -> None:
