@@ -39,7 +39,9 @@ def test_each_frame_is_its_own_chunk_and_read_at_recorded_gaps() -> None:
     assert b"transfer-encoding: chunked" in head.lower()
     chunks = [data for _, data in reads]
     expected = [b"%x\r\n%s\r\n" % (len(f), f) for f in frames]
-    assert chunks[: len(frames)] == expected
+    # The terminator follows the last frame by 1 ms, so the two may share the last read.
+    assert chunks[: len(frames) - 1] == expected[:-1]
+    assert chunks[len(frames) - 1].startswith(expected[-1])
     for gap in gaps([t for t, _ in reads[: len(frames)]]):
         assert 0.015 < gap < 0.3
 
