@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import json
 import socket
 import ssl
@@ -12,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from replayproxy.testing import STREAMS, Behavior, Simulator
+from replayproxy.testing import STREAMS, Behavior, Simulator, plan
 
 CHAT = {"model": "gpt-4.1-nano", "messages": [{"role": "user", "content": "hi"}], "stream": True}
 
@@ -50,9 +49,10 @@ def test_configured_gaps_and_ttfb(simulator: Simulator) -> None:
         pieces = _stream_pieces(client, simulator.url + "/v1beta/models/g:streamGenerateContent",
                                 params={"alt": "sse"})  # fmt: skip
     assert [p for _, p in pieces] == list(STREAMS["gemini-text"].events)
-    first, last = pieces[0][0] - t0, pieces[-1][0] - pieces[0][0]
-    assert 0.15 < first < 1.5  # 200 ms TTFB
-    assert 0.12 < last < 1.5  # two 80 ms gaps
+    # Lower bounds are exact (nothing is sent early); upper bounds allow a loaded machine.
+    first, last = pieces[0][0] - t0, pieces[-1][0] - t0
+    assert 0.2 <= first < 1.5  # 200 ms TTFB
+    assert 0.36 <= last < 2.0  # then two 80 ms gaps
     served = simulator.wait_served(1)[0]
     offsets = [ns / 1e9 for ns in served.offsets_ns]
     for got, want in zip(offsets, (0.2, 0.28, 0.36), strict=True):
@@ -67,9 +67,13 @@ def test_per_request_gap_list_via_query(simulator: Simulator) -> None:
     assert len(pieces) == len(STREAMS["anthropic-text"].events)
     served = simulator.wait_served(1)[0]
     assert served.behavior.gap_s == (0.0, 0.1)
-    stamps = [ns for ns, _ in served.writes]
-    long_gaps = [b - a for a, b in itertools.pairwise(stamps)][1::2]
-    assert all(g >= 0.09e9 for g in long_gaps)
+    # Writes are scheduled at absolute times (0, 0, .1, .1, .2, ...): never early, and late
+    # only by scheduling noise (a late write shortens the next gap rather than shifting all).
+    planned = [w.at_s for w in plan(STREAMS["anthropic-text"].events, served.behavior).writes]
+    assert planned[:5] == pytest.approx([0.0, 0.0, 0.1, 0.1, 0.2])
+    for got, want in zip(served.offsets_ns, planned, strict=True):
+        assert want - 0.001 <= got / 1e9 < want + 1.0
+    assert served.offsets_ns[-1] / 1e9 >= 0.5  # 11 writes: five 100 ms gaps
 
 
 def test_merge_coalesces_events_into_one_chunk(simulator: Simulator) -> None:
