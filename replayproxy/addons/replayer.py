@@ -144,7 +144,14 @@ class Replayer:
     # -- flows -----------------------------------------------------------------------------
 
     def request(self, flow: http.HTTPFlow) -> None:
-        if self.session is None or self.origin is None or flow.response is not None:
+        if self.session is None or flow.response is not None:
+            return
+        if self.origin is None:  # never let a replayed request through to the network
+            flow.response = http.Response.make(
+                503,
+                b"replayproxy: the replay origin is not running\n",
+                {"content-type": "text/plain"},
+            )
             return
         result = self.session.resolve(request_of(flow.request))
         if isinstance(result, Miss):

@@ -118,6 +118,11 @@ def replay(
     \b
     replayproxy replay cassettes/openai-chat-text.cassette -- pytest
     replayproxy replay --upstream https://api.openai.com --listen 127.0.0.1:0 CASSETTE
+
+    Nothing is ever resolved or contacted upstream. Unmatched requests get a 500
+    (x-replayproxy-unmatched: 1) explaining the nearest recorded request; with
+    -- COMMAND they make the exit status 1 unless --allow-unmatched. A one-line
+    summary goes to stderr on exit.
     """
     setup_logging()
     session = ReplaySession(

@@ -75,3 +75,16 @@ def test_corrupt_cassette_is_an_option_error(tmp_path: Path) -> None:
         pytest.raises(exceptions.OptionsError, match=r"bad\.cassette"),
     ):
         tctx.configure(replayer, replayproxy_replay=str(bad))
+
+
+def test_requests_are_refused_while_the_origin_is_not_running(cassette_path: Path) -> None:
+    """Before the origin runs, a request is answered 503 locally, never sent upstream."""
+    from mitmproxy.test import tflow
+
+    replayer = Replayer()
+    with taddons.context(Proxyserver(), replayer) as tctx:
+        tctx.configure(replayer, replayproxy_replay=str(cassette_path))
+        flow = tflow.tflow()
+        replayer.request(flow)
+        assert flow.response is not None and flow.response.status_code == 503
+        assert flow.request.host == "address"  # not rewritten: nothing to connect to
