@@ -81,7 +81,7 @@ def cassette() -> None:
     """Inspect, export/import, edit, diff and plot cassettes."""
 
 
-@cassette.command()
+@cassette.command(short_help="One line per interaction.")
 @click.argument("path", metavar="CASSETTE")
 @json_option
 def show(path: str, as_json: bool) -> None:
@@ -118,7 +118,7 @@ def _heading(cassette: Cassette, i: int, extra: str) -> str:
     return f"interaction {i}: {x.request.method} {x.request.url} ({extra})"
 
 
-@cassette.command()
+@cassette.command(short_help="Each frame: offset, gap, size, bytes.")
 @click.argument("path", metavar="CASSETTE")
 @interaction_option
 @json_option
@@ -164,7 +164,7 @@ def frames(path: str, indices: tuple[int, ...], as_json: bool) -> None:
             click.echo("\n".join("  " + line for line in _table(table, right={0, 1, 2, 3, 4})))
 
 
-@cassette.command()
+@cassette.command(short_help="SSE/event-stream events and their frames.")
 @click.argument("path", metavar="CASSETTE")
 @interaction_option
 @json_option
@@ -206,7 +206,7 @@ def events(path: str, indices: tuple[int, ...], as_json: bool) -> None:
         _json(out)
 
 
-@cassette.command()
+@cassette.command(short_help="Print the cassette as text.")
 @click.argument("path", metavar="CASSETTE")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write here, not stdout.")
 def export(path: str, output: str | None) -> None:
@@ -225,7 +225,7 @@ def _write_text(path: Path, text: str) -> None:
         raise CassetteError(f"cannot write ({e.strerror})", path=path) from None
 
 
-@cassette.command("import")
+@cassette.command("import", short_help="Build a cassette from its text form.")
 @click.argument("text_path", metavar="TEXT")
 @click.option(
     "-o",
@@ -256,7 +256,7 @@ def import_(text_path: str, output: str, overwrite: bool) -> None:
     store.save(output, c)
 
 
-@cassette.command()
+@cassette.command(short_help="Text form for git diff (textconv driver).")
 @click.argument("path", metavar="FILE")
 def textconv(path: str) -> None:
     """The text form, for git's diff driver: git config diff.replayproxy.textconv
@@ -299,7 +299,7 @@ def _end(text: str | None) -> tuple[EndKind | None, float | None]:
     return kind, at
 
 
-@cassette.command()
+@cassette.command(short_help="Edit a cassette (events, timing, ending...).")
 @click.argument("path", metavar="CASSETTE")
 @click.option(
     "-o",
@@ -409,7 +409,7 @@ def edit(
     store.save(target, apply(_load(path), edits))
 
 
-@cassette.command()
+@cassette.command(short_help="Differences between two cassettes.")
 @click.argument("a", metavar="A")
 @click.argument("b", metavar="B")
 @json_option
@@ -431,7 +431,7 @@ def diff(ctx: click.Context, a: str, b: str, as_json: bool) -> None:
         ctx.exit(1)
 
 
-@cassette.command()
+@cassette.command(short_help="Draw an SVG timeline.")
 @click.argument("path", metavar="CASSETTE")
 @click.option(
     "-o",

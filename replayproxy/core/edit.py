@@ -34,6 +34,7 @@ from replayproxy.core.faults import apply_all, parse
 from replayproxy.core.faults import events as event_faults
 from replayproxy.core.faults.position import Context, events_of, resolve, splice, split_writes
 from replayproxy.core.faults.spec import POSITIONS
+from replayproxy.core.faults.timing import coalesce
 from replayproxy.core.faults.transport import end_at
 from replayproxy.core.model import Cassette, Ending, EndKind, Header, Interaction, Request
 from replayproxy.core.redact import REDACTED_TEXT, redact_headers
@@ -188,7 +189,7 @@ def _frames(s: Schedule, e: Edits, ctx: _Ctx) -> Schedule:
         merged = Write(group[-1].at_ns, b"".join(w.data for w in group))
         s = replace(s, writes=(*s.writes[:first], merged, *s.writes[last + 1 :]))
     if e.rechunk == "one":
-        s = _regroup(s, [])
+        s = coalesce(s, None)  # the coalesce fault: all bytes in one write, at the last time
     elif e.rechunk == "events":
         s = _regroup(s, [sp.end for sp in events_of(s, ctx, "--rechunk events")])
     elif e.rechunk is not None:
