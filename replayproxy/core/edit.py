@@ -206,9 +206,11 @@ def _rechunk_size(text: str) -> int:
 
 
 def _timing(s: Schedule, e: Edits) -> Schedule:
+    if e.speed is not None and e.speed < 0:
+        raise UsageError(f"--speed must be >= 0, got {e.speed}")
     head = s.head
-    if head is None:
-        return s  # nothing was sent: no head, no frames, nothing to time
+    if head is None:  # no head, no frames: only the end's time can change
+        return s if e.speed is None else scale(s, e.speed)
     if e.gap is not None:
         step = round(e.gap * _NS)
         last = s.writes[-1].at_ns if s.writes else head.at_ns
@@ -224,8 +226,6 @@ def _timing(s: Schedule, e: Edits) -> Schedule:
             Finish(s.finish.at_ns + delta, s.finish.kind),
         )
     if e.speed is not None:
-        if e.speed < 0:
-            raise UsageError(f"--speed must be >= 0, got {e.speed}")
         s = scale(s, e.speed)
     return s
 

@@ -188,6 +188,9 @@ def test_speed_divides_every_time() -> None:
     x, y = edit_one(Edits(speed=2))
     assert y.frames == tuple(Frame(f.offset_ns // 2, f.data) for f in x.frames)
     assert y.response is not None and y.response.head_offset_ns == 25 * MS
+    _, refused = edit_one(Edits(speed=2), index=2)
+    assert refused.response is None
+    assert refused.end == Ending(EndKind.NO_RESPONSE, 1500_000, "connection refused")
 
 
 @pytest.mark.parametrize(
