@@ -6,6 +6,7 @@ for counts connections and must see none, and the forward-mode host does not res
 
 from __future__ import annotations
 
+import subprocess
 import time
 
 import httpx
@@ -55,6 +56,21 @@ def test_recorded_reset_is_a_connection_error(
     with pytest.raises(requests.exceptions.ChunkedEncodingError):
         r = requests.post(replay_proxy.base_url + PATH, data=BODY, stream=True, timeout=5)
         b"".join(r.iter_content(None))
+    curl = run_curl(replay_proxy.base_url + PATH, client_env)
+    # 18: transfer closed with outstanding data (HTTP/1.1); 92: HTTP/2 stream error (forward
+    # mode, where curl negotiates h2 with mitmproxy and gets RST_STREAM).
+    assert curl.returncode in (18, 56, 92), curl.stderr
+    assert curl.stdout == b"".join(frames)
+
+
+def run_curl(url: str, env: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        ["curl", "-sS", "-N", "--data-binary", BODY.decode(), url],
+        capture_output=True,
+        env=env,
+        timeout=20,
+        check=False,
+    )
 
 
 def test_incomplete_body_is_an_incomplete_body_error(
