@@ -27,7 +27,7 @@ class Config:
 
 
 FULL = Config(
-    chat_events=80,
+    chat_events=60,
     chat_variants=8,
     split_frames=120,
     timing_streams=(1, 50, 200),
@@ -37,7 +37,7 @@ FULL = Config(
     record_streams=(1, 50),
     client_procs=2,
     rounds=2,
-    single_repeats=3,
+    single_repeats=2,
 )
 QUICK = Config(
     chat_events=8,

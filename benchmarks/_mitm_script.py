@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from mitmproxy import ctx, http
 
@@ -18,7 +19,8 @@ _STREAM = os.environ.get("BENCH_STREAM") == "1"
 
 
 def running() -> None:
-    ps = ctx.master.addons.get("proxyserver")
+    addons: Any = ctx.master.addons  # untyped in mitmproxy 11
+    ps = addons.get("proxyserver")
     port = next(addr[1] for s in ps.servers for addr in s.listen_addrs)
     path = os.environ["BENCH_PORT_FILE"]
     with open(path + ".tmp", "w") as fh:

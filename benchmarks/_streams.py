@@ -24,6 +24,7 @@ import json
 import random
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from replayproxy import store
 from replayproxy.core.model import Cassette, Ending, EndKind, Frame, Interaction, Request, Response
@@ -156,8 +157,9 @@ def write_flows(path: Path, streams: list[BenchStream], host: str, port: int) ->
     from mitmproxy import http, io
     from mitmproxy.test import tflow
 
+    flow_writer: Any = io.FlowWriter  # untyped in mitmproxy 11
     with path.open("wb") as fh:
-        writer = io.FlowWriter(fh)
+        writer = flow_writer(fh)
         for s in streams:
             f = tflow.tflow(resp=True)
             f.request = http.Request.make(
