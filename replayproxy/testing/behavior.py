@@ -14,7 +14,9 @@ the default :class:`Behavior` has no delays at all, so tests are fast unless the
 Faults (at most one; counts are in *writes*, which equal events unless ``merge`` is used):
 
 * ``reset_after=N`` — after N writes, TCP RST (``SO_LINGER(1, 0)`` + abort). ``0`` = right after
-  the response head.
+  the response head. Over TLS the RST is real too (curl: "Connection reset by peer"), but
+  CPython's ssl module reports it as a ragged EOF, so httpx raises ``RemoteProtocolError``
+  there instead of ``ReadError``.
 * ``close_after=N`` — after N writes, a clean FIN without the chunked terminator.
 * ``hang_after=N`` — after N writes, send nothing more until the client goes away.
 * ``status=S`` — answer HTTP ``S`` with the provider's JSON error body instead of the stream
@@ -33,7 +35,7 @@ behavior field by field. SDKs pass them via ``default_headers``/``extra_headers`
 ``x-sim-close-after``    int N
 ``x-sim-hang-after``     int N
 ``x-sim-status``         int HTTP status, provider-shaped error body
-``x-sim-model``          ``SCALE`` or ``SCALE,SEED``: use :meth:`Behavior.modelled` timing
+``x-sim-model``          ``SCALE`` or ``SCALE,SEED``: :meth:`Behavior.modelled` ttfb/gaps/merge
 =======================  =======================================================
 
 A malformed knob gets a 400 JSON error naming it (:func:`from_knobs` raises ``UsageError``).
@@ -186,7 +188,8 @@ def from_knobs(base: Behavior, knobs: Mapping[str, str]) -> Behavior:
             raise UsageError(
                 f"bad x-sim-model: {knobs['x-sim-model']!r} (want SCALE[,SEED])"
             ) from None
-        b = Behavior.modelled(scale, seed, stream=b.stream, status=b.status)
+        m = Behavior.modelled(scale, seed)
+        b = replace(b, ttfb_s=m.ttfb_s, gap_s=m.gap_s, merge=m.merge)  # keeps faults/stream
     changes: dict[str, object] = {}
     if "x-sim-stream" in knobs:
         changes["stream"] = knobs["x-sim-stream"]

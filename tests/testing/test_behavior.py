@@ -71,7 +71,9 @@ def test_knobs_override_fields() -> None:
     assert b.close_after == 2 and b.reset_after is None
     assert b.stream == "gemini-text" and b.merge == frozenset({1, 4}) and b.status == 429
     assert from_knobs(base, {}) == base
-    assert from_knobs(base, {"x-sim-model": "0.5,3"}).ttfb_s == pytest.approx(0.15)
+    modelled = from_knobs(base, {"x-sim-model": "0.5,3"})
+    assert modelled.ttfb_s == pytest.approx(0.15) and modelled.reset_after == 3
+    assert modelled.gap_s == Behavior.modelled(0.5, 3).gap_s
 
 
 @pytest.mark.parametrize(
