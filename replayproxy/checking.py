@@ -91,7 +91,8 @@ def check_interaction(
     """Check one interaction as it is replayed (stored faults and ``faults`` applied)."""
     req = interaction.request
     specs = [fault_core.parse(f) for f in faults]
-    schedule = fault_core.plan(interaction, index, speed=0, faults=specs)
+    # Real speed: time-based faults such as keepalive add bytes only where real gaps are.
+    schedule = fault_core.plan(interaction, index, speed=1.0, faults=specs)
     base = InteractionReport(index, req.method, req.url, provider)
     if schedule.head is None:
         return _skip(base, "no response")

@@ -246,3 +246,25 @@ def test_any_split_of_any_stream_gives_same_blocks(
         assert prev <= block.start < block.end <= len(body)
         prev = block.end
     assert [e for e in whole if e.dispatched] == parse_events(body)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    blocks=st.lists(
+        st.lists(st.sampled_from(["data: a", "data: {}", "event: e", ": c", "id: 1", "x"]),
+                 max_size=4),
+        max_size=12,
+    ),
+    eol=_eol,
+    data=st.data(),
+)  # fmt: skip
+def test_whole_block_fast_path_matches_line_path(
+    blocks: list[list[str]], eol: bytes, data: st.DataObject
+) -> None:
+    """Property: one-style streams (parsed whole by the block fast path) give the same blocks
+    as the same stream fed byte by byte (the line-by-line path)."""
+    body = b"".join(eol.join(line.encode() for line in b) + eol + eol for b in blocks)
+    cuts = data.draw(st.lists(st.integers(0, len(body)), max_size=6))
+    whole = feed_split(body, [], include_ignored=True)
+    assert byte_by_byte(body, include_ignored=True) == whole
+    assert feed_split(body, cuts, include_ignored=True) == whole

@@ -115,15 +115,17 @@ class Anthropic(Grammar):
                 ev,
                 f"{kind} before message_start; MessageStream raises 'Unexpected event order'",
             )
-        handler = {
-            "content_block_start": self._block_start,
-            "content_block_delta": self._block_delta,
-            "content_block_stop": self._block_stop,
-            "message_delta": self._message_delta,
-            "message_stop": self._message_stop,
-        }.get(kind)
-        if handler is not None:  # unknown types are ignored, as the SDK does
-            handler(ev, payload)
+        if kind == "content_block_delta":
+            self._block_delta(ev, payload)
+        elif kind == "content_block_start":
+            self._block_start(ev, payload)
+        elif kind == "content_block_stop":
+            self._block_stop(ev, payload)
+        elif kind == "message_delta":
+            self._message_delta(ev, payload)
+        elif kind == "message_stop":
+            self._message_stop(ev, payload)
+        # unknown types are ignored, as the SDK does
 
     def _tokens(self, ev: StreamEvent, usage: Any) -> None:
         tokens = usage.get("output_tokens") if isinstance(usage, dict) else None

@@ -34,6 +34,7 @@ class EventStreamLayer:
         self.grammar = grammar
         self._decoder = EventStreamDecoder()
         self._end = 0
+        self._fatal = False
 
     def feed(self, data: bytes) -> None:
         self._end += len(data)
@@ -43,10 +44,14 @@ class EventStreamLayer:
     def close(self) -> None:
         for item in self._decoder.close():
             self._item(item)
-        self.grammar.finish(self._end)
+        # After a framing error the rest of the stream is unreadable: end-of-stream rules
+        # (missing messageStop ...) would only repeat it.
+        if not self._fatal:
+            self.grammar.finish(self._end)
 
     def _item(self, item: EventStreamMessage | EventStreamError) -> None:
         if isinstance(item, EventStreamError):
+            self._fatal = self._fatal or item.fatal
             self.report.add(item.code, item.message, event=item.index, offset=item.offset)
             return
         mtype = item.message_type

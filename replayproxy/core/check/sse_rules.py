@@ -11,11 +11,22 @@ from __future__ import annotations
 import json
 
 from replayproxy.core.check.base import INVALID, Grammar, Report, StreamEvent
-from replayproxy.core.sse import CR, CRLF, LF, SSEEvent, SSEParser
+from replayproxy.core.sse import (
+    BAD_ID,
+    BAD_RETRY,
+    CR,
+    CRLF,
+    HAS_EVENT,
+    HAS_ID,
+    LF,
+    SSEEvent,
+    SSEParser,
+)
 
 __all__ = ["SSELayer"]
 
 _STYLE = {LF: "LF", CR: "CR", CRLF: "CRLF"}
+_DECODE = json.JSONDecoder().decode
 
 
 def _style(bits: int) -> str:
@@ -24,12 +35,7 @@ def _style(bits: int) -> str:
 
 def _event_name(block: SSEEvent) -> str | None:
     """The ``event:`` field, or ``None`` when the block has no event line at all."""
-    if block.event != "message":
-        return block.event
-    for line in block.lines:
-        if line.partition(":")[0] == "event":
-            return block.event
-    return None
+    return block.event if block.flags & HAS_EVENT else None
 
 
 class SSELayer:
@@ -44,6 +50,9 @@ class SSELayer:
         self._mixed_reported = False
         self._id_seen = False
         self._end = 0
+        # Only some grammars look at raw blocks; skip the call per event for the others.
+        overridden = type(grammar).block is not Grammar.block
+        self._grammar_block = grammar.block if overridden else None
 
     def feed(self, data: bytes) -> None:
         self._end += len(data)
@@ -81,18 +90,17 @@ class SSELayer:
                 )
             elif not self._style:
                 self._style = bits
-        for line in block.lines:
-            name, _, value = line.partition(":")
-            if name == "id":
-                value = value[1:] if value[:1] == " " else value
-                self._id_seen = self._id_seen or ("\0" not in value and value != "")
-                if "\0" in value:
-                    report.at("sse.id-nul", block, "id: field contains NUL; it is ignored")
-            elif name == "retry":
-                value = value[1:] if value[:1] == " " else value
-                if not (value.isascii() and value.isdigit()):
-                    report.at("sse.retry", block, f"retry: {value!r} is not all digits; ignored")
-        self.grammar.block(block)
+        flags = block.flags
+        if flags:
+            if flags & HAS_ID:
+                self._id_seen = True
+            if flags & BAD_ID:
+                report.at("sse.id-nul", block, "id: field contains NUL; it is ignored")
+            if flags & BAD_RETRY:
+                retry = next((line for line in block.lines if line.startswith("retry")), "retry")
+                report.at("sse.retry", block, f"{retry!r} is not all digits; it is ignored")
+        if self._grammar_block is not None:
+            self._grammar_block(block)
         kind = block.kind
         if kind == "event":
             self._event(block)
@@ -126,7 +134,7 @@ class SSELayer:
             payload = None
         else:
             try:
-                payload = json.loads(data)
+                payload = _DECODE(data)
             except json.JSONDecodeError as e:
                 payload = INVALID
                 shown = data if len(data) <= 60 else data[:57] + "..."

@@ -1,0 +1,102 @@
+"""The user-facing checker API: check() on bytes, frames and interactions; assert_stream_ok."""
+
+from __future__ import annotations
+
+import pytest
+
+from replayproxy.checking import StreamContractError, assert_stream_ok, check
+from replayproxy.core.check import RequestOptions, Violation
+from replayproxy.core.model import Ending, EndKind, Frame, Interaction, Request, Response
+from replayproxy.errors import UsageError
+from tests.check.cases import CASES, base_body
+
+
+def _interaction(url: str, body: bytes, *, request_body: bytes = b"") -> Interaction:
+    frames = tuple(Frame(i * 1000, body[i : i + 50]) for i in range(0, len(body), 50))
+    return Interaction(
+        Request("POST", url, body=request_body),
+        Response(200, headers=((b"content-type", b"text/event-stream"),), frames=frames),
+        Ending(EndKind.COMPLETE, 10**9),
+    )
+
+
+def test_check_bytes_frames_and_url_detection_agree() -> None:
+    """Bytes, frames and URL-based detection give the same violations for one stream."""
+    body = CASES["anthropic.stop-reason"].body
+    by_name = check(body, provider="anthropic")
+    assert [v.rule for v in by_name] == ["anthropic.stop-reason"]
+    frames = [body[i : i + 7] for i in range(0, len(body), 7)]
+    assert check(frames, provider="anthropic") == by_name
+    assert check(bytearray(body), url="https://api.anthropic.com/v1/messages") == by_name
+
+
+def test_check_uses_the_request_body_for_include_usage() -> None:
+    """request= (the JSON request body) decides whether the usage chunk is required."""
+    body = CASES["openai.chat.usage-chunk"].body  # the stream without its usage chunk
+    asked = b'{"stream": true, "stream_options": {"include_usage": true}}'
+    assert [v.rule for v in check(body, provider="openai", request=asked)] == [
+        "openai.chat.usage-chunk"
+    ]
+    assert check(body, provider="openai", request=b'{"stream": true}') == []
+    assert check(body, provider="openai", request=RequestOptions()) == []
+
+
+def test_check_interaction_detects_provider_and_reads_request() -> None:
+    """An interaction is checked against the provider of its URL, with its request body."""
+    body = base_body("openai-chat-text")
+    url = "https://api.openai.com/v1/chat/completions"
+    assert (
+        check(_interaction(url, body, request_body=b'{"stream_options":{"include_usage":true}}'))
+        == []
+    )
+    unrequested = check(_interaction(url, body, request_body=b'{"stream": true}'))
+    assert {v.rule for v in unrequested} == {"openai.chat.usage-unrequested"}
+
+
+def test_check_needs_a_provider() -> None:
+    """Bytes without provider or URL, or an interaction that is no stream, are usage errors."""
+    with pytest.raises(UsageError, match="cannot tell which provider"):
+        check(b"data: 1\n\n")
+    not_stream = Interaction(
+        Request("GET", "https://api.openai.com/v1/models"),
+        Response(200, headers=((b"content-type", b"application/json"),), frames=()),
+        Ending(EndKind.COMPLETE, 1),
+    )
+    with pytest.raises(UsageError, match="not an event stream"):
+        check(not_stream)
+
+
+def test_assert_stream_ok_passes_real_streams() -> None:
+    """assert_stream_ok is silent on a real stream."""
+    assert_stream_ok(base_body("gemini-text"), provider="gemini")
+
+
+def test_assert_stream_ok_lists_every_violation() -> None:
+    """The failure is an AssertionError whose message lists each violation on its own line."""
+    body = base_body("anthropic-text")[:-40]
+    with pytest.raises(StreamContractError) as info:
+        assert_stream_ok(body, provider="anthropic")
+    assert isinstance(info.value, AssertionError)
+    lines = str(info.value).splitlines()
+    assert lines[0] == "stream contract violated (2 violation(s)):"
+    assert lines[1].startswith("  error sse.unterminated at event 11, byte ")
+    assert lines[2].startswith("  error anthropic.message-stop-last at byte ")
+    assert [v.rule for v in info.value.violations] == [
+        "sse.unterminated",
+        "anthropic.message-stop-last",
+    ]
+
+
+def test_assert_stream_ok_warnings() -> None:
+    """Warnings pass by default and fail with allow_warnings=False."""
+    body = CASES["gemini.crlf"].body
+    assert_stream_ok(body, provider="gemini")
+    with pytest.raises(StreamContractError, match=r"warning gemini\.crlf"):
+        assert_stream_ok(body, provider="gemini", allow_warnings=False)
+
+
+def test_violation_str() -> None:
+    """A violation renders as 'severity rule at event N, byte B: message'."""
+    v = Violation("sse.json", "error", "data is not JSON", 3, 120)
+    assert str(v) == "error sse.json at event 3, byte 120: data is not JSON"
+    assert str(Violation("x", "warning", "m")) == "warning x: m"

@@ -1,0 +1,126 @@
+"""``replayproxy check``: cassettes, --stdin, --json, --strict, --fault and exit statuses."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from replayproxy.cli import cli
+from replayproxy.core.check import RULES
+from tests.check.cases import CASES, base_body
+
+ROOT = Path(__file__).resolve().parents[2]
+CASSETTES = sorted((ROOT / "cassettes").glob("*.cassette"))
+needs_cassettes = pytest.mark.skipif(not CASSETTES, reason="no example cassettes yet")
+
+
+def run(*args: str, stdin: bytes | None = None) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, ["check", *args], input=stdin)
+    return result.exit_code, result.stdout, result.stderr
+
+
+@needs_cassettes
+def test_example_cassettes_exit_0() -> None:
+    """Clean cassettes exit 0 and print one line per interaction."""
+    code, out, _ = run(*map(str, CASSETTES))
+    assert code == 0, out
+    assert out.count("  #0 POST ") == len(CASSETTES)
+
+
+@needs_cassettes
+def test_fault_makes_the_check_fail_with_exit_1() -> None:
+    """--fault truncate makes an Anthropic cassette fail: exit 1, rule id in the output."""
+    path = ROOT / "cassettes" / "anthropic-text.cassette"
+    code, out, _ = run(str(path), "--fault", "truncate")
+    assert code == 1
+    assert "error anthropic.message-stop-last at byte" in out
+
+
+@needs_cassettes
+def test_json_report() -> None:
+    """--json prints one JSON document with every interaction and violation."""
+    path = ROOT / "cassettes" / "anthropic-text.cassette"
+    code, out, _ = run(str(path), "--json", "--fault", "drop:event=1")
+    assert code == 1
+    doc = json.loads(out)
+    (cassette,) = doc["cassettes"]
+    (interaction,) = cassette["interactions"]
+    assert interaction["provider"] == "anthropic" and interaction["skipped"] is None
+    rules = {v["rule"] for v in interaction["violations"]}
+    assert rules == {"anthropic.block-nesting"}
+    assert {"severity", "event", "offset", "message"} <= set(interaction["violations"][0])
+
+
+def test_stdin_with_provider() -> None:
+    """--stdin checks a raw body: exit 0 when clean, 1 with the violations listed."""
+    assert run("--stdin", "--provider", "anthropic", stdin=base_body("anthropic-text"))[:2] == (
+        0,
+        "ok\n",
+    )
+    code, out, _ = run("--stdin", "--provider", "anthropic", stdin=CASES["sse.bom"].body)
+    assert code == 1 and out.startswith("error sse.bom at event 0, byte 0: ")
+
+
+def test_stdin_url_request_and_json(tmp_path: Path) -> None:
+    """--url detects the provider, --request supplies include_usage, --json prints violations."""
+    body = CASES["openai.chat.usage-chunk"].body
+    url = "https://api.openai.com/v1/chat/completions"
+    req = tmp_path / "req.json"
+    req.write_text('{"stream_options": {"include_usage": true}}')
+    result = CliRunner().invoke(
+        cli, ["check", "--stdin", "--url", url, "--request", str(req), "--json"], input=body
+    )
+    assert result.exit_code == 1
+    assert [v["rule"] for v in json.loads(result.stdout)["violations"]] == [
+        "openai.chat.usage-chunk"
+    ]
+
+
+def test_strict_fails_on_warnings() -> None:
+    """Warnings exit 0 unless --strict."""
+    body = CASES["gemini.crlf"].body
+    assert run("--stdin", "--provider", "gemini", stdin=body)[0] == 0
+    assert run("--stdin", "--provider", "gemini", "--strict", stdin=body)[0] == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--stdin"], "cannot tell which provider"),
+        (["--stdin", "--provider", "cohere"], "unknown provider 'cohere'"),
+        ([], "give CASSETTE paths, or --stdin"),
+        (["missing.cassette"], "missing.cassette: no such cassette file"),
+        (["--stdin", "x.cassette"], "give CASSETTE paths, or --stdin"),
+    ],
+)
+def test_usage_errors_are_one_line_exit_2(args: list[str], message: str) -> None:
+    """Bad usage prints one 'error: ...' line and exits 2."""
+    code, _, err = run(*args, stdin=b"data: 1\n\n")
+    assert code == 2
+    assert err.startswith("error: ") and message in err and err.count("\n") == 1
+
+
+def test_list_rules() -> None:
+    """--list-rules prints every rule id with its severity."""
+    code, out, _ = run("--list-rules")
+    assert code == 0
+    assert [line.split()[0] for line in out.splitlines()] == list(RULES)
+
+
+def test_installed_entry_point() -> None:
+    """The real `replayproxy check` process reads stdin and exits 1 on a truncated stream."""
+    exe = Path(sys.executable).with_name("replayproxy")
+    proc = subprocess.run(
+        [str(exe), "check", "--stdin", "--provider", "openai-chat"],
+        input=base_body("openai-chat-text")[:-14],
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 1
+    assert b"error openai.chat.done-last at byte" in proc.stdout

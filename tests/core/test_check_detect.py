@@ -1,0 +1,74 @@
+"""Provider detection, provider names and request options of the checker."""
+
+from __future__ import annotations
+
+import pytest
+
+from replayproxy.core.check import PROVIDERS, RequestOptions, detect, normalize, request_options
+from replayproxy.errors import UsageError
+
+
+@pytest.mark.parametrize(
+    ("url", "content_type", "headers", "expected"),
+    [
+        ("https://api.openai.com/v1/chat/completions", "text/event-stream", None, "openai-chat"),
+        ("http://127.0.0.1:9/v1/chat/completions/", None, None, "openai-chat"),
+        ("https://api.openai.com/v1/responses", "text/event-stream; charset=utf-8", None,
+         "openai-responses"),
+        ("https://api.anthropic.com/v1/messages", "text/event-stream", None, "anthropic"),
+        ("https://proxy.example/llm", "text/event-stream", {"Anthropic-Version": "2023-06-01"},
+         "anthropic"),
+        ("https://generativelanguage.googleapis.com/v1beta/models/g:streamGenerateContent?alt=sse",
+         "text/event-stream", None, "gemini"),
+        ("https://bedrock-runtime.us-east-1.amazonaws.com/model/m/converse-stream", None, None,
+         "bedrock-converse"),
+        ("https://bedrock-runtime.us-east-1.amazonaws.com/model/m/invoke-with-response-stream",
+         "application/vnd.amazon.eventstream", None, "bedrock-invoke"),
+        ("https://example.com/whatever", "application/vnd.amazon.eventstream", None,
+         "bedrock-converse"),
+        ("https://example.com/events", "text/event-stream", None, "sse"),
+        ("https://api.openai.com/v1/chat/completions", "application/json", None, None),
+        ("https://generativelanguage.googleapis.com/v1beta/models/g:streamGenerateContent",
+         "application/json", None, None),
+        ("https://example.com/x", None, None, None),
+    ],
+)  # fmt: skip
+def test_detect(
+    url: str, content_type: str | None, headers: dict[str, str] | None, expected: str | None
+) -> None:
+    """The provider follows from the URL path, request headers and response content type;
+    non-stream responses (JSON) give None."""
+    assert detect(url, content_type=content_type, request_headers=headers) == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [("openai", "openai-chat"), ("Bedrock", "bedrock-converse"), (" claude ", "anthropic"),
+     ("google", "gemini"), *((p, p) for p in PROVIDERS)],
+)  # fmt: skip
+def test_normalize_names_and_aliases(name: str, expected: str) -> None:
+    """Provider names are case-insensitive and accept a few aliases."""
+    assert normalize(name) == expected
+
+
+def test_unknown_provider_is_a_one_line_usage_error() -> None:
+    """An unknown provider name raises UsageError listing the valid names."""
+    with pytest.raises(UsageError, match="unknown provider 'cohere'; choose one of: openai-chat"):
+        normalize("cohere")
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (b'{"stream": true, "stream_options": {"include_usage": true}}', True),
+        (b'{"stream": true, "stream_options": {"include_usage": false}}', False),
+        (b'{"stream": true}', False),
+        (b"not json", None),
+        (b"[1, 2]", None),
+        (b"", None),
+        (None, None),
+    ],
+)
+def test_request_options(body: bytes | None, expected: bool | None) -> None:
+    """include_usage is read from a JSON request body; unknown when there is none."""
+    assert request_options(body) == RequestOptions(include_usage=expected)
