@@ -159,7 +159,12 @@ class Replayer:
             flow.response = http.Response.make(status, body, headers)
             return
         token = self.origin.expect(result.schedule, flow.request.method)
-        flow.metadata[_META] = {"index": result.index, "token": token}
+        req = flow.request
+        flow.metadata[_META] = {
+            "index": result.index,
+            "token": token,
+            "target": (req.scheme, req.host, req.port, req.host_header),
+        }
         flow.request.headers[TOKEN_HEADER] = token
         flow.request.scheme = "http"
         flow.request.host = "127.0.0.1"
@@ -169,11 +174,28 @@ class Replayer:
         if _META in flow.metadata and flow.response is not None:
             flow.response.stream = True
 
+    def response(self, flow: http.HTTPFlow) -> None:
+        _restore(flow)
+
     def error(self, flow: http.HTTPFlow) -> None:
         # A flow that failed before reaching the origin leaves its schedule behind.
         meta = flow.metadata.get(_META)
         if meta is not None and self.origin is not None:
             self.origin.forget(meta["token"])
+        _restore(flow)
+
+
+def _restore(flow: http.HTTPFlow) -> None:
+    """Once the exchange is over, show the flow as the client sent it (mitmweb, saved flows,
+    later addons): the recorded host instead of the loopback origin, without the token."""
+    meta = flow.metadata.get(_META)
+    if meta is None or "target" not in meta:
+        return
+    scheme, host, port, host_header = meta.pop("target")
+    req = flow.request
+    req.scheme, req.host, req.port = scheme, host, port
+    req.host_header = host_header
+    req.headers.pop(TOKEN_HEADER, None)
 
 
 def _log_miss(miss: Miss) -> None:

@@ -13,6 +13,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,6 +22,7 @@ from replayproxy.cli._common import child_env
 from replayproxy.core.matching import MatchOptions
 from replayproxy.core.model import Cassette
 from replayproxy.embedded import EmbeddedProxy
+from replayproxy.origin import TOKEN_HEADER
 from replayproxy.session import ReplaySession
 
 RECORDED_HOST = "api.openai.invalid"  # does not resolve: any DNS lookup or connect would fail
@@ -55,6 +57,17 @@ class ConnectionCounter:
         self.sock.close()
 
 
+class FlowProbe:
+    """Added after the replayer: what later addons (and mitmweb) see of each finished flow."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str | None, bool]] = []
+
+    def response(self, flow: Any) -> None:
+        req = flow.request
+        self.seen.append((req.pretty_url, req.host_header, TOKEN_HEADER in req.headers))
+
+
 @dataclass
 class ReplayTarget:
     """A running replay proxy in one mode, and how a client reaches it."""
@@ -63,6 +76,7 @@ class ReplayTarget:
     proxy: EmbeddedProxy
     replayer: Replayer
     counter: ConnectionCounter
+    probe: FlowProbe
     env: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -95,16 +109,17 @@ def replay_proxy(
     host that counts connections; its env is what ``replayproxy replay -- COMMAND`` would set."""
     mode = request.param
     replayer = Replayer()
+    probe = FlowProbe()
     upstream = f"http://127.0.0.1:{counter.port}"
     proxy = EmbeddedProxy(
-        [replayer],
+        [replayer, probe],
         mode="regular" if mode == "forward" else f"reverse:{upstream}",
         confdir=_confdir(tmp_path_factory),
         options={"connection_strategy": "lazy"},
     ).start()
     try:
         env = child_env(proxy.url, forward=mode == "forward", ca_cert=proxy.ca_cert, base={})
-        yield ReplayTarget(mode, proxy, replayer, counter, env)
+        yield ReplayTarget(mode, proxy, replayer, counter, probe, env)
     finally:
         proxy.stop()
     assert counter.count == 0, "the replay proxy connected upstream"

@@ -110,6 +110,15 @@ def test_nothing_is_resolved_or_contacted(
         r = httpx.post(url, content=BODY, timeout=5)
         assert (r.status_code, r.content) == (200, b"data: 1\n\n")
     assert replay_proxy.counter.count == 0
+    # Later addons see the flow as the client sent it, not the loopback origin.
+    url, host_header, has_token = replay_proxy.probe.seen[-1]
+    assert not has_token
+    if replay_proxy.mode == "forward":
+        assert url == f"http://127.0.0.1:{replay_proxy.counter.port}{PATH}"
+        assert replay_proxy.probe.seen[-2][0] == f"https://api.openai.invalid{PATH}"
+    else:
+        assert url == f"http://127.0.0.1:{replay_proxy.counter.port}{PATH}"
+        assert host_header == f"127.0.0.1:{replay_proxy.counter.port}"
 
 
 def test_speed_two_halves_gaps_and_zero_removes_them(
