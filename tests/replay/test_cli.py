@@ -11,8 +11,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from replayproxy import store
+from replayproxy.cli import cli
 from tests.replay.conftest import ConnectionCounter
 from tests.replay.helpers import cassette, interaction
 
@@ -146,8 +148,9 @@ def test_bad_input_is_one_line_before_listening(
     elif setup == "ok":
         store.save(tmp_path / args[0], cassette(interaction([b"data: 1\n\n"])))
     args = [str(tmp_path / args[0]), *args[1:]]
-    done = run("replay", *args, "--listen", "127.0.0.1:0", "--", "true")
-    assert done.returncode == 2
+    # In-process (click's runner): these fail before any proxy starts.
+    done = CliRunner().invoke(cli, ["replay", *args, "--listen", "127.0.0.1:0", "--", "true"])
+    assert done.exit_code == 2
     assert done.stdout == ""
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith("error: ") and message in line
