@@ -15,7 +15,7 @@ import requests
 
 from replayproxy.core.model import EndKind
 from tests.replay.conftest import ReplayTarget
-from tests.replay.helpers import cassette, gaps, interaction, sse_frames, stream_raw
+from tests.replay.helpers import cassette, gaps, interaction, raw_reads, sse_frames, stream_raw
 
 BODY = b'{"model":"m","stream":true}'
 PATH = "/v1/chat/completions"
@@ -141,3 +141,25 @@ def test_speed_two_halves_gaps_and_zero_removes_them(
     start = time.monotonic()
     assert httpx.post(replay_proxy.base_url + PATH, content=BODY, timeout=5).status_code == 200
     assert time.monotonic() - start < 0.35
+
+
+def test_socket_reads_through_the_proxy_equal_recorded_frames(
+    replay_proxy: ReplayTarget,
+) -> None:
+    """A raw socket client behind the proxy reads one recorded frame (one chunk) per recv."""
+    frames = sse_frames(5, size=33)
+    replay_proxy.serve(cassette(interaction(frames, gap_ms=30)), speed=1)
+    # Forward mode: an absolute-form request to the proxy (plain HTTP, no CONNECT).
+    target = f"http://api.openai.invalid{PATH}" if replay_proxy.mode == "forward" else PATH
+    request = b"POST %s HTTP/1.1\r\nHost: api.openai.invalid\r\ncontent-length: %d\r\n\r\n%s" % (
+        target.encode(),
+        len(BODY),
+        BODY,
+    )
+    head, reads = raw_reads(replay_proxy.proxy.port, request)
+    assert head.startswith(b"HTTP/1.1 200")
+    chunks = [data for _, data in reads]
+    expected = [b"%x\r\n%s\r\n" % (len(f), f) for f in frames]
+    # The terminator follows the last frame by 1 ms, so the two may share the last read.
+    assert chunks[: len(frames) - 1] == expected[:-1]
+    assert chunks[len(frames) - 1].startswith(expected[-1])
