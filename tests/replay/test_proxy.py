@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import subprocess
 import time
+from pathlib import Path
 
 import httpx
 import pytest
 import requests
 
+from replayproxy import store
 from replayproxy.core.model import EndKind
 from tests.replay.conftest import ReplayTarget
 from tests.replay.helpers import cassette, gaps, interaction, raw_reads, sse_frames, stream_raw
@@ -43,12 +45,13 @@ def test_frames_arrive_as_recorded_chunks_at_recorded_gaps(
 
 
 def test_recorded_reset_is_a_connection_error(
-    replay_proxy: ReplayTarget, client_env: dict[str, str]
+    replay_proxy: ReplayTarget, client_env: dict[str, str], tmp_path: Path
 ) -> None:
-    """A recorded reset is a transport error for httpx and requests, never a clean end."""
+    """A recorded reset is a transport error for httpx, requests and curl, never a clean end."""
     frames = sse_frames(3)
     it = interaction(frames, end=EndKind.RESET, gap_ms=10)
-    replay_proxy.serve(cassette(it, it), allow_repeats=True)
+    store.save(tmp_path / "reset.cassette", cassette(it))
+    replay_proxy.serve(tmp_path / "reset.cassette", allow_repeats=True)
     got: list[bytes] = []
     with httpx.Client(timeout=5) as c, pytest.raises(httpx.TransportError):
         stream_raw(c, replay_proxy.base_url + PATH, BODY, into=got)
@@ -74,10 +77,12 @@ def run_curl(url: str, env: dict[str, str]) -> subprocess.CompletedProcess[bytes
 
 
 def test_incomplete_body_is_an_incomplete_body_error(
-    replay_proxy: ReplayTarget, client_env: dict[str, str]
+    replay_proxy: ReplayTarget, client_env: dict[str, str], tmp_path: Path
 ) -> None:
     """A recorded truncation (FIN, no terminator) is an incomplete-body error."""
-    replay_proxy.serve(cassette(interaction(sse_frames(2), end=EndKind.INCOMPLETE, gap_ms=10)))
+    it = interaction(sse_frames(2), end=EndKind.INCOMPLETE, gap_ms=10)
+    store.save(tmp_path / "truncated.cassette", cassette(it))
+    replay_proxy.serve(tmp_path / "truncated.cassette")
     with (
         httpx.Client(timeout=5) as c,
         pytest.raises(httpx.RemoteProtocolError, match="incomplete chunked read"),
