@@ -30,7 +30,8 @@ _ALL = [
     # --- generic SSE (every SSE provider) ---
     Rule("sse.bom", "error", "The body does not start with a UTF-8 BOM.",
          "openai-python and anthropic do not strip it: the first field name becomes "
-         "'\\ufeffdata' and the first event vanishes."),
+         "'\\ufeffdata' (the first event vanishes) or '\\ufeffevent' (it loses its name, and "
+         "the anthropic SDK ignores unnamed events)."),
     Rule("sse.utf8", "error", "Every line is valid UTF-8.",
          "SDKs decode with errors='strict' or replace characters silently."),
     Rule("sse.unterminated", "error", "The last event ends with a blank line.",

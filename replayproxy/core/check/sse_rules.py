@@ -62,7 +62,7 @@ class SSELayer:
             self.report.add(
                 "sse.bom",
                 "the body starts with a UTF-8 BOM (EF BB BF); openai-python and anthropic do not "
-                "strip it, so the first event is lost: remove those 3 bytes",
+                "strip it, so the first event is lost (or loses its event: name): remove it",
                 event=0,
                 offset=0,
             )
