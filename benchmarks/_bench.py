@@ -125,7 +125,9 @@ class Bench:
 
     def _sendlog(self) -> dict[str, list[int]]:
         floor = self.targets[DIRECT_FLOOR]
-        with urllib.request.urlopen(f"http://127.0.0.1:{floor.port}/__sendlog", timeout=10) as r:
+        # No proxy from the environment (HTTP_PROXY may point at a proxy under test).
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        with opener.open(f"http://127.0.0.1:{floor.port}/__sendlog", timeout=10) as r:
             data: dict[str, list[int]] = json.loads(r.read())
         return data
 

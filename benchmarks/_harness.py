@@ -78,6 +78,7 @@ class Server:
         )
         self.find_port = find_port
         self.port = 0
+        self.stopped = False  # True once we stopped it: any earlier exit is a crash
 
     def wait(self, timeout: float = 30.0) -> int:
         """Block until the server reports its port; stop it and raise if it never does."""
@@ -112,6 +113,13 @@ class Server:
     def tail(self, n: int = 800) -> str:
         return self.log_text()[-n:].strip().replace("\n", " | ")
 
+    def crashed(self) -> str:
+        """Why the process ended before we stopped it ("" while it runs or if we stopped it)."""
+        rc = self.proc.poll()
+        if rc is None or self.stopped:
+            return ""
+        return f"exited on its own (status {rc}): {self.tail(300)}"
+
     def vm_hwm_kib(self) -> int | None:
         """Peak resident set size of the process so far (``VmHWM``), in KiB."""
         try:
@@ -121,10 +129,16 @@ class Server:
         m = re.search(r"^VmHWM:\s+(\d+) kB", status, re.M)
         return int(m.group(1)) if m else None
 
+    def interrupt(self) -> None:
+        """Ask the process (by its PID) to shut down cleanly, without waiting."""
+        if self.proc.poll() is None and not self.stopped:
+            self.stopped = True
+            self.proc.send_signal(signal.SIGINT)
+
     def stop(self) -> None:
         """Stop the process by its PID: SIGINT (clean shutdown), then SIGKILL after 5 s."""
+        self.interrupt()
         if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
             try:
                 self.proc.wait(5)
             except subprocess.TimeoutExpired:
@@ -185,6 +199,9 @@ def servers() -> Iterator[list[Server]]:
     try:
         yield started
     finally:
-        for s in reversed(started):
+        for s in started:  # all shut down in parallel ...
+            with contextlib.suppress(Exception):
+                s.interrupt()
+        for s in reversed(started):  # ... then each is waited for (and killed if it hangs)
             with contextlib.suppress(Exception):
                 s.stop()

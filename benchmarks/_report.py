@@ -111,12 +111,12 @@ class Report:
                 kib = self.mem.get(srv.name) if srv.proc.poll() is not None else srv.vm_hwm_kib()
                 self.mem[srv.name] = kib
                 mib = "n/a" if kib is None else f"{kib / 1024:.1f}"
-                rows.append([srv.name, key, str(srv.pid), mib])
+                rows.append([srv.name, key, str(srv.pid), mib, srv.crashed()[:120]])
         n = max(self.b.cfg.timing_streams)
         print_table(
             f"5. Peak memory (VmHWM from /proc/PID/status) of each server process over the run; "
             f"speed-1 servers peaked at {n} concurrent streams",
-            ["process", "role", "pid", "VmHWM MiB"],
+            ["process", "role", "pid", "VmHWM MiB", "crashed?"],
             rows,
         )
 

@@ -63,6 +63,7 @@ def test_quick_benchmark_runs_every_section_and_exits_0(tmp_path: Path) -> None:
     r = _run_quick(tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "Traceback" not in r.stdout + r.stderr
+    assert "exited on its own" not in r.stdout  # no server crashed during the run
     for header in HEADERS:
         assert header in r.stdout, header
     for row in MEASURED_ROWS:
