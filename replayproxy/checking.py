@@ -21,7 +21,7 @@ fault breaks.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from replayproxy.core import faults as fault_core
@@ -126,12 +126,14 @@ def check_cassette(
     *,
     provider: str | None = None,
     faults: Sequence[str] = (),
+    on_warning: Callable[[str], None] | None = None,
 ) -> list[InteractionReport]:
-    """Check every interaction of a cassette (a path is loaded with ``store.load``)."""
+    """Check every interaction of a cassette (a path is loaded with ``store.load``, which
+    reports a torn tail through ``on_warning``)."""
     if not isinstance(cassette, Cassette):
         from replayproxy import store
 
-        cassette = store.load(cassette)
+        cassette = store.load(cassette, on_warning=on_warning)
     return [
         check_interaction(interaction, i, provider=provider, faults=faults)
         for i, interaction in enumerate(cassette.interactions)

@@ -48,6 +48,10 @@ def _summary(violations: list[Violation]) -> str:
     return f"{errors} error(s), {warnings} warning(s)"
 
 
+def _warn(message: str) -> None:
+    click.echo(f"warning: {message}", err=True)
+
+
 def _list_rules() -> None:
     for rule in RULES.values():
         click.echo(f"{rule.id:40} {rule.severity:8} {rule.summary}")
@@ -118,7 +122,7 @@ def check_command(
     everything: list[Violation] = []
     out: list[dict[str, Any]] = []
     for path in cassettes:
-        reports = check_cassette(path, provider=provider, faults=faults)
+        reports = check_cassette(path, provider=provider, faults=faults, on_warning=_warn)
         out.append({"path": str(path), "interactions": [_report_json(r) for r in reports]})
         for r in reports:
             everything.extend(r.violations)

@@ -124,3 +124,23 @@ def test_installed_entry_point() -> None:
     )
     assert proc.returncode == 1
     assert b"error openai.chat.done-last at byte" in proc.stdout
+
+
+@needs_cassettes
+def test_torn_and_corrupt_cassettes(tmp_path: Path) -> None:
+    """A torn tail is a warning line and the rest is checked; a corrupt file is exit 2."""
+    from replayproxy import store
+
+    torn = tmp_path / "torn.cassette"
+    torn.write_bytes((ROOT / "cassettes" / "anthropic-text.cassette").read_bytes())
+    writer = store.CassetteWriter(torn, mode="append")
+    writer.append(store.load(torn).interactions[0])
+    writer.close()
+    torn.write_bytes(torn.read_bytes()[:-20])
+    code, out, err = run(str(torn))
+    assert code == 0 and "anthropic  ok" in out
+    assert err.startswith("warning: ") and "torn tail" in err
+    bad = tmp_path / "bad.cassette"
+    bad.write_bytes(b"garbage")
+    code, _, err = run(str(bad))
+    assert code == 2 and err.startswith("error: ") and err.count("\n") == 1

@@ -71,3 +71,36 @@ def test_non_json_data_makes_json_raise(module: str, decoder: Callable[[], Any])
     broken = [e for e in events if e.event == "ping"]
     with pytest.raises(json.JSONDecodeError):
         broken[0].json()
+
+
+def _accumulated_delta(body: bytes) -> dict[Any, Any]:
+    """Choice 0's delta as openai-python's accumulate_delta builds it from the stream."""
+    deltas = pytest.importorskip("openai.lib.streaming._deltas")
+    acc: dict[Any, Any] = {}
+    for event in parse_events(body):
+        if event.data == "[DONE]":
+            continue
+        for choice in json.loads(event.data)["choices"]:
+            acc = deltas.accumulate_delta(acc, choice["delta"])
+    return acc
+
+
+def test_repeated_tool_call_name_is_doubled_by_openai() -> None:
+    """openai.chat.tool-call-repeat: accumulate_delta concatenates the resent function name."""
+    case = CASES["openai.chat.tool-call-repeat"]
+    assert [v.rule for v in check_body(case.body, "openai-chat", request=case.request)] == [
+        "openai.chat.tool-call-repeat"
+    ]
+    assert (
+        _accumulated_delta(base_body("openai-chat-tool-call"))["tool_calls"][0]["function"]["name"]
+        == "weather"
+    )
+    assert _accumulated_delta(case.body)["tool_calls"][0]["function"]["name"] == "weatherweather"
+
+
+def test_repeated_role_is_doubled_by_openai() -> None:
+    """openai.chat.role-repeated: accumulate_delta concatenates a resent role."""
+    assert _accumulated_delta(base_body("openai-chat-text"))["role"] == "assistant"
+    assert _accumulated_delta(CASES["openai.chat.role-repeated"].body)["role"] == (
+        "assistantassistant"
+    )
