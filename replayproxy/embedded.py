@@ -274,7 +274,9 @@ class EmbeddedProxy:
             self.loop.set_exception_handler(quiet)
             proxyserver = master.addons.get("proxyserver")
             if proxyserver is not None:
+                rust_servers = _rust_servers(proxyserver)
                 await proxyserver.servers.update([])  # actually close the listening sockets
+                await _wait_closed(rust_servers)
 
     def _on_running(self) -> None:
         """Called on the proxy thread by the ``running`` hook: check startup, publish the port."""
@@ -299,6 +301,32 @@ class EmbeddedProxy:
         host, port = addrs[0][0], addrs[0][1]
         self._address = (str(host), int(port))
         self._ready.set()
+
+
+def _rust_servers(proxyserver: Any) -> list[Any]:
+    """The mitmproxy_rs (UDP) servers behind the proxy's modes; ``reverse:https`` has one.
+
+    INTERNAL API (``ServerInstance._servers``, mitmproxy 11.0.2 and 12.3.1), guarded.
+    """
+    try:
+        return [
+            server
+            for instance in proxyserver.servers
+            for server in getattr(instance, "_servers", ())
+            if not isinstance(server, asyncio.Server) and hasattr(server, "wait_closed")
+        ]
+    except Exception:
+        return []
+
+
+async def _wait_closed(servers: list[Any]) -> None:
+    # mitmproxy closes its UDP servers without waiting for them (a commented-out
+    # wait_closed in mode_servers.py). Their tokio task then takes the GIL a little later;
+    # if that happens while the interpreter is finalizing, the process dies with SIGSEGV
+    # (seen ~1 in 14 runs of `record --upstream https://...` on 12.3.1). Wait here instead.
+    for server in servers:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(server.wait_closed(), 2.0)
 
 
 def _one_line(e: object) -> str:
