@@ -119,3 +119,13 @@ def test_repeated_violations_are_capped_with_a_summary() -> None:
     violations = check_body(body, "sse")
     assert [v.rule for v in violations] == ["sse.json"] * (MAX_PER_RULE + 1)
     assert violations[-1].message == "5 more violation(s) not listed"
+
+
+def test_azure_prompt_filter_preamble_is_accepted() -> None:
+    """Azure OpenAI's first chunk (empty id/model/object, prompt_filter_results) is no error."""
+    preamble = (
+        b'data: {"choices":[],"created":0,"id":"","model":"","object":"",'
+        b'"prompt_filter_results":[{"prompt_index":0,"content_filter_results":{}}]}\n\n'
+    )
+    body = preamble + base_body("openai-chat-text")
+    assert check_body(body, "openai-chat", request=BASES["openai-chat-text"][2]) == []

@@ -97,6 +97,8 @@ class OpenAIChat(Grammar):
         if chunk.get("error"):
             self.error = ev
             return
+        if "prompt_filter_results" in chunk and not chunk.get("choices"):
+            return  # Azure OpenAI's content-filter preamble: empty id/model/object by design
         self.last_event = ev
         if chunk.get("object") != "chat.completion.chunk":
             report.at(
