@@ -83,3 +83,35 @@ def test_replay_time_and_stored_faults_combine(serve) -> None:  # type: ignore[n
     body = b"".join(chunks)
     assert isinstance(error, httpx.ReadError)
     assert b"message_start" not in body and body.count(b"\n\n") == 2
+
+
+@pytest.mark.parametrize("fault", ["error:events=20", "truncate"])
+def test_openai_responses_error_and_truncate(fault: str) -> None:
+    """Responses API: the SDK yields `response.failed` (error) or just stops (truncate) without
+    raising; only `responses.stream().get_final_response()` raises (RuntimeError)."""
+    import json
+    from dataclasses import replace
+
+    import openai
+
+    from replayproxy.core.matching import MatchOptions
+
+    it = interaction("openai-responses", gap_ms=1, ttfb_ms=1)
+    body = json.dumps({"input": "hi", "model": "gpt-4o-mini", "stream": True}).encode()
+    it = replace(it, request=replace(it.request, body=body))
+    options = MatchOptions(allow_repeats=True)
+    with ReplayServer(Cassette((it,)), speed=0, faults=[fault], options=options) as server:
+        client = openai.OpenAI(base_url=server.url + "/v1", api_key="x", max_retries=0, timeout=5)
+        events = [
+            e.type for e in client.responses.create(model="gpt-4o-mini", input="hi", stream=True)
+        ]
+        assert "response.completed" not in events
+        if fault.startswith("error"):
+            assert events[-1] == "response.failed" and len(events) == 21
+        with (
+            pytest.raises(RuntimeError, match=r"response\.completed"),
+            client.responses.stream(model="gpt-4o-mini", input="hi") as stream,
+        ):
+            for _ in stream:
+                pass
+            stream.get_final_response()
