@@ -176,3 +176,39 @@ def test_seeded_faults_are_reproducible(it: Interaction, seed: int, count: int) 
     assert plan(it, 1, faults=specs, replay_count=count) == plan(
         it, 1, faults=specs, replay_count=count
     )
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    it=recordings(),
+    spec=st.sampled_from(
+        [
+            "stall:for=0.5",
+            "stall:for=0.1,time=0.05",
+            "ttfb:delay=0.2",
+            "throttle:bps=5000",
+            "coalesce",
+            "coalesce:window=0.03",
+            "jitter:dist=lognormal,ms=5",
+        ]
+    ),
+    speed=st.sampled_from([0.0, 1.0, 2.5]),
+)
+def test_timing_faults_keep_bytes_and_order(it: Interaction, spec: str, speed: float) -> None:
+    """Timing faults and coalesce deliver exactly the recorded bytes, in order, at any speed."""
+    sched = plan(it, 0, speed=speed, faults=[parse(spec)])
+    assert sched.body == it.response.body  # type: ignore[union-attr]
+    assert ordered(sched)
+
+
+@settings(max_examples=40, deadline=None)
+@given(it=recordings(), data=st.data())
+def test_cut_faults_send_a_prefix(it: Interaction, data: st.DataObject) -> None:
+    """reset/close/hang/truncate at any byte position send exactly that prefix of the body."""
+    body = it.response.body  # type: ignore[union-attr]
+    n = data.draw(st.integers(0, len(body)))
+    name = data.draw(st.sampled_from(["reset", "close", "hang", "truncate"]))
+    sched = plan(it, 0, faults=[parse(f"{name}:bytes={n}")])
+    assert sched.body == body[:n]
+    assert sched.finish.kind.value == {"truncate": "complete"}.get(name, name)
+    assert ordered(sched)

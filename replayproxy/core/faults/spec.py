@@ -12,7 +12,7 @@ Only the first ``:`` separates the name, so a ``path=`` glob may contain ``:`` (
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from replayproxy.errors import FaultSpecError
@@ -232,8 +232,8 @@ class FaultSpec:
         return None
 
 
-def _valid_list(names: object) -> str:
-    return ", ".join(sorted(str(n) for n in names))  # type: ignore[attr-defined]
+def _valid_list(names: Iterable[str]) -> str:
+    return ", ".join(sorted(names))
 
 
 def parse(spec: str) -> FaultSpec:
