@@ -24,13 +24,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import http
 import itertools
 import os
 import socket
 import struct
-import termios
 import threading
 from collections.abc import Sequence
 from typing import Self
@@ -123,10 +121,14 @@ async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
 
 
 def _unsent_bytes(sock: socket.socket) -> int:
-    try:  # Linux: bytes not yet acknowledged by the peer (SIOCOUTQ == TIOCOUTQ)
+    """Bytes the peer has not acknowledged yet (Linux SIOCOUTQ); 0 where unknown."""
+    try:
+        import fcntl
+        import termios
+
         raw = fcntl.ioctl(sock.fileno(), termios.TIOCOUTQ, b"\0\0\0\0")
         return int(struct.unpack("i", raw)[0])
-    except (OSError, AttributeError):
+    except (ImportError, OSError, AttributeError):  # Windows has neither module
         return 0
 
 

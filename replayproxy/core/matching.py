@@ -5,8 +5,8 @@ are equal, where:
 
 - the host, scheme and port are ignored by default (``match_host=False``), so a cassette recorded
   through a forward proxy replays behind a base URL and the other way round;
-- query parameters are compared as a multiset (order ignored); names in ``ignore_query`` are
-  dropped from both sides;
+- query parameters are compared as a multiset (order ignored); names in ``ignore_query`` and
+  credential parameters (``key``) are dropped from both sides;
 - bodies that parse as JSON (both sides) are compared as JSON values (key order and whitespace
   ignored); fields named by JSON pointer in ``ignore_body_fields`` are dropped from both sides;
   other bodies are compared byte for byte;
@@ -32,7 +32,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from replayproxy.core.model import Interaction, Request
-from replayproxy.core.redact import REDACTED_TEXT, is_redacted
+from replayproxy.core.redact import DEFAULT_QUERY_PARAMS, REDACTED_TEXT, is_redacted, redact_url
 from replayproxy.errors import UsageError
 
 __all__ = [
@@ -149,8 +149,11 @@ class Miss:
 
 
 def describe_request(request: Request) -> str:
-    """``POST /v1/chat/completions?x=1`` (host left out: it does not take part in matching)."""
-    parts = urlsplit(request.url)
+    """``POST /v1/chat/completions?x=1`` (host left out: it does not take part in matching).
+
+    Credential query parameters (``key``) are shown redacted: this text goes to logs.
+    """
+    parts = urlsplit(redact_url(request.url, DEFAULT_QUERY_PARAMS))
     target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     return f"{request.method} {target}"
 
@@ -243,8 +246,14 @@ def _body_difference(recorded: bytes, requested: bytes, options: MatchOptions) -
 
 
 def _query(url: str, options: MatchOptions) -> list[tuple[str, str]]:
+    # Credential parameters (``key``) never take part: the recorder redacts them, and a client
+    # may pass its key in the query or in a header.
     pairs = parse_qsl(urlsplit(url).query, keep_blank_values=True)
-    return sorted((k, v) for k, v in pairs if k not in options.ignore_query)
+    return sorted(
+        (k, v)
+        for k, v in pairs
+        if k not in options.ignore_query and k.lower() not in DEFAULT_QUERY_PARAMS
+    )
 
 
 def _query_difference(recorded: str, requested: str, options: MatchOptions) -> Difference | None:

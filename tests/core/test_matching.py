@@ -204,3 +204,16 @@ def test_arbitrary_bytes_never_crash_matching(a: bytes, b: bytes) -> None:
     diffs = diff_requests(post(body=a), post(body=b))
     if a == b:
         assert diffs == ()
+
+
+def test_credential_query_parameters_never_match_or_show() -> None:
+    """A ``key`` query parameter is ignored in matching and redacted in explanations."""
+    rec = post("https://g/v1beta/m:streamGenerateContent?alt=sse", {"a": 1})
+    req = post("https://g/v1beta/m:streamGenerateContent?key=AIzaSECRET&alt=sse", {"a": 1})
+    assert diff_requests(rec, req) == ()
+    miss = Matcher(recorded(rec)).match(
+        post("https://g/v1beta/m:streamGenerateContent?key=AIzaSECRET&alt=json", {"a": 1})
+    )
+    assert isinstance(miss, Miss)
+    assert "AIzaSECRET" not in miss.explain() and "AIzaSECRET" not in miss.one_line()
+    assert "key=<redacted>" in miss.explain()
