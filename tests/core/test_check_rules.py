@@ -129,3 +129,12 @@ def test_azure_prompt_filter_preamble_is_accepted() -> None:
     )
     body = preamble + base_body("openai-chat-text")
     assert check_body(body, "openai-chat", request=BASES["openai-chat-text"][2]) == []
+
+
+def test_bedrock_event_needs_json_content_type() -> None:
+    """An event-stream event whose :content-type is not application/json is flagged."""
+    from replayproxy.core.eventstream import encode_event
+
+    body = base_body("bedrock-converse") + encode_event("metadata", b"{}", "text/plain")
+    rules = [v.rule for v in check_body(body, "bedrock-converse")]
+    assert "bedrock.message-type" in rules

@@ -62,10 +62,13 @@ class EventStreamLayer:
                 event=item.index,
                 offset=item.start,
             )
-        elif mtype == "event" and (item.event_type is None or item.content_type is None):
+        elif mtype == "event" and (
+            item.event_type is None or item.content_type != "application/json"
+        ):
             self.report.add(
                 "bedrock.message-type",
-                "an event without :event-type or :content-type",
+                f"an event with :event-type {item.event_type!r} and :content-type "
+                f"{item.content_type!r} (expected a name and application/json)",
                 event=item.index,
                 offset=item.start,
             )
