@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from replayproxy.core.model import (
     Cassette,
-    EndKind,
     Ending,
+    EndKind,
     Frame,
     Interaction,
     Request,

@@ -22,8 +22,8 @@ import msgpack
 
 from replayproxy.core.model import (
     Cassette,
-    EndKind,
     Ending,
+    EndKind,
     Frame,
     Header,
     Interaction,
@@ -59,7 +59,8 @@ class Decoded:
 
 def _pack(obj: object) -> bytes:
     # use_bin_type: bytes -> bin, str -> str; the distinction is part of the format.
-    return msgpack.packb(obj, use_bin_type=True)  # type: ignore[no-any-return]
+    packed: bytes = msgpack.packb(obj, use_bin_type=True)
+    return packed
 
 
 def encode_header(meta: Iterable[tuple[str, str]] = ()) -> bytes:
@@ -223,12 +224,15 @@ def decode(data: bytes) -> Decoded:
     except msgpack.OutOfData:
         raise CassetteFormatError("file ends inside the header record", offset=0) from None
     if not isinstance(head, dict) or head.get("format") != FORMAT_NAME:
-        raise CassetteFormatError(f"not a replayproxy cassette (no {FORMAT_NAME!r} header)", offset=0)
+        raise CassetteFormatError(
+            f"not a replayproxy cassette (no {FORMAT_NAME!r} header)", offset=0
+        )
     version = head.get("version")
     if version not in _RECORD_DECODERS:
         readable = ", ".join(str(v) for v in sorted(_RECORD_DECODERS))
         raise CassetteVersionError(
-            f"unknown cassette format version {version!r} (this replayproxy reads version {readable})",
+            f"unknown cassette format version {version!r} "
+            f"(this replayproxy reads version {readable})",
             offset=0,
         )
     meta_raw = head.get("meta", {})

@@ -40,7 +40,7 @@ def header_value(headers: Iterable[Header], name: str) -> str | None:
     return None
 
 
-class EndKind(str, enum.Enum):
+class EndKind(enum.StrEnum):
     """How a recorded response stopped. The values are the on-disk strings (format v1)."""
 
     COMPLETE = "complete"

@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 
-class FinishKind(str, enum.Enum):
+class FinishKind(enum.StrEnum):
     """What the origin does after the last write."""
 
     COMPLETE = "complete"

@@ -8,12 +8,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from replayproxy.core import codec
-from replayproxy.core.model import Cassette, EndKind, Ending, Frame, Interaction, Request, Response
+from replayproxy.core.model import Cassette, Ending, EndKind, Frame, Interaction, Request, Response
 from replayproxy.errors import CassetteFormatError, CassetteVersionError
 
-headers = st.lists(st.tuples(st.binary(min_size=1, max_size=20), st.binary(max_size=40)), max_size=6)
+headers = st.lists(
+    st.tuples(st.binary(min_size=1, max_size=20), st.binary(max_size=40)), max_size=6
+)
 frames = st.lists(
-    st.builds(Frame, st.integers(min_value=0, max_value=2**62), st.binary(max_size=300)), max_size=20
+    st.builds(Frame, st.integers(min_value=0, max_value=2**62), st.binary(max_size=300)),
+    max_size=20,
 )
 responses = st.one_of(
     st.none(),
@@ -38,7 +41,9 @@ interactions = st.builds(
         body=st.binary(max_size=200),
     ),
     response=responses,
-    end=st.builds(Ending, st.sampled_from(list(EndKind)), st.integers(0, 2**62), st.text(max_size=30)),
+    end=st.builds(
+        Ending, st.sampled_from(list(EndKind)), st.integers(0, 2**62), st.text(max_size=30)
+    ),
     faults=st.lists(st.text(max_size=20), max_size=3).map(tuple),
     recorded_at=st.one_of(st.none(), st.floats(0, 2e9)),
 )
@@ -53,10 +58,17 @@ cassettes = st.builds(
 
 def sample() -> Cassette:
     req = Request("POST", "https://api.example.test/v1/chat", "HTTP/1.1", ((b"a", b"1"),), b"{}")
-    resp = Response(200, "OK", "HTTP/1.1", ((b"content-type", b"text/event-stream"),), 5, (
-        Frame(10, b"data: 1\n\n"),
-        Frame(20, b"data: 2\n\n"),
-    ))
+    resp = Response(
+        200,
+        "OK",
+        "HTTP/1.1",
+        ((b"content-type", b"text/event-stream"),),
+        5,
+        (
+            Frame(10, b"data: 1\n\n"),
+            Frame(20, b"data: 2\n\n"),
+        ),
+    )
     ok = Interaction(req, resp, Ending(EndKind.COMPLETE, 25))
     return Cassette((ok, ok))
 
@@ -84,7 +96,9 @@ def test_every_cut_of_the_last_record_is_a_torn_tail() -> None:
 def test_unknown_version_is_a_clear_error() -> None:
     """A version this build cannot read names the version and what is readable."""
     data = msgpack.packb({"format": codec.FORMAT_NAME, "version": 99, "meta": {}})
-    with pytest.raises(CassetteVersionError, match=r"at byte 0: unknown cassette format version 99"):
+    with pytest.raises(
+        CassetteVersionError, match=r"at byte 0: unknown cassette format version 99"
+    ):
         codec.decode(data)
 
 
