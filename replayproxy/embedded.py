@@ -330,7 +330,9 @@ async def _wait_closed(servers: list[Any]) -> None:
 
 
 def _one_line(e: object) -> str:
-    text = str(e).strip().strip("'\"") or type(e).__name__
+    # str(KeyError("x")) is "'x'": use the message itself
+    text = str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e)
+    text = text.strip() or type(e).__name__
     return text.splitlines()[0]
 
 
