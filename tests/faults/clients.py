@@ -27,7 +27,7 @@ __all__ = [
     "text_of",
 ]
 
-TIMEOUT = 0.6  # seconds; hang/linger/stall tests rely on clients giving up this fast
+TIMEOUT = 1.0  # seconds; hang/linger/stall tests rely on clients giving up this fast
 OPENAI_BODY = {
     "messages": [{"role": "user", "content": "hi"}],
     "model": "gpt-4o-mini",
