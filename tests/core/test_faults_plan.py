@@ -335,3 +335,53 @@ def test_byte_faults_work_on_json_bodies() -> None:
     sched = run("openai-models", "close")
     assert sched.body == body[: len(body) // 2]
     assert run("openai-models", "split:bytes=7").body == body
+
+
+def _messages(body: bytes) -> list[tuple[str, bytes]]:
+    from replayproxy.core.eventstream import EventStreamMessage, decode_all
+
+    return [(m.name, m.payload) for m in decode_all(body) if isinstance(m, EventStreamMessage)]
+
+
+def test_event_edits_on_aws_event_stream() -> None:
+    """drop/duplicate/reorder act on whole event-stream messages (Bedrock)."""
+    original = _messages(STREAMS["bedrock-converse-text"].body)
+    assert _messages(run("bedrock-converse-text", "drop:event=2").body) == [
+        *original[:2],
+        *original[3:],
+    ]
+    assert _messages(run("bedrock-converse-text", "duplicate:event=2").body) == [
+        *original[:3],
+        *original[2:],
+    ]
+    assert _messages(run("bedrock-converse-text", "reorder:event=2").body) == [
+        *original[:2],
+        original[3],
+        original[2],
+        *original[4:],
+    ]
+
+
+def test_corrupt_event_stream_breaks_the_crc() -> None:
+    """corrupt on an event-stream message flips a byte: the decoder reports a CRC error there."""
+    from replayproxy.core.eventstream import EventStreamError, decode_all
+
+    items = decode_all(run("bedrock-converse-text", "corrupt:event=3").body)
+    assert [type(i).__name__ for i in items[:3]] == ["EventStreamMessage"] * 3
+    assert isinstance(items[3], EventStreamError)
+
+
+def test_truncate_event_stream_before_message_stop() -> None:
+    """truncate on Bedrock stops before the messageStop message."""
+    names = [n for n, _ in _messages(run("bedrock-converse-text", "truncate").body)]
+    assert (
+        "messageStop" not in names
+        and names == [n for n, _ in _messages(STREAMS["bedrock-converse-text"].body)][: len(names)]
+    )
+
+
+@pytest.mark.parametrize("spec", ["error", "keepalive"])
+def test_no_error_or_keepalive_format_for_event_stream(spec: str) -> None:
+    """error and keepalive refuse AWS event-stream bodies with a one-line error."""
+    with pytest.raises(FaultSpecError, match=r"^interaction 0 \(POST /model/some-model/"):
+        run("bedrock-converse-text", spec)

@@ -11,6 +11,7 @@ HOSTS = {
     "openai": "https://api.openai.com",
     "anthropic": "https://api.anthropic.com",
     "gemini": "https://generativelanguage.googleapis.com",
+    "bedrock": "https://bedrock-runtime.us-east-1.amazonaws.com",
 }
 
 
@@ -34,7 +35,7 @@ def interaction(
 ) -> Interaction:
     """The stream ``name`` of :data:`STREAMS` as recorded: one frame per event, ``gap_ms`` apart."""
     s = STREAMS[name]
-    url = HOSTS[s.provider] + (path or s.path.replace("{model}", "gemini-2.0-flash"))
+    url = HOSTS[s.provider] + (path or s.path.replace("{model}", "some-model"))
     head = ttfb_ms * 1_000_000
     frames = tuple(
         Frame(head + (i + 1) * gap_ms * 1_000_000, data)

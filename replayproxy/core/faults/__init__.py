@@ -27,7 +27,7 @@ import fnmatch
 import random
 from collections.abc import Sequence
 
-from replayproxy.core.events import NotAStreamError, event_spans
+from replayproxy.core.events import NotAStreamError, event_spans, stream_format
 from replayproxy.core.faults import bytes as bytes_faults
 from replayproxy.core.faults import events as event_faults
 from replayproxy.core.faults import provider as providers
@@ -125,9 +125,7 @@ def _edit(schedule: Schedule, ctx: Context, spec: FaultSpec) -> Schedule:
         return event_faults.duplicate(schedule, span)
     if spec.name == "reorder":
         return event_faults.reorder(schedule, span, spans[n + 1])
-    sse = (ctx.content_type or "").split(";")[
-        0
-    ].strip().lower() != "application/vnd.amazon.eventstream"
+    sse = stream_format(schedule.body, ctx.content_type) == "sse"
     out = event_faults.corrupt(schedule, span, sse)
     if out is None:
         raise ctx.error(spec, f"event {n} has no JSON payload to cut")
@@ -166,6 +164,8 @@ def _late(
         return timing.stall(schedule, stall_at, spec.number("for"))
     if name == "keepalive":
         spans = events_of(schedule, ctx, spec)
+        if stream_format(schedule.body, ctx.content_type) != "sse":
+            raise ctx.error(spec, "keepalives exist for SSE streams only, not AWS event-stream")
         boundaries = [0, *(s.end for s in spans)]
         data = providers.keepalive_bytes(
             providers.detect(ctx.interaction), spec.string("kind") or "auto",
