@@ -67,8 +67,7 @@ CHILD = textwrap.dedent(
 
 
 def test_replay_time_fault_flag_applies_and_misfit_fails(cassette: Path) -> None:
-    """--fault applies at replay time; where it cannot apply (events on JSON) the request
-    fails with a reason naming the interaction, and the run exits non-zero."""
+    """--fault applies at replay time; a misfit (events on JSON) fails that request and the run."""
     result = _replay(
         cassette,
         "--upstream",

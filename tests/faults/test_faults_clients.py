@@ -266,8 +266,7 @@ def test_fault_effect_on_clients(
     case: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Each client (openai SDK, anthropic SDK, httpx x2, run concurrently) observes the
-    documented effect of the stored fault, and its evidence."""
+    """Each client (openai, anthropic, httpx x2) observes the stored fault's documented effect."""
     bases = configure(endpoint, monkeypatch)
     with ThreadPoolExecutor(len(CLIENTS)) as pool:
         runs = pool.map(lambda c: run_client(bases, case, c), CLIENTS)

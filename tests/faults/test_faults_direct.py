@@ -87,8 +87,7 @@ def test_replay_time_and_stored_faults_combine(serve) -> None:  # type: ignore[n
 
 @pytest.mark.parametrize("fault", ["error:events=20", "truncate"])
 def test_openai_responses_error_and_truncate(fault: str) -> None:
-    """Responses API: the SDK yields `response.failed` (error) or just stops (truncate) without
-    raising; only `responses.stream().get_final_response()` raises (RuntimeError)."""
+    """Responses: iterating never raises; only get_final_response() raises RuntimeError."""
     import json
     from dataclasses import replace
 
