@@ -31,8 +31,9 @@ Why it is built this way (verified on mitmproxy 11.0.2 / py3.11 and 12.3.1 / py3
   loop, and on a thread of its own, because 12.x installs an eager task factory on its loop;
 - we assemble :class:`mitmproxy.master.Master` + ``default_addons()`` ourselves instead of
   ``DumpMaster``, whose ``ErrorCheck`` prints to stderr and calls ``sys.exit(1)`` on a bind
-  error (issue #7995). Instead, error log records are collected during startup and checked
-  in the ``running`` hook, together with each server's ``last_exception``;
+  error (issue #7995). Instead, each server's ``last_exception`` is checked before the
+  ``running`` hook (which is skipped on failure, as with ErrorCheck), and error log records
+  collected during startup are checked after it;
 - stopping calls ``master.shutdown()`` and then ``servers.update([])``: without the latter the
   listening socket stays open (issues #6245, #6829);
 - a loop exception handler hides the ``CancelledError`` noise CPython prints for
@@ -86,7 +87,7 @@ class _StartupErrors(logging.Handler):
 
 
 class _Ready:
-    """Last addon in the chain: its ``running`` hook fires once every server is bound."""
+    """Last addon in the chain: its ``running`` hook fires after every other addon's."""
 
     name = "replayproxy_embedded_ready"
 
@@ -95,6 +96,22 @@ class _Ready:
 
     def running(self) -> None:
         self.owner._on_running()
+
+
+class _Master(Master):
+    """A master that skips the ``running`` hook when a server failed to bind.
+
+    mitmproxy's own ``ErrorCheck`` (which we leave out) exits before ``running`` on such
+    errors; addons rely on that, e.g. the recorder creates its cassette file in ``running``.
+    """
+
+    owner: EmbeddedProxy
+
+    async def running(self) -> None:
+        if self.owner._check_bound():
+            await super().running()
+        else:
+            self.shutdown()  # type: ignore[no-untyped-call]
 
 
 class EmbeddedProxy:
@@ -252,7 +269,8 @@ class EmbeddedProxy:
             mode=[self.mode],
             confdir=self.confdir,
         )
-        master: Any = Master(opts, with_termlog=False)
+        master: Any = _Master(opts, with_termlog=False)
+        master.owner = self
         master.addons.add(*mitm_addons.default_addons())  # type: ignore[no-untyped-call]
         try:
             master.addons.add(*self.addons)
@@ -278,28 +296,30 @@ class EmbeddedProxy:
                 await proxyserver.servers.update([])  # actually close the listening sockets
                 await _wait_closed(rust_servers)
 
-    def _on_running(self) -> None:
-        """Called on the proxy thread by the ``running`` hook: check startup, publish the port."""
+    def _check_bound(self) -> bool:
+        """On the proxy thread, before ``running``: did every server bind? Records the port."""
         assert self.master is not None
         proxyserver = self.master.addons.get("proxyserver")
         servers = list(proxyserver.servers) if proxyserver is not None else []
         bind_errors = [_bind_reason(s.last_exception) for s in servers if s.last_exception]
         addrs = [a for s in servers if s.is_running for a in s.listen_addrs]
-        logging.getLogger().removeHandler(self._startup_errors)
-        error: ReplayProxyError | None = None
         if bind_errors or not addrs:
             where = f"{self.listen_host}:{self.listen_port}"
             reason = (bind_errors or self._startup_errors.messages or ["no server is listening"])[0]
-            error = ReplayProxyError(f"cannot listen on {where}: {_one_line(reason)}")
-        elif self._startup_errors.messages:
-            reason = _one_line(self._startup_errors.messages[0])
-            error = ReplayProxyError(f"mitmproxy failed to start: {reason}")
-        if error is not None:
-            self._fail(error)
-            self.master.shutdown()
-            return
+            self._fail(ReplayProxyError(f"cannot listen on {where}: {_one_line(reason)}"))
+            return False
         host, port = addrs[0][0], addrs[0][1]
         self._address = (str(host), int(port))
+        return True
+
+    def _on_running(self) -> None:
+        """On the proxy thread, after every addon's ``running``: report errors or readiness."""
+        logging.getLogger().removeHandler(self._startup_errors)
+        if self._startup_errors.messages:
+            reason = _one_line(self._startup_errors.messages[0])
+            self._fail(ReplayProxyError(f"mitmproxy failed to start: {reason}"))
+            self.master.shutdown()
+            return
         self._ready.set()
 
 

@@ -36,6 +36,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from mitmproxy import exceptions, http
@@ -43,8 +44,8 @@ from mitmproxy import exceptions, http
 from replayproxy.core.model import Ending, EndKind, Interaction, Request
 from replayproxy.core.recording import ResponseHead, build_interaction, ending_from_error
 from replayproxy.core.redact import NO_REDACTION, Redactor
-from replayproxy.errors import CassetteError
-from replayproxy.store import CassetteWriter
+from replayproxy.errors import CassetteError, CassetteExistsError
+from replayproxy.store import CassetteWriter, load
 
 __all__ = ["RECORD_MODES", "Recorder"]
 
@@ -82,6 +83,8 @@ class Recorder:
         self._flows: dict[str, _InFlight] = {}
         self._readers: dict[str, Any] = {}  # server connection id -> asyncio.StreamReader
         self._master: Any = None
+        self._target: tuple[str, str] | None = None  # (path, mode) from the options
+        self._running = False
         self._lock = threading.Lock()
 
     # -- options -----------------------------------------------------------------------------
@@ -128,21 +131,33 @@ class Recorder:
                 opts.replayproxy_redact_headers, opts.replayproxy_redact_query
             )
         if updated & {"replayproxy_record", "replayproxy_record_mode"}:
-            self._open(opts.replayproxy_record, opts.replayproxy_record_mode)
+            path, mode = opts.replayproxy_record, opts.replayproxy_record_mode
+            if path:
+                _check_target(path, mode)
+            self._target = (path, mode) if path else None
+            if self._running:
+                try:
+                    self._open()
+                except CassetteError as e:
+                    raise OptionsError(str(e)) from None
 
-    def _open(self, path: str, mode: str) -> None:
-        if mode not in RECORD_MODES:
-            raise OptionsError(f"replayproxy_record_mode must be one of {RECORD_MODES}")
-        if self.writer is not None and str(self.writer.path) == path:
+    def running(self) -> None:
+        # The file is created only once the proxy listens: a failed start leaves nothing.
+        self._running = True
+        try:
+            self._open()
+        except CassetteError as e:
+            logger.error("%s", e)
+
+    def _open(self) -> None:
+        target = self._target
+        if self.writer is not None and target is not None and str(self.writer.path) == target[0]:
             return  # the mode alone changed: it only matters when opening
         self._close()
-        if not path:
+        if target is None:
             return
-        try:
-            self.writer = CassetteWriter(path, mode, on_warning=logger.warning)
-        except CassetteError as e:
-            raise OptionsError(str(e)) from None
-        logger.info("recording to %s", path)
+        self.writer = CassetteWriter(target[0], target[1], on_warning=logger.warning)
+        logger.info("recording to %s", target[0])
 
     def _close(self) -> None:
         with self._lock:
@@ -257,6 +272,27 @@ class Recorder:
             self.count += 1
         if self.on_record is not None:
             self.on_record(interaction)
+
+
+def _check_target(path: str, mode: str) -> None:
+    """Refuse a cassette target the writer would refuse, before anything is created."""
+    if mode not in RECORD_MODES:
+        raise OptionsError(f"replayproxy_record_mode must be one of {', '.join(RECORD_MODES)}")
+    target = Path(path)
+    if target.is_dir():
+        raise OptionsError(f"{path}: is a directory, not a cassette file")
+    if not (target.parent if str(target.parent) else Path(".")).is_dir():
+        raise OptionsError(f"{path}: directory {target.parent} does not exist")
+    if mode == "new" and target.exists():
+        raise OptionsError(str(CassetteExistsError(_EXISTS, path=path)))
+    if mode == "append" and target.exists():
+        try:
+            load(target, on_warning=lambda message: None)  # the writer reports a torn tail
+        except CassetteError as e:
+            raise OptionsError(str(e)) from None
+
+
+_EXISTS = "already exists; pass --append to add to it or --overwrite to replace it"
 
 
 # -- mitmproxy plumbing ------------------------------------------------------------------------

@@ -72,7 +72,7 @@ def test_reverse_mode_child_env(tmp_path: Path, plain_sim: Simulator) -> None:
     assert child["REPLAYPROXY_URL"].startswith("http://127.0.0.1:")
     assert child["HTTPS_PROXY"] == "http://corporate.invalid:3128"  # untouched
     assert child["NO_PROXY"] == "example.com,127.0.0.1"
-    assert "SSL_CERT_FILE" not in child or child["SSL_CERT_FILE"] != str(Path("ca"))
+    assert child.get("SSL_CERT_FILE") == env.get("SSL_CERT_FILE")  # inherited, not replaced
 
 
 def test_sigint_stops_cleanly_and_keeps_everything(
@@ -232,7 +232,7 @@ def test_port_in_use_is_one_line(runner: CliRunner, tmp_path: Path, confdir: Pat
         args = ["record", "--listen", f"127.0.0.1:{port}", "--confdir", str(confdir)]
         line = _one_line_error(runner.invoke(cli, [*args, str(tmp_path / "c.cassette")]))
     assert line == f"error: cannot listen on 127.0.0.1:{port}: address already in use"
-    assert not (tmp_path / "c.cassette").exists() or load_quiet(tmp_path / "c.cassette") is not None
+    assert not (tmp_path / "c.cassette").exists()
 
 
 @pytest.mark.parametrize(
