@@ -136,9 +136,10 @@ class EmbeddedProxy:
         options: Mapping[str, Any] | None = None,
     ) -> None:
         try:
-            mode_specs.ProxyMode.parse(mode)
+            spec = mode_specs.ProxyMode.parse(mode)
         except ValueError as e:
             raise UsageError(f"invalid proxy mode {mode!r}: {e}") from None
+        _tcp_only(spec)
         if not 0 <= listen_port <= 65535:
             raise UsageError(f"invalid listen port {listen_port}")
         self.addons = list(addons)
@@ -321,6 +322,22 @@ class EmbeddedProxy:
             self.master.shutdown()
             return
         self._ready.set()
+
+
+def _tcp_only(spec: Any) -> None:
+    """Serve ``reverse:https://...`` over TCP only, without mitmproxy's extra UDP listener.
+
+    For ``reverse:https`` mitmproxy also opens a UDP (HTTP/3) listener run by mitmproxy_rs on
+    tokio threads. Those threads call into Python after the proxy has stopped; when that
+    coincides with interpreter shutdown, the process dies with SIGSEGV (seen in ~1 of 12 runs
+    on mitmproxy 12.3.1; gdb shows a tokio worker in ``take_gil`` -> ``pthread_exit``). Our
+    clients speak HTTP/1.1 or HTTP/2 over TCP, so the UDP listener is dropped. INTERNAL API:
+    ``ProxyMode.parse`` is cached, so the server setup gets this same object; the attribute is
+    not a dataclass field, so the frozen dataclass allows setting it. Guarded.
+    """
+    if getattr(spec, "transport_protocol", None) == "both" and spec.type_name == "reverse":
+        with contextlib.suppress(Exception):
+            spec.transport_protocol = "tcp"
 
 
 def _rust_servers(proxyserver: Any) -> list[Any]:
