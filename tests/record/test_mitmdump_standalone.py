@@ -64,9 +64,11 @@ def test_mitmdump_records_with_the_printed_script(
         assert port is not None, seen
         base = f"http://127.0.0.1:{port}"
         headers = {"x-team-token": "TEAMSECRET", "authorization": "Bearer sk-SECRET"}
-        with httpx.Client(timeout=10) as client:
-            with client.stream("POST", base + "/v1/messages", json={}, headers=headers) as r:
-                received = b"".join(r.iter_raw())
+        with (
+            httpx.Client(timeout=10) as client,
+            client.stream("POST", base + "/v1/messages", json={}, headers=headers) as r,
+        ):
+            received = b"".join(r.iter_raw())
         proc.send_signal(signal.SIGINT)
         proc.communicate(timeout=15)
     finally:
