@@ -141,7 +141,11 @@ def command_argument(f: F) -> F:
 
 
 def validate_upstream(url: str) -> str:
-    """Check an ``--upstream`` URL (``http(s)://HOST[:PORT][/PATH]``); return it unchanged."""
+    """Check an ``--upstream`` URL (``http(s)://HOST[:PORT]``); return it unchanged.
+
+    A path is refused: mitmproxy's reverse mode forwards each request's own path, so the
+    client keeps it in its base URL (``http://HOST:PORT/v1``).
+    """
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise UsageError(f"invalid upstream {url!r}: expected http://HOST[:PORT] or https://...")
@@ -149,6 +153,11 @@ def validate_upstream(url: str) -> str:
         parts.port  # noqa: B018 - raises ValueError for a bad port
     except ValueError:
         raise UsageError(f"invalid upstream {url!r}: bad port") from None
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise UsageError(
+            f"invalid upstream {url!r}: give only scheme://HOST[:PORT]; "
+            "clients keep the path in their base URL"
+        )
     return url
 
 

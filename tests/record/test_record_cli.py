@@ -241,6 +241,7 @@ def test_port_in_use_is_one_line(runner: CliRunner, tmp_path: Path, confdir: Pat
         (["--append", "--overwrite"], "--append and --overwrite exclude each other"),
         (["--upstream", "ftp://x"], "invalid upstream 'ftp://x'"),
         (["--upstream", "https://"], "invalid upstream 'https://'"),
+        (["--upstream", "https://api.example/v1"], "give only scheme://HOST[:PORT]"),
         (["--listen", "127.0.0.1:99999"], "the port must be 0-65535"),
         (["--listen", "nonsense"], "the port must be 0-65535"),
         (["--upstream-ca", "/nonexistent.pem"], "cannot read --upstream-ca /nonexistent.pem"),
