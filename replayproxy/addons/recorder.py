@@ -237,8 +237,13 @@ class Recorder:
         # Forward mode, HTTPS: the tunnel to the upstream failed, so the client got a 502 for
         # its CONNECT and never sent the request itself: there is nothing to record.
         if self.writer is not None:
-            message = flow.error.msg if flow.error is not None else "connection failed"
-            logger.warning("cannot connect to %s: %s", flow.request.pretty_host, message)
+            message = (
+                getattr(flow.server_conn, "error", None)
+                or (flow.error.msg if flow.error is not None else None)
+                or "connection failed"
+            )
+            where = f"{flow.request.host}:{flow.request.port}"
+            logger.warning("cannot connect to %s: %s", where, message)
 
     def done(self) -> None:
         # Shutdown with responses still streaming: keep what arrived, marked as cut short.

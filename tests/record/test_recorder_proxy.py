@@ -211,3 +211,22 @@ def test_secrets_are_redacted_in_the_file(
     for name in secrets:
         assert interaction.request.header(name) == REDACTED.decode()
     assert interaction.request.url.endswith("/v1/models?alt=sse&key=<redacted>")
+
+
+def test_failed_https_tunnel_warns_and_records_nothing(
+    tmp_path: Path, confdir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Forward mode, unreachable HTTPS host: the CONNECT gets a 502, a warning, no interaction."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = f"https://127.0.0.1:{s.getsockname()[1]}"
+    path = tmp_path / "c.cassette"
+    with (
+        caplog.at_level(logging.WARNING, logger="replayproxy.record"),
+        recording(path, confdir=confdir) as proxy,
+    ):
+        client, base = client_and_base(proxy, dead, forward=True)
+        with client, pytest.raises(httpx.ProxyError, match="502"):
+            client.get(base + "/v1/models")
+    assert load_quiet(path).interactions == ()
+    assert any(m.startswith(f"cannot connect to {dead[8:]}") for m in caplog.messages)
