@@ -27,6 +27,7 @@ from replayproxy.errors import (
     UpstreamError,
     UsageError,
 )
+from replayproxy.origin import ReplayServer
 from replayproxy.store import CassetteWriter, load, save
 
 __version__ = "0.1.0"
@@ -45,6 +46,7 @@ __all__ = [
     "Frame",
     "Interaction",
     "ReplayProxyError",
+    "ReplayServer",
     "Request",
     "Response",
     "UpstreamError",
