@@ -304,23 +304,39 @@ def serve(
 
 
 class _StderrHandler(logging.Handler):
-    """Writes ``level: message`` to the *current* ``sys.stderr`` (click's test runner swaps it)."""
+    """Writes ``level: [prefix]message`` to the *current* ``sys.stderr`` (click's test runner
+    swaps it), one line per record."""
+
+    def __init__(self, prefix: str = "", level: int = logging.NOTSET) -> None:
+        super().__init__(level)
+        self.prefix = prefix
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            click.echo(f"{record.levelname.lower()}: {record.getMessage()}", err=True)
+            message = record.getMessage().splitlines()[0] if record.msg else ""
+            click.echo(f"{record.levelname.lower()}: {self.prefix}{message}", err=True)
         except Exception:
             self.handleError(record)
 
 
-def setup_logging(level: int = logging.WARNING) -> None:
-    """Show replayproxy's log records on stderr as ``warning: ...`` lines (idempotent)."""
+def setup_logging(level: int = logging.WARNING, *, mitmproxy_warnings: bool = False) -> None:
+    """Show replayproxy's log records on stderr as ``warning: ...`` lines (idempotent).
+
+    ``mitmproxy_warnings`` also shows mitmproxy's own warnings and errors, as
+    ``warning: mitmproxy: ...``; they explain TLS trust problems, e.g. "Client TLS handshake
+    failed. The client does not trust the proxy's certificate" or "Server TLS handshake
+    failed. Certificate verify failed" (an upstream needing ``--upstream-ca``).
+    """
     logger = logging.getLogger("replayproxy")
     logger.setLevel(min(logger.level or level, level))
     if not any(isinstance(h, _StderrHandler) for h in logger.handlers):
         logger.addHandler(_StderrHandler())
     # The root logger carries mitmproxy's own handlers; don't print our lines twice.
     logger.propagate = False
+    if mitmproxy_warnings:
+        mitm = logging.getLogger("mitmproxy")
+        if not any(isinstance(h, _StderrHandler) for h in mitm.handlers):
+            mitm.addHandler(_StderrHandler("mitmproxy: ", logging.WARNING))
 
 
 def expand_confdir(confdir: str | os.PathLike[str]) -> Path:

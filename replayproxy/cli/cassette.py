@@ -20,7 +20,7 @@ from typing import Any
 import click
 
 from replayproxy import store
-from replayproxy.core import textform
+from replayproxy.core import textform, textload
 from replayproxy.core.diff import diff as diff_cassettes
 from replayproxy.core.edit import Edits, apply
 from replayproxy.core.events import NotAStreamError
@@ -248,7 +248,7 @@ def import_(text_path: str, output: str, overwrite: bool) -> None:
     except OSError as e:
         raise UsageError(f"{text_path}: cannot read ({e.strerror})") from None
     try:
-        c = textform.loads(text)
+        c = textload.loads(text)
     except CassetteError as e:
         raise e.with_path(text_path) from None
     if Path(output).exists() and not overwrite:
@@ -276,7 +276,7 @@ def _insert(text: str) -> tuple[int, bytes]:
     if not sep or not n.strip().isdigit():
         raise UsageError(f"bad --insert-event {text!r}: expected N=TEXT (TEXT may use \\n)")
     try:
-        return int(n), textform.unescape(data)
+        return int(n), textload.unescape(data)
     except UsageError as e:
         raise UsageError(f"bad --insert-event {text!r}: {e}") from None
 

@@ -135,7 +135,7 @@ def record(
         raise UsageError("--upstream-ca and --insecure-upstream exclude each other")
     forward = upstream is None
     mode = "regular" if upstream is None else f"reverse:{validate_upstream(upstream)}"
-    setup_logging()
+    setup_logging(mitmproxy_warnings=True)
     recorder = Recorder()
     with _trust_bundle(upstream_ca) as bundle:
         options: dict[str, Any] = {

@@ -19,7 +19,7 @@ from replayproxy.embedded import EmbeddedProxy
 from replayproxy.testing import Served
 
 # Generous: the machine is shared; what matters is that the schedule's shape is kept.
-OFFSET_TOLERANCE_NS = 150_000_000
+OFFSET_TOLERANCE_NS = 200_000_000
 
 
 @contextmanager
