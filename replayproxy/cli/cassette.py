@@ -11,69 +11,31 @@ from __future__ import annotations
 
 import base64
 import dataclasses
-import json
 import sys
-from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
 import click
 
 from replayproxy import store
+from replayproxy.cli._cassette_common import (
+    format_table,
+    interaction_option,
+    json_option,
+    load_cassette,
+    pick,
+    print_json,
+)
+from replayproxy.cli.cassette_edit import edit
 from replayproxy.core import textform, textload
 from replayproxy.core.diff import diff as diff_cassettes
-from replayproxy.core.edit import Edits, apply
 from replayproxy.core.events import NotAStreamError
 from replayproxy.core.inspect import event_rows, format_ns, frame_rows, interaction_rows
-from replayproxy.core.model import Cassette, EndKind
+from replayproxy.core.model import Cassette
 from replayproxy.core.plot import plot as plot_svg
 from replayproxy.errors import CassetteError, UsageError
 
 __all__ = ["COMMANDS", "cassette"]
-
-
-def _warn(message: str) -> None:
-    click.echo(f"warning: {message}", err=True)
-
-
-def _load(path: str) -> Cassette:
-    return store.load(path, on_warning=_warn)
-
-
-def _pick(cassette: Cassette, indices: Sequence[int]) -> list[int]:
-    count = len(cassette.interactions)
-    for i in indices:
-        if not 0 <= i < count:
-            raise UsageError(f"no interaction {i} (the cassette has {count}: 0-{count - 1})")
-    return list(indices) if indices else list(range(count))
-
-
-def _json(obj: Any) -> None:
-    click.echo(json.dumps(obj, indent=2, ensure_ascii=False))
-
-
-def _table(rows: list[list[str]], right: Collection[int] = ()) -> list[str]:
-    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
-    out = []
-    for r in rows:
-        cells = [
-            cell.rjust(widths[c]) if c in right else cell.ljust(widths[c])
-            for c, cell in enumerate(r)
-        ]
-        out.append("  ".join(cells).rstrip())
-    return out
-
-
-json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-interaction_option = click.option(
-    "-i",
-    "--interaction",
-    "indices",
-    type=int,
-    multiple=True,
-    metavar="N",
-    help="Only interaction N (0 = first); repeatable. Default: all.",
-)
 
 
 @click.group("cassette")
@@ -86,9 +48,9 @@ def cassette() -> None:
 @json_option
 def show(path: str, as_json: bool) -> None:
     """One line per interaction: method, URL, status, frames, bytes, timing, ending, faults."""
-    rows = interaction_rows(_load(path))
+    rows = interaction_rows(load_cassette(path))
     if as_json:
-        _json([dataclasses.asdict(r) for r in rows])
+        print_json([dataclasses.asdict(r) for r in rows])
         return
     table = [
         ["#", "METHOD", "URL", "STATUS", "FRAMES", "BYTES", "TTFB", "DURATION", "END", "FAULTS"]
@@ -109,7 +71,7 @@ def show(path: str, as_json: bool) -> None:
                 " ".join(r.faults) or "-",
             ]
         )
-    for line in _table(table, right={0, 3, 4, 5, 6, 7}):
+    for line in format_table(table, right={0, 3, 4, 5, 6, 7}):
         click.echo(line)
 
 
@@ -124,10 +86,10 @@ def _heading(cassette: Cassette, i: int, extra: str) -> str:
 @json_option
 def frames(path: str, indices: tuple[int, ...], as_json: bool) -> None:
     """Each frame: offset, gap from the previous one, size, and its bytes (escaped)."""
-    c = _load(path)
-    chosen = _pick(c, indices)
+    c = load_cassette(path)
+    chosen = pick(c, indices)
     if as_json:
-        _json(
+        print_json(
             [
                 {
                     "interaction": i,
@@ -161,7 +123,9 @@ def frames(path: str, indices: tuple[int, ...], as_json: bool) -> None:
                 ]
             )
         if rows:
-            click.echo("\n".join("  " + line for line in _table(table, right={0, 1, 2, 3, 4})))
+            click.echo(
+                "\n".join("  " + line for line in format_table(table, right={0, 1, 2, 3, 4}))
+            )
 
 
 @cassette.command(short_help="SSE/event-stream events and their frames.")
@@ -171,9 +135,9 @@ def frames(path: str, indices: tuple[int, ...], as_json: bool) -> None:
 def events(path: str, indices: tuple[int, ...], as_json: bool) -> None:
     """SSE / event-stream events with their byte spans and frames; │ marks a frame boundary
     that falls inside an event."""
-    c = _load(path)
+    c = load_cassette(path)
     out: list[dict[str, Any]] = []
-    for n, i in enumerate(_pick(c, indices)):
+    for n, i in enumerate(pick(c, indices)):
         try:
             rows = event_rows(c.interactions[i])
         except NotAStreamError as e:
@@ -201,9 +165,9 @@ def events(path: str, indices: tuple[int, ...], as_json: bool) -> None:
                 [str(r.index), f"{r.start}-{r.end}", fr, format_ns(r.offset_ns), r.name, r.text]
             )
         if rows:
-            click.echo("\n".join("  " + line for line in _table(table, right={0, 3})))
+            click.echo("\n".join("  " + line for line in format_table(table, right={0, 3})))
     if as_json:
-        _json(out)
+        print_json(out)
 
 
 @cassette.command(short_help="Print the cassette as text.")
@@ -211,7 +175,7 @@ def events(path: str, indices: tuple[int, ...], as_json: bool) -> None:
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write here, not stdout.")
 def export(path: str, output: str | None) -> None:
     """Print the cassette in its text form (docs/text-format.md)."""
-    text = textform.dumps(_load(path))
+    text = textform.dumps(load_cassette(path))
     if output is None:
         sys.stdout.write(text)
     else:
@@ -261,152 +225,7 @@ def import_(text_path: str, output: str, overwrite: bool) -> None:
 def textconv(path: str) -> None:
     """The text form, for git's diff driver: git config diff.replayproxy.textconv
     "replayproxy cassette textconv" and *.cassette diff=replayproxy in .gitattributes."""
-    sys.stdout.write(textform.dumps(_load(path)))
-
-
-def _merge_range(text: str) -> tuple[int, int]:
-    first, sep, last = text.partition("-")
-    if not (first.isdigit() and (not sep or last.isdigit())):
-        raise UsageError(f"bad --merge {text!r}: expected A-B (frame numbers, 0 = first)")
-    return int(first), int(last if sep else first)
-
-
-def _insert(text: str) -> tuple[int, bytes]:
-    n, sep, data = text.partition("=")
-    if not sep or not n.strip().isdigit():
-        raise UsageError(f"bad --insert-event {text!r}: expected N=TEXT (TEXT may use \\n)")
-    try:
-        return int(n), textload.unescape(data)
-    except UsageError as e:
-        raise UsageError(f"bad --insert-event {text!r}: {e}") from None
-
-
-def _end(text: str | None) -> tuple[EndKind | None, float | None]:
-    if text is None:
-        return None, None
-    kind_s, _, at_s = text.partition("@")
-    kind = None
-    if kind_s:
-        try:
-            kind = EndKind(kind_s)
-        except ValueError:
-            valid = ", ".join(k.value for k in EndKind)
-            raise UsageError(f"bad --end {text!r}: kind must be one of {valid}") from None
-    try:
-        at = float(at_s) if at_s else None
-    except ValueError:
-        raise UsageError(f"bad --end {text!r}: expected KIND[@SECONDS]") from None
-    return kind, at
-
-
-@cassette.command(short_help="Edit a cassette (events, timing, ending...).")
-@click.argument("path", metavar="CASSETTE")
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False),
-    metavar="OUT",
-    help="Where to write the edited cassette.",
-)
-@click.option("--in-place", is_flag=True, help="Overwrite CASSETTE itself (atomically).")
-@interaction_option
-@click.option("--delete", is_flag=True, help="Remove the selected interactions.")
-@click.option("--redact-header", multiple=True, metavar="NAME", help="Redact a header's value.")
-@click.option(
-    "--redact-json",
-    multiple=True,
-    metavar="FIELD",
-    help="Redact a request-body JSON field (dotted path, * = any key/item).",
-)
-@click.option(
-    "--bake-fault",
-    multiple=True,
-    metavar="SPEC",
-    help="Apply a fault to the recording for good (same functions as at replay).",
-)
-@click.option(
-    "--insert-event",
-    multiple=True,
-    metavar="N=TEXT",
-    help="Insert TEXT (escapes: \\n \\r \\t \\xNN) before event N.",
-)
-@click.option("--drop-event", multiple=True, type=int, metavar="N", help="Remove event N.")
-@click.option("--duplicate-event", multiple=True, type=int, metavar="N", help="Send event N twice.")
-@click.option(
-    "--truncate",
-    metavar="POS",
-    help="Cut the body at POS (events=N, frames=N, bytes=N, time=SECONDS); the ending kind stays.",
-)
-@click.option("--split", multiple=True, metavar="POS", help="Add a frame boundary at POS.")
-@click.option("--merge", multiple=True, metavar="A-B", help="Merge frames A..B into one.")
-@click.option("--rechunk", metavar="MODE", help="events (a frame per event), one, or bytes=N.")
-@click.option("--gap", type=float, metavar="SECONDS", help="Space frames evenly.")
-@click.option("--ttfb", type=float, metavar="SECONDS", help="Set the time to first byte.")
-@click.option("--speed", type=float, help="Divide every time by this (2 = twice as fast).")
-@click.option(
-    "--end",
-    "end_text",
-    metavar="KIND[@SECONDS]",
-    help="Set how (and when) the response ends: complete, reset, incomplete, hang...",
-)
-@click.option("--fault", multiple=True, metavar="SPEC", help="Attach a fault (validated).")
-@click.option("--remove-fault", multiple=True, metavar="SPEC", help="Remove a fault, or all.")
-def edit(
-    path: str,
-    output: str | None,
-    in_place: bool,
-    indices: tuple[int, ...],
-    delete: bool,
-    redact_header: tuple[str, ...],
-    redact_json: tuple[str, ...],
-    bake_fault: tuple[str, ...],
-    insert_event: tuple[str, ...],
-    drop_event: tuple[int, ...],
-    duplicate_event: tuple[int, ...],
-    truncate: str | None,
-    split: tuple[str, ...],
-    merge: tuple[str, ...],
-    rechunk: str | None,
-    gap: float | None,
-    ttfb: float | None,
-    speed: float | None,
-    end_text: str | None,
-    fault: tuple[str, ...],
-    remove_fault: tuple[str, ...],
-) -> None:
-    """Edit a cassette: write the result to -o OUT (or --in-place). Operations apply in a
-    fixed order (docs/editing.md): delete, redact, bake, events, truncate, frames, timing,
-    end, faults."""
-    if in_place == (output is not None):
-        raise UsageError("give exactly one of -o OUT or --in-place")
-    target = path if in_place else str(output)
-    if not in_place and Path(target).resolve() == Path(path).resolve():
-        raise UsageError(f"{target} is the input cassette; pass --in-place to overwrite it")
-    kind, at = _end(end_text)
-    edits = Edits(
-        select=indices,
-        delete=delete,
-        redact_headers=redact_header,
-        redact_json=redact_json,
-        bake=bake_fault,
-        insert_events=tuple(_insert(t) for t in insert_event),
-        drop_events=drop_event,
-        duplicate_events=duplicate_event,
-        truncate=truncate,
-        split=split,
-        merge=tuple(_merge_range(m) for m in merge),
-        rechunk=rechunk,
-        gap=gap,
-        ttfb=ttfb,
-        speed=speed,
-        end=kind,
-        end_at=at,
-        remove_faults=remove_fault,
-        add_faults=fault,
-    )
-    if edits.is_empty():
-        raise UsageError("no edit given (see replayproxy cassette edit --help)")
-    store.save(target, apply(_load(path), edits))
+    sys.stdout.write(textform.dumps(load_cassette(path)))
 
 
 @cassette.command(short_help="Differences between two cassettes.")
@@ -416,9 +235,9 @@ def edit(
 @click.pass_context
 def diff(ctx: click.Context, a: str, b: str, as_json: bool) -> None:
     """Interaction, frame and event differences between cassettes A and B (exit 1 if any)."""
-    found = diff_cassettes(_load(a), _load(b))
+    found = diff_cassettes(load_cassette(a), load_cassette(b))
     if as_json:
-        _json([dataclasses.asdict(d) for d in found])
+        print_json([dataclasses.asdict(d) for d in found])
     for d in found if not as_json else ():
         ia = "-" if d.a_index is None else str(d.a_index)
         ib = "-" if d.b_index is None else str(d.b_index)
@@ -445,9 +264,11 @@ def diff(ctx: click.Context, a: str, b: str, as_json: bool) -> None:
 @click.option("--title", help="Title above the plot (default: the cassette's file name).")
 def plot(path: str, output: str, indices: tuple[int, ...], title: str | None) -> None:
     """Draw a timeline of the interactions (frames, head, ending) as an SVG picture."""
-    c = _load(path)
-    svg = plot_svg(c, _pick(c, indices), title or Path(path).name)
+    c = load_cassette(path)
+    svg = plot_svg(c, pick(c, indices), title or Path(path).name)
     _write_text(Path(output), svg)
 
+
+cassette.add_command(edit)
 
 COMMANDS = [cassette]

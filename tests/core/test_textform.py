@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from replayproxy.core import codec, textform
+from replayproxy.core import codec, textform, textload
 from replayproxy.core.inspect import escape
 from replayproxy.core.model import Cassette, Ending, EndKind, Frame, Interaction, Request, Response
 from replayproxy.errors import CassetteFormatError
@@ -18,7 +18,7 @@ from tests.cassette.builders import MS, any_bytes, cassettes, sample_cassette
 def test_any_cassette_round_trips_byte_identically(cassette: Cassette) -> None:
     """dumps then loads gives an equal cassette, which encodes to the very same bytes."""
     text = textform.dumps(cassette)
-    back = textform.loads(text)
+    back = textload.loads(text)
     assert back == cassette
     assert codec.encode(back) == codec.encode(cassette)
 
@@ -29,13 +29,13 @@ def test_quoted_bytes_round_trip_and_stay_on_one_line(data: bytes) -> None:
     token = textform.quote(data)
     assert "\n" not in token and "\r" not in token
     assert all(ch == " " or ch.isprintable() for ch in token)
-    assert textform.parse_bytes(token) == data
+    assert textload.parse_bytes(token) == data
 
 
 @given(st.integers(-(2**63), 2**63))
 def test_times_round_trip_exactly(ns: int) -> None:
     """Any nanosecond offset survives the millisecond notation."""
-    assert textform.parse_time(textform.format_time(ns)) == ns
+    assert textload.parse_time(textform.format_time(ns)) == ns
 
 
 @pytest.mark.parametrize(
@@ -51,7 +51,7 @@ def test_times_round_trip_exactly(ns: int) -> None:
 )
 def test_time_units_people_may_type(token: str, ns: int) -> None:
     """Times may be typed in s, ms, us or ns with decimals."""
-    assert textform.parse_time(token) == ns
+    assert textload.parse_time(token) == ns
 
 
 def test_export_reads_like_the_wire() -> None:
@@ -76,7 +76,7 @@ def test_binary_frames_use_base64_and_round_trip() -> None:
     )
     text = textform.dumps(Cassette((x,)))
     assert "+1ms        base64:AAECAw" in text
-    assert textform.loads(text) == Cassette((x,))
+    assert textload.loads(text) == Cassette((x,))
 
 
 def test_hand_edited_text_is_accepted() -> None:
@@ -94,7 +94,7 @@ def test_hand_edited_text_is_accepted() -> None:
         "end reset +0.3s\n"
         "fault 'truncate:events=1'\n"
     )
-    c = textform.loads(text)
+    c = textload.loads(text)
     (x,) = c.interactions
     assert x.request.headers == ((b"accept", b"text/event-stream"),)
     assert x.frames == (Frame(200 * MS, b"data: a\n\n"), Frame(250 * MS, b""))
@@ -143,7 +143,7 @@ def test_hand_edited_text_is_accepted() -> None:
 def test_mistakes_are_one_line_errors_with_the_line_number(text: str, message: str) -> None:
     """Every malformed text gives a CassetteFormatError on one line that names the line."""
     with pytest.raises(CassetteFormatError, match=message) as e:
-        textform.loads(text)
+        textload.loads(text)
     assert "\n" not in str(e.value)
 
 
