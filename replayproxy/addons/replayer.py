@@ -11,6 +11,9 @@ owns an :class:`~replayproxy.origin.Origin` on mitmproxy's own loop (started in 
   500 (``x-replayproxy-unmatched: 1``).
 - ``responseheaders``: ``flow.response.stream = True`` so every chunk from the origin is
   forwarded as it comes, keeping the recorded gaps and byte splits.
+- ``error``: for a flow whose schedule ends in a reset, abort the HTTP/1 client connection with
+  a TCP RST (see :func:`_reset_client`), because mitmproxy itself only ever FIN-closes clients
+  (mitmproxy-notes §3.1), which would make a reset look like an incomplete body.
 
 Options (prefix ``replayproxy_``, usable from ``mitmdump -s mitmdump_replay.py --set ...``):
 ``replayproxy_replay`` (cassette path), ``replayproxy_speed``, ``replayproxy_faults``,
@@ -23,7 +26,11 @@ no lock; the session has its own lock for readers on other threads.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
+import socket
+import struct
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -31,6 +38,7 @@ from mitmproxy import ctx, exceptions, http
 
 from replayproxy.core.matching import MatchOptions, Miss
 from replayproxy.core.model import Request
+from replayproxy.core.schedule import FinishKind
 from replayproxy.errors import ReplayProxyError
 from replayproxy.origin import TOKEN_HEADER, Origin
 from replayproxy.session import ReplaySession, check_speed, unmatched_response
@@ -163,6 +171,8 @@ class Replayer:
         flow.metadata[_META] = {
             "index": result.index,
             "token": token,
+            # Plain data (the flow may be saved): whether the client must see a TCP RST.
+            "reset": result.schedule.finish.kind is FinishKind.RESET,
             "target": (req.scheme, req.host, req.port, req.host_header),
         }
         flow.request.headers[TOKEN_HEADER] = token
@@ -177,11 +187,19 @@ class Replayer:
     def response(self, flow: http.HTTPFlow) -> None:
         _restore(flow)
 
-    def error(self, flow: http.HTTPFlow) -> None:
+    async def error(self, flow: http.HTTPFlow) -> None:
         # A flow that failed before reaching the origin leaves its schedule behind.
         meta = flow.metadata.get(_META)
         if meta is not None and self.origin is not None:
             self.origin.forget(meta["token"])
+        # mitmproxy runs this hook before it FIN-closes the client (the error hook comes first
+        # in HttpStream.handle_protocol_error), so aborting here is what the client sees.
+        if (
+            meta is not None
+            and meta.get("reset")
+            and flow.request.http_version.startswith("HTTP/1")
+        ):
+            await _reset_client(flow)
         _restore(flow)
 
 
@@ -196,6 +214,62 @@ def _restore(flow: http.HTTPFlow) -> None:
     req.scheme, req.host, req.port = scheme, host, port
     req.host_header = host_header
     req.headers.pop(TOKEN_HEADER, None)
+
+
+def _unsent_bytes(sock: Any) -> int:
+    """Bytes the peer has not acknowledged yet (Linux SIOCOUTQ); 0 where unknown."""
+    try:
+        import fcntl
+        import termios
+
+        raw = fcntl.ioctl(sock.fileno(), termios.TIOCOUTQ, b"\0\0\0\0")
+        return int(struct.unpack("i", raw)[0])
+    except (ImportError, OSError, AttributeError, ValueError):  # Windows; a closed socket
+        return 0
+
+
+async def _reset_client(flow: http.HTTPFlow) -> bool:
+    """Abort the client's connection with a TCP RST; ``False`` if that was not possible.
+
+    mitmproxy treats an upstream ECONNRESET like EOF and only FIN-closes clients, so a replayed
+    reset would reach an HTTP/1 client as an incomplete body. mitmproxy has no API to reset a
+    client, so this reaches into INTERNALS (verified on 11.0.2 and 12.3.1, mitmproxy-notes
+    §3.5): ``proxyserver.connections[client id].transports[client].writer``. Anything
+    unexpected (another layout, a mitmproxy_rs stream in WireGuard/local mode, a socket that
+    refuses SO_LINGER) falls back to mitmproxy's FIN, logged at debug level.
+
+    Like the origin, wait (bounded) until the bytes already forwarded have left the kernel:
+    SO_LINGER(1, 0) discards whatever is still queued. Under TLS the RST cuts the connection
+    without close_notify, as a real reset does.
+    """
+    try:
+        addons: Any = ctx.master.addons  # untyped in mitmproxy 11
+        proxyserver = addons.get("proxyserver")
+        writer = proxyserver.connections[flow.client_conn.id].transports[flow.client_conn].writer
+        transport = writer.transport
+        sock = writer.get_extra_info("socket")
+        if sock is None or not isinstance(transport, asyncio.WriteTransport):
+            raise TypeError(f"unexpected client transport {type(transport).__name__}")
+    except (KeyError, AttributeError, TypeError) as e:
+        log.debug("replayproxy: cannot reset the client connection (%r); it gets a FIN", e)
+        return False
+    for _ in range(100):  # at most ~0.5 s
+        if transport.is_closing():  # the client left first: nothing to reset
+            return False
+        if transport.get_write_buffer_size() == 0 and _unsent_bytes(sock) == 0:
+            break
+        await asyncio.sleep(0.005)
+    await asyncio.sleep(0.005)  # let the client read what arrived (an RST may flush it)
+    if transport.is_closing():
+        return False
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    except OSError as e:
+        log.debug("replayproxy: cannot set SO_LINGER on the client (%r); it gets a FIN", e)
+        return False
+    with contextlib.suppress(OSError):
+        transport.abort()
+    return True
 
 
 def _log_miss(miss: Miss) -> None:

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from pathlib import Path
 
 import pytest
-from mitmproxy import exceptions
+from mitmproxy import exceptions, http
 from mitmproxy.addons.proxyserver import Proxyserver
-from mitmproxy.test import taddons
+from mitmproxy.test import taddons, tflow
 
 from replayproxy import store
 from replayproxy.addons.replayer import Replayer
-from tests.replay.helpers import cassette, interaction
+from replayproxy.core.model import EndKind
+from replayproxy.origin import TOKEN_HEADER, Origin
+from tests.replay.helpers import CHAT_URL, cassette, interaction
 
 
 @pytest.fixture
@@ -88,3 +92,59 @@ def test_requests_are_refused_while_the_origin_is_not_running(cassette_path: Pat
         replayer.request(flow)
         assert flow.response is not None and flow.response.status_code == 503
         assert flow.request.host == "address"  # not rewritten: nothing to connect to
+
+
+def _flows_for(replayer: Replayer, ends: dict[bytes, EndKind]) -> dict[bytes, http.HTTPFlow]:
+    """Run ``request`` for one POST per body; the origin is registered but never started."""
+    replayer.origin = Origin()
+    flows = {}
+    for body in ends:
+        flow = tflow.tflow(req=http.Request.make("POST", CHAT_URL, body))
+        replayer.request(flow)
+        flows[body] = flow
+    return flows
+
+
+def test_only_reset_schedules_are_marked_for_a_client_reset(tmp_path: Path) -> None:
+    """request() marks a flow for a client RST only when its schedule finishes with RESET."""
+    ends = {
+        b'{"n":0}': EndKind.COMPLETE,
+        b'{"n":1}': EndKind.RESET,
+        b'{"n":2}': EndKind.INCOMPLETE,
+        b'{"n":3}': EndKind.HANG,
+    }
+    path = tmp_path / "ends.cassette"
+    store.save(
+        path, cassette(*(interaction([b"data: 1\n\n"], body=b, end=e) for b, e in ends.items()))
+    )
+    replayer = Replayer()
+    with taddons.context(Proxyserver(), replayer) as tctx:
+        tctx.configure(replayer, replayproxy_replay=str(path), replayproxy_faults=[])
+        flows = _flows_for(replayer, ends)
+    marked = {body: flow.metadata["replayproxy_replay"]["reset"] for body, flow in flows.items()}
+    assert marked == {body: end is EndKind.RESET for body, end in ends.items()}
+    # A reset fault on a complete recording is a reset schedule too.
+    replayer = Replayer()
+    with taddons.context(Proxyserver(), replayer) as tctx:
+        tctx.configure(replayer, replayproxy_replay=str(path), replayproxy_faults=["reset:bytes=3"])
+        flow = _flows_for(replayer, {b'{"n":0}': EndKind.COMPLETE})[b'{"n":0}']
+    assert flow.metadata["replayproxy_replay"]["reset"] is True
+
+
+def test_reset_without_the_internals_falls_back_with_a_debug_log(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """If mitmproxy's connection table lacks the client, error() logs at debug and restores."""
+    path = tmp_path / "reset.cassette"
+    store.save(path, cassette(interaction([b"data: 1\n\n"], end=EndKind.RESET)))
+    replayer = Replayer()
+    caplog.set_level(logging.DEBUG, logger="replayproxy.addons.replayer")
+    with taddons.context(Proxyserver(), replayer) as tctx:
+        tctx.configure(replayer, replayproxy_replay=str(path))
+        flow = _flows_for(replayer, {b'{"model":"m","stream":true}': EndKind.RESET})
+        (only,) = flow.values()
+        assert only.request.host == "127.0.0.1"  # rewritten to the origin
+        asyncio.run(replayer.error(only))
+    assert "cannot reset the client connection (KeyError" in caplog.text
+    assert only.request.host == "api.openai.invalid"  # shown as the client sent it
+    assert TOKEN_HEADER not in only.request.headers

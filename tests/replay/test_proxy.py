@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import subprocess
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
@@ -44,31 +45,72 @@ def test_frames_arrive_as_recorded_chunks_at_recorded_gaps(
         assert 0.02 < gap < 0.3
 
 
-def test_recorded_reset_is_a_connection_error(
-    replay_proxy: ReplayTarget, client_env: dict[str, str], tmp_path: Path
+# How each ending reaches each client, per mode. A reset is aborted toward an HTTP/1 client
+# with a real TCP RST (the replayer's error hook); a close is mitmproxy's FIN without the chunk
+# terminator. Forward mode is TLS: CPython's ssl reports an RST as a ragged EOF
+# (SSLEOFError, suppressed by default), so httpx and requests cannot tell it from a FIN there,
+# exactly as against a real TLS server; curl (OpenSSL) can over HTTP/1.1. By default curl
+# negotiates h2 with mitmproxy and both endings become RST_STREAM (exit 92).
+ENDINGS = {
+    "recorded-reset": (EndKind.RESET, ()),
+    "fault-reset": (EndKind.COMPLETE, ("reset:events=2",)),
+    "recorded-close": (EndKind.INCOMPLETE, ()),
+    "fault-close": (EndKind.COMPLETE, ("close:events=2",)),
+}
+SEEN = {  # (mode, reset?) -> httpx, requests, curl (default), curl --http1.1
+    ("reverse", True): ("reset", "reset", 56, 56),
+    ("reverse", False): ("incomplete", "incomplete", 18, 18),
+    ("forward", True): ("incomplete", "incomplete", 92, 56),
+    ("forward", False): ("incomplete", "incomplete", 92, 18),
+}
+
+
+def error_kind(error: BaseException) -> str:
+    """``reset`` if ECONNRESET is anywhere in the exception chain, else ``incomplete`` when the
+    message says the body ended early, else the exception's name."""
+    text = []
+    e: BaseException | None = error
+    while e is not None:
+        if isinstance(e, ConnectionResetError):
+            return "reset"
+        text.append(str(e))
+        e = e.__cause__ or e.__context__
+    joined = " ".join(text)
+    if "incomplete chunked read" in joined or "Response ended prematurely" in joined:
+        return "incomplete"
+    return type(error).__name__
+
+
+@pytest.mark.parametrize("ending", list(ENDINGS))
+def test_reset_and_close_reach_clients_as_recorded(
+    replay_proxy: ReplayTarget, client_env: dict[str, str], tmp_path: Path, ending: str
 ) -> None:
-    """A recorded reset is a transport error for httpx, requests and curl, never a clean end."""
+    """A reset (recorded or fault) is ECONNRESET for HTTP/1 clients, a close an incomplete body."""
+    end, faults = ENDINGS[ending]
     frames = sse_frames(3)
-    it = interaction(frames, end=EndKind.RESET, gap_ms=10)
-    store.save(tmp_path / "reset.cassette", cassette(it))
-    replay_proxy.serve(tmp_path / "reset.cassette", allow_repeats=True)
+    it = replace(interaction(frames, end=end, gap_ms=10), faults=faults)
+    store.save(tmp_path / "c.cassette", cassette(it))
+    replay_proxy.serve(tmp_path / "c.cassette", allow_repeats=True)
+    sent = b"".join(frames[:2] if faults else frames)  # the faults cut after event 2
+    want = SEEN[(replay_proxy.mode, "reset" in ending)]
     got: list[bytes] = []
-    with httpx.Client(timeout=5) as c, pytest.raises(httpx.TransportError):
+    with httpx.Client(timeout=5) as c, pytest.raises(httpx.TransportError) as err:
         stream_raw(c, replay_proxy.base_url + PATH, BODY, into=got)
-    assert b"".join(got) == b"".join(frames)
-    with pytest.raises(requests.exceptions.ChunkedEncodingError):
+    assert (error_kind(err.value), b"".join(got)) == (want[0], sent)
+    body = b""
+    with pytest.raises(requests.exceptions.RequestException) as rerr:
         r = requests.post(replay_proxy.base_url + PATH, data=BODY, stream=True, timeout=5)
-        b"".join(r.iter_content(None))
-    curl = run_curl(replay_proxy.base_url + PATH, client_env)
-    # 18: transfer closed with outstanding data (HTTP/1.1); 92: HTTP/2 stream error (forward
-    # mode, where curl negotiates h2 with mitmproxy and gets RST_STREAM).
-    assert curl.returncode in (18, 56, 92), curl.stderr
-    assert curl.stdout == b"".join(frames)
+        for chunk in r.iter_content(None):
+            body += chunk
+    assert (error_kind(rerr.value), body) == (want[1], sent)
+    for args, code in (((), want[2]), (("--http1.1",), want[3])):
+        curl = run_curl(replay_proxy.base_url + PATH, client_env, *args)
+        assert (curl.returncode, curl.stdout) == (code, sent), curl.stderr
 
 
-def run_curl(url: str, env: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
+def run_curl(url: str, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
-        ["curl", "-sS", "-N", "--data-binary", BODY.decode(), url],
+        ["curl", "-sS", "-N", *args, "--data-binary", BODY.decode(), url],
         capture_output=True,
         env=env,
         timeout=20,
@@ -76,18 +118,20 @@ def run_curl(url: str, env: dict[str, str]) -> subprocess.CompletedProcess[bytes
     )
 
 
-def test_incomplete_body_is_an_incomplete_body_error(
-    replay_proxy: ReplayTarget, client_env: dict[str, str], tmp_path: Path
+def test_complete_and_hang_are_not_reset(
+    replay_proxy: ReplayTarget, client_env: dict[str, str]
 ) -> None:
-    """A recorded truncation (FIN, no terminator) is an incomplete-body error."""
-    it = interaction(sse_frames(2), end=EndKind.INCOMPLETE, gap_ms=10)
-    store.save(tmp_path / "truncated.cassette", cassette(it))
-    replay_proxy.serve(tmp_path / "truncated.cassette")
-    with (
-        httpx.Client(timeout=5) as c,
-        pytest.raises(httpx.RemoteProtocolError, match="incomplete chunked read"),
-    ):
-        stream_raw(c, replay_proxy.base_url + PATH, BODY)
+    """Only reset schedules abort the client: complete flows end cleanly, a hang times out."""
+    frames = sse_frames(2)
+    complete = interaction(frames, body=b'{"n":1}')
+    hang = interaction(frames, body=b'{"n":2}', end=EndKind.HANG)
+    replay_proxy.serve(cassette(complete, hang), allow_repeats=True)
+    with httpx.Client(timeout=0.5) as c:
+        first = c.post(replay_proxy.base_url + PATH, content=b'{"n":1}')
+        again = c.post(replay_proxy.base_url + PATH, content=b'{"n":1}')
+        assert first.content == again.content == b"".join(frames)
+        with pytest.raises(httpx.ReadTimeout):
+            c.post(replay_proxy.base_url + PATH, content=b'{"n":2}')
 
 
 def test_unmatched_request_gets_the_explained_500(
