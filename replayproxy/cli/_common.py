@@ -7,7 +7,8 @@
 - :func:`print_ready`: the machine-readable ready lines on stdout.
 - :func:`serve`: print the ready lines, then run the wrapped command (exit status passed on)
   or wait for SIGINT/SIGTERM, and stop the proxy in every case.
-- :func:`setup_logging`: replayproxy's log records as ``warning: ...`` lines on stderr.
+- :func:`setup_logging`: replayproxy's log records as ``warning: ...`` lines on stderr;
+  :func:`mitmproxy_warnings`: mitmproxy's own warnings too, within a ``with`` block.
 
 A command using them looks like::
 
@@ -24,6 +25,7 @@ A command using them looks like::
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -31,7 +33,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import Any, TypeVar
@@ -51,6 +53,7 @@ __all__ = [
     "confdir_option",
     "expand_confdir",
     "listen_option",
+    "mitmproxy_warnings",
     "parse_listen",
     "print_ready",
     "run_child",
@@ -313,30 +316,41 @@ class _StderrHandler(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            message = record.getMessage().splitlines()[0] if record.msg else ""
+            lines = record.getMessage().strip().splitlines()
+            if not lines:
+                return
+            message = lines[0]
             click.echo(f"{record.levelname.lower()}: {self.prefix}{message}", err=True)
         except Exception:
             self.handleError(record)
 
 
-def setup_logging(level: int = logging.WARNING, *, mitmproxy_warnings: bool = False) -> None:
-    """Show replayproxy's log records on stderr as ``warning: ...`` lines (idempotent).
-
-    ``mitmproxy_warnings`` also shows mitmproxy's own warnings and errors, as
-    ``warning: mitmproxy: ...``; they explain TLS trust problems, e.g. "Client TLS handshake
-    failed. The client does not trust the proxy's certificate" or "Server TLS handshake
-    failed. Certificate verify failed" (an upstream needing ``--upstream-ca``).
-    """
+def setup_logging(level: int = logging.WARNING) -> None:
+    """Show replayproxy's log records on stderr as ``warning: ...`` lines (idempotent)."""
     logger = logging.getLogger("replayproxy")
     logger.setLevel(min(logger.level or level, level))
     if not any(isinstance(h, _StderrHandler) for h in logger.handlers):
         logger.addHandler(_StderrHandler())
     # The root logger carries mitmproxy's own handlers; don't print our lines twice.
     logger.propagate = False
-    if mitmproxy_warnings:
-        mitm = logging.getLogger("mitmproxy")
-        if not any(isinstance(h, _StderrHandler) for h in mitm.handlers):
-            mitm.addHandler(_StderrHandler("mitmproxy: ", logging.WARNING))
+
+
+@contextlib.contextmanager
+def mitmproxy_warnings() -> Iterator[None]:
+    """Within the block, show mitmproxy's own warnings on stderr (``warning: mitmproxy: ...``).
+
+    They explain TLS trust problems: "Client TLS handshake failed. The client does not trust
+    the proxy's certificate", "Server TLS handshake failed. Certificate verify failed" (an
+    upstream that needs ``--upstream-ca``). Enter it once the proxy has started, so startup
+    failures stay the one-line error :meth:`EmbeddedProxy.start` raises.
+    """
+    handler = _StderrHandler("mitmproxy: ", logging.WARNING)
+    logger = logging.getLogger("mitmproxy")
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
 
 
 def expand_confdir(confdir: str | os.PathLike[str]) -> Path:

@@ -23,6 +23,7 @@ from replayproxy.cli._common import (
     command_argument,
     confdir_option,
     listen_option,
+    mitmproxy_warnings,
     serve,
     setup_logging,
     validate_upstream,
@@ -135,7 +136,7 @@ def record(
         raise UsageError("--upstream-ca and --insecure-upstream exclude each other")
     forward = upstream is None
     mode = "regular" if upstream is None else f"reverse:{validate_upstream(upstream)}"
-    setup_logging(mitmproxy_warnings=True)
+    setup_logging()
     recorder = Recorder()
     with _trust_bundle(upstream_ca) as bundle:
         options: dict[str, Any] = {
@@ -163,7 +164,9 @@ def record(
             options=options,
         ).start()
         try:
-            status = serve(proxy, forward=forward, command=command)
+            # Entered only now: startup errors are already one line from start().
+            with mitmproxy_warnings():
+                status = serve(proxy, forward=forward, command=command)
         finally:
             proxy.stop()
             click.echo(f"{recorder.count} interaction(s) recorded to {cassette}", err=True)

@@ -278,3 +278,24 @@ def test_addon_path_prints_existing_scripts(runner: CliRunner) -> None:
         assert Path(result.output.strip()) == script_path(name)
         assert script_path(name).is_file()
     assert runner.invoke(cli, ["addon-path", "nope"]).exit_code == 2
+
+
+def test_tls_trust_problems_are_explained_on_stderr(
+    tmp_path: Path, confdir: Path, ca_pem: Path, tls_sim: Simulator
+) -> None:
+    """An untrusted upstream (no --upstream-ca) and a client not trusting mitmproxy are named."""
+    cassette = tmp_path / "c.cassette"
+    url = tls_sim.url + "/v1/models"
+    script = f"curl -s -o /dev/null {url}; curl -s -o /dev/null --cacert {ca_pem} {url}; exit 0"
+    done = run_record(
+        ["--confdir", str(confdir), str(cassette), "--", "sh", "-c", script], clean_env()
+    )
+    assert done.returncode == 0, done.stderr
+    assert (
+        "warning: mitmproxy: Server TLS handshake failed. Certificate verify failed" in done.stderr
+    )
+    assert "warning: mitmproxy: Client TLS handshake failed." in done.stderr
+    assert f"warning: no response from {url}" in done.stderr
+    (interaction,) = load_quiet(cassette).interactions
+    assert interaction.end.kind is EndKind.NO_RESPONSE
+    assert "Certificate verify failed" in interaction.end.message
