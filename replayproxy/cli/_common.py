@@ -51,7 +51,6 @@ __all__ = [
     "child_env",
     "command_argument",
     "confdir_option",
-    "expand_confdir",
     "listen_option",
     "mitmproxy_warnings",
     "parse_listen",
@@ -351,8 +350,3 @@ def mitmproxy_warnings() -> Iterator[None]:
         yield
     finally:
         logger.removeHandler(handler)
-
-
-def expand_confdir(confdir: str | os.PathLike[str]) -> Path:
-    """``--confdir`` with ``~`` expanded."""
-    return Path(os.path.expanduser(os.fspath(confdir)))
