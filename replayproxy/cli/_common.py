@@ -34,7 +34,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from pathlib import Path
 from types import FrameType
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
