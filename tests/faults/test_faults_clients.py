@@ -52,8 +52,9 @@ INCOMPLETE = "raises {t}.RemoteProtocolError"
 # "{t}" is the SDK's transport module; raw httpx clients always raise httpx.* exceptions.
 EXPECTED: dict[str, str | dict[str, str]] = {
     "none": OK,
-    # mitmproxy FIN-closes its client side when the origin resets, so through the proxy a
-    # reset reads as an incomplete chunked body (test_faults_direct shows the raw RST).
+    # The replayer aborts the client with a TCP RST. Over TLS (forward mode) CPython's ssl
+    # reports an RST as a ragged EOF, so these clients see an incomplete body there, as they
+    # would from a real TLS server; over plain HTTP (upstream mode) see BY_MODE.
     "reset": INCOMPLETE,
     "close": INCOMPLETE,
     "truncate": {
@@ -108,17 +109,20 @@ EXPECTED: dict[str, str | dict[str, str]] = {
         "httpx-anthropic": "HTTP 529, no exception",
     },
 }
+RESET = "raises {t}.ReadError"  # [Errno 104] Connection reset by peer
+BY_MODE = {("reset", "upstream"): RESET}  # (case, mode) -> phrase, where modes differ
 # openai 3.x (on httpx2) wraps transport errors raised while iterating a stream in its own
 # classes; openai 2.x and both anthropic generations let the transport's exception through.
 OPENAI_3 = {
     INCOMPLETE: "raises openai.APIConnectionError",
+    RESET: "raises openai.APIConnectionError",
     "raises {t}.ReadTimeout": "raises openai.APITimeoutError",
 }
 OBSERVED: dict[tuple[str, str, str], Outcome] = {}
 
 
-def expected(case: str, client: str) -> str:
-    phrase = EXPECTED[case]
+def expected(case: str, client: str, mode: str) -> str:
+    phrase = BY_MODE.get((case, mode), EXPECTED[case])
     text = phrase if isinstance(phrase, str) else phrase[client]
     if client == "openai" and T == "httpx2":
         text = OPENAI_3.get(text, text)
@@ -247,9 +251,9 @@ def check_evidence(case: str, client: str, out: Outcome) -> None:
         assert body.startswith(b"{") and b"error" in body
 
 
-def check_outcome(cassette: Cassette, case: str, client: str, out: Outcome) -> None:
+def check_outcome(cassette: Cassette, case: str, client: str, out: Outcome, mode: str) -> None:
     """The documented effect (EXPECTED), the text the faulted body carries, the evidence."""
-    assert out.effect == expected(case, client), out.message
+    assert out.effect == expected(case, client, mode), out.message
     stream = STREAM_OF[client]
     if not out.error and out.status in (None, 200):
         assert out.text == planned_text(cassette, case, stream)
@@ -275,7 +279,7 @@ def test_fault_effect_on_clients(
     for client, out in outcomes.items():
         OBSERVED[(case, client, endpoint[0])] = out
         try:
-            check_outcome(cassette, case, client, out)
+            check_outcome(cassette, case, client, out, endpoint[0])
         except AssertionError as e:
             failures.append(f"{client}: {out.effect!r} ({out.message[:80]}): {e}")
     assert not failures, "\n".join(failures)

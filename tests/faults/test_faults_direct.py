@@ -1,7 +1,8 @@
 """Socket-level faults straight from the replay origin (Python API, no mitmproxy hop).
 
 Here the client's socket is the origin's socket, so a ``reset`` is a real TCP RST
-(``ECONNRESET``), unlike through mitmproxy, which FIN-closes its client side.
+(``ECONNRESET``). Through mitmproxy the replayer re-creates it toward HTTP/1 clients
+(tests/replay/test_proxy.py).
 """
 
 from __future__ import annotations
