@@ -18,7 +18,9 @@ from replayproxy.core.model import EndKind
 
 @contextmanager
 def _recorder(path: Path, **options: Any) -> Iterator[tuple[Recorder, Any]]:
-    rec = Recorder()
+    rec = Recorder(on_record=lambda interaction: written.append(interaction))
+    written: list[Any] = []
+    rec.written = written  # type: ignore[attr-defined]
     with taddons.context(rec) as tctx:
         tctx.configure(rec, replayproxy_record=str(path), **options)
         rec.running()
@@ -61,6 +63,7 @@ def test_first_of_error_and_response_wins(tmp_path: Path) -> None:
     assert interaction.end.kind is EndKind.CLIENT_GONE
     assert interaction.end.message == "Client disconnected."
     assert rec.count == 1
+    assert rec.written == [interaction]  # type: ignore[attr-defined]  # on_record, once
 
 
 def test_error_before_response_head_is_no_response(tmp_path: Path) -> None:
