@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mitmproxy import exceptions, http
@@ -18,6 +19,11 @@ from replayproxy.origin import TOKEN_HEADER, Origin
 from tests.replay.helpers import CHAT_URL, cassette, interaction
 
 
+def _context(replayer: Replayer) -> Any:
+    """A mitmproxy test context with the proxyserver addon (mitmproxy 11 is untyped here)."""
+    return taddons.context(Proxyserver(), replayer)  # type: ignore[no-untyped-call]
+
+
 @pytest.fixture
 def cassette_path(tmp_path: Path) -> Path:
     path = tmp_path / "one.cassette"
@@ -28,7 +34,7 @@ def cassette_path(tmp_path: Path) -> Path:
 def test_options_load_a_session_and_force_lazy_connections(cassette_path: Path) -> None:
     """Setting replayproxy_replay loads the cassette and switches to connection_strategy=lazy."""
     replayer = Replayer()
-    with taddons.context(Proxyserver(), replayer) as tctx:
+    with _context(replayer) as tctx:
         assert replayer.session is None
         tctx.configure(
             replayer,
@@ -62,7 +68,7 @@ def test_bad_options_are_one_line_option_errors(
 ) -> None:
     """A bad cassette, speed, pointer or fault spec is an OptionsError naming the problem."""
     replayer = Replayer()
-    with taddons.context(Proxyserver(), replayer) as tctx:
+    with _context(replayer) as tctx:
         settings = {"replayproxy_replay": str(cassette_path), **options}
         with pytest.raises(exceptions.OptionsError, match=message) as err:
             tctx.configure(replayer, **settings)
@@ -75,7 +81,7 @@ def test_corrupt_cassette_is_an_option_error(tmp_path: Path) -> None:
     bad.write_bytes(b"not a cassette at all")
     replayer = Replayer()
     with (
-        taddons.context(Proxyserver(), replayer) as tctx,
+        _context(replayer) as tctx,
         pytest.raises(exceptions.OptionsError, match=r"bad\.cassette"),
     ):
         tctx.configure(replayer, replayproxy_replay=str(bad))
@@ -86,7 +92,7 @@ def test_requests_are_refused_while_the_origin_is_not_running(cassette_path: Pat
     from mitmproxy.test import tflow
 
     replayer = Replayer()
-    with taddons.context(Proxyserver(), replayer) as tctx:
+    with _context(replayer) as tctx:
         tctx.configure(replayer, replayproxy_replay=str(cassette_path))
         flow = tflow.tflow()
         replayer.request(flow)
@@ -118,14 +124,14 @@ def test_only_reset_schedules_are_marked_for_a_client_reset(tmp_path: Path) -> N
         path, cassette(*(interaction([b"data: 1\n\n"], body=b, end=e) for b, e in ends.items()))
     )
     replayer = Replayer()
-    with taddons.context(Proxyserver(), replayer) as tctx:
+    with _context(replayer) as tctx:
         tctx.configure(replayer, replayproxy_replay=str(path), replayproxy_faults=[])
         flows = _flows_for(replayer, ends)
     marked = {body: flow.metadata["replayproxy_replay"]["reset"] for body, flow in flows.items()}
     assert marked == {body: end is EndKind.RESET for body, end in ends.items()}
     # A reset fault on a complete recording is a reset schedule too.
     replayer = Replayer()
-    with taddons.context(Proxyserver(), replayer) as tctx:
+    with _context(replayer) as tctx:
         tctx.configure(replayer, replayproxy_replay=str(path), replayproxy_faults=["reset:bytes=3"])
         flow = _flows_for(replayer, {b'{"n":0}': EndKind.COMPLETE})[b'{"n":0}']
     assert flow.metadata["replayproxy_replay"]["reset"] is True
@@ -139,7 +145,7 @@ def test_reset_without_the_internals_falls_back_with_a_debug_log(
     store.save(path, cassette(interaction([b"data: 1\n\n"], end=EndKind.RESET)))
     replayer = Replayer()
     caplog.set_level(logging.DEBUG, logger="replayproxy.addons.replayer")
-    with taddons.context(Proxyserver(), replayer) as tctx:
+    with _context(replayer) as tctx:
         tctx.configure(replayer, replayproxy_replay=str(path))
         flow = _flows_for(replayer, {b'{"model":"m","stream":true}': EndKind.RESET})
         (only,) = flow.values()
