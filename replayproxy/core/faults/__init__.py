@@ -23,6 +23,7 @@ times it was served before (``replay_count``): the same run always makes the sam
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import random
 from collections.abc import Sequence
@@ -229,6 +230,42 @@ def _optional(spec: FaultSpec, name: str) -> float | None:
     return None if value is None else float(value)  # type: ignore[arg-type]
 
 
+# Replay asks for the same schedule request after request. Schedules are immutable and a plan
+# is a pure function of (interaction, index, speed, chosen faults), except for the seeded draws
+# that also depend on replay_count (_SEEDED): build each such plan once. Keyed by the
+# interaction's identity; the entry keeps the interaction alive, so its id cannot be reused
+# while cached. Bounded, oldest out first. Faults that cannot apply raise, and are not cached.
+_SEEDED = frozenset({"jitter", "split"})
+_PLANS: dict[tuple[int, int, float, tuple[FaultSpec, ...]], tuple[Interaction, Schedule]] = {}
+_PLANS_MAX = 4096
+
+
+def _planned(
+    interaction: Interaction, index: int, speed: float, chosen: list[FaultSpec], replay_count: int
+) -> Schedule:
+    def build() -> Schedule:
+        return apply_all(
+            from_interaction(interaction),
+            chosen,
+            Context(interaction, index),
+            speed=speed,
+            replay_count=replay_count,
+        )
+
+    if any(s.name in _SEEDED for s in chosen):
+        return build()
+    key = (id(interaction), index, speed, tuple(chosen))
+    hit = _PLANS.get(key)
+    if hit is not None and hit[0] is interaction:
+        return hit[1]
+    schedule = build()
+    if len(_PLANS) >= _PLANS_MAX:
+        with contextlib.suppress(KeyError, StopIteration, RuntimeError):  # another thread won
+            del _PLANS[next(iter(_PLANS))]
+    _PLANS[key] = (interaction, schedule)
+    return schedule
+
+
 def plan(
     interaction: Interaction,
     index: int,
@@ -246,7 +283,4 @@ def plan(
     """
     specs = [*_stored(interaction, index), *faults]
     chosen = [s for s in specs if applies(s, interaction, index, replay_count)]
-    ctx = Context(interaction, index)
-    return apply_all(
-        from_interaction(interaction), chosen, ctx, speed=speed, replay_count=replay_count
-    )
+    return _planned(interaction, index, speed, chosen, replay_count)
