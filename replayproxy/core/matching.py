@@ -297,8 +297,63 @@ def diff_requests(
 _WEIGHT = {"method": 4, "path": 8, "host": 2, "query": 2, "body": 1}
 
 
+@dataclass(frozen=True, slots=True)
+class _Key:
+    """The parts of a request that matching compares, computed once per request.
+
+    ``query`` is the filtered, sorted query (:func:`_query`); ``redacted`` the recorded query
+    names whose value was redacted (wildcards); ``doc`` the parsed JSON body with the ignored
+    fields dropped (``_MISSING`` when the body is not JSON).
+    """
+
+    method: str
+    netloc: str
+    path: str
+    query: tuple[tuple[str, str], ...]
+    redacted: frozenset[str]
+    body: bytes
+    doc: Any
+
+
+def _key(request: Request, options: MatchOptions) -> _Key:
+    parts = urlsplit(request.url)
+    query = _query(request.url, options)
+    doc = _parse_json(request.body)
+    if doc is not _MISSING:
+        for pointer in options._pointers:
+            doc = _drop(doc, pointer)
+    return _Key(
+        request.method.upper(),
+        parts.netloc.lower() if options.match_host else "",
+        request.path,
+        tuple(query),
+        frozenset(k for k, v in query if _is_redacted(v)),
+        request.body,
+        doc,
+    )
+
+
+def _same(recorded: _Key, requested: _Key) -> bool:
+    """``not diff_requests(recorded, requested)``, from precomputed keys (method, host and
+    path are compared by the caller's index)."""
+    a, b = recorded.query, requested.query
+    if recorded.redacted:
+        a = tuple((k, v) for k, v in a if k not in recorded.redacted)
+        b = tuple((k, v) for k, v in b if k not in recorded.redacted)
+    if a != b:
+        return False
+    if recorded.doc is _MISSING or requested.doc is _MISSING:
+        return recorded.body == requested.body
+    return _first_json_difference(recorded.doc, requested.doc) is None
+
+
 class Matcher:
-    """Picks recorded interactions for requests, in recorded order, and counts their use."""
+    """Picks recorded interactions for requests, in recorded order, and counts their use.
+
+    The comparable parts of every recorded request are computed once, and indexed by method,
+    host (only with ``match_host``) and path, so a request is compared only with the recorded
+    requests that can match it; a miss is explained with :func:`diff_requests` as before.
+    """
 
     def __init__(
         self, interactions: Sequence[Interaction], options: MatchOptions = MatchOptions()
@@ -306,11 +361,16 @@ class Matcher:
         self.interactions = tuple(interactions)
         self.options = options
         self.uses = [0] * len(self.interactions)
+        self._keys = [_key(i.request, options) for i in self.interactions]
+        self._index: dict[tuple[str, str, str], list[int]] = {}
+        for n, k in enumerate(self._keys):
+            self._index.setdefault((k.method, k.netloc, k.path), []).append(n)
 
     def match(self, request: Request) -> Hit | Miss:
         """Choose the interaction for ``request`` and count it as used (a :class:`Hit`)."""
-        diffs = [diff_requests(i.request, request, self.options) for i in self.interactions]
-        candidates = [n for n, d in enumerate(diffs) if not d]
+        key = _key(request, self.options)
+        same = self._index.get((key.method, key.netloc, key.path), [])
+        candidates = [n for n in same if _same(self._keys[n], key)]
         for n in candidates:
             if self.uses[n] == 0:
                 return self._use(n)
@@ -318,6 +378,7 @@ class Matcher:
             return self._use(candidates[-1])
         if candidates:
             return Miss(describe_request(request), candidates[-1], (), used_up=True)
+        diffs = [diff_requests(i.request, request, self.options) for i in self.interactions]
         if not diffs:
             return Miss(describe_request(request), None, ())
         nearest = min(

@@ -217,3 +217,111 @@ def test_credential_query_parameters_never_match_or_show() -> None:
     assert isinstance(miss, Miss)
     assert "AIzaSECRET" not in miss.explain() and "AIzaSECRET" not in miss.one_line()
     assert "key=<redacted>" in miss.explain()
+
+
+# The Matcher compares precomputed keys (an index by method/host/path, then query and body);
+# it must pick exactly what comparing with diff_requests, interaction by interaction, picks.
+_methods = st.sampled_from(["GET", "POST", "post"])
+_urls = st.builds(
+    lambda host, path, query: f"https://{host}{path}{'?' + query if query else ''}",
+    st.sampled_from(["a.example", "B.example"]),
+    st.sampled_from(["/v1/chat/completions", "/v1/responses", "/"]),
+    st.lists(
+        st.builds(
+            "{}={}".format,
+            st.sampled_from(["x", "y", "key", "api-version"]),
+            st.sampled_from(["1", "2", "", REDACTED]),
+        ),
+        max_size=3,
+    ).map("&".join),
+)
+_bodies = st.one_of(
+    st.builds(
+        lambda d: json.dumps(d).encode(),
+        st.dictionaries(
+            st.sampled_from(["model", "stream", "n", "stream_options"]),
+            st.sampled_from([None, True, 1, 1.0, "m", REDACTED, {"include_usage": True}]),
+            max_size=3,
+        ),
+    ),
+    st.sampled_from([b"", b"not json", b"  "]),
+)
+_requests = st.builds(lambda m, u, b: Request(m, u, body=b), _methods, _urls, _bodies)
+_options = st.builds(
+    MatchOptions,
+    ignore_query=st.sampled_from([frozenset(), frozenset({"y"})]),
+    ignore_body_fields=st.sampled_from([(), ("/stream_options",), ("/stream_options/x", "/n")]),
+    match_host=st.booleans(),
+    allow_repeats=st.booleans(),
+)
+
+
+def _filled_in(req: Request) -> Request:
+    """A request as a client sends it: the values the recorder redacted are real again."""
+    return Request(
+        req.method,
+        req.url.replace(REDACTED, "s3cret"),
+        body=req.body.replace(json.dumps(REDACTED).encode(), b'"s3cret"'),
+    )
+
+
+def _retyped(v: object, how: int) -> object:
+    if v is True:
+        return 1 if how == 1 else v
+    if type(v) is int:
+        return float(v) if how == 1 else v == 1 or v
+    if type(v) is float and v.is_integer():
+        return int(v)
+    return v
+
+
+def _tweaked(req: Request, how: int) -> Request:
+    """The request with its JSON body changed in a way matching may or may not ignore."""
+    try:
+        doc = json.loads(req.body)
+    except ValueError:
+        return req
+    if not isinstance(doc, dict):
+        return req
+    if how == 0:
+        doc.pop("stream_options", None) if "stream_options" in doc else doc.update(
+            stream_options={"x": 1}
+        )
+    else:  # same value as JSON text, different type: true/1, 1/1.0
+        doc = {k: _retyped(v, how) for k, v in doc.items()}
+    return Request(req.method, req.url, body=json.dumps(doc).encode())
+
+
+@given(st.lists(_requests, max_size=6), st.data(), _options)
+def test_matcher_picks_what_diff_requests_says_matches(
+    recorded_requests: list[Request], data: st.DataObject, options: MatchOptions
+) -> None:
+    """Matcher.match agrees with a reference built on diff_requests, request after request."""
+    again = st.sampled_from(recorded_requests or [post()])
+    incoming = data.draw(
+        st.lists(
+            _requests
+            | again
+            | again.map(_filled_in)
+            | st.builds(_tweaked, again, st.sampled_from([0, 1, 2])),
+            min_size=1,
+            max_size=6,
+        )
+    )
+    matcher = Matcher(recorded(*recorded_requests), options)
+    uses = [0] * len(recorded_requests)
+    for req in incoming:
+        candidates = [
+            n for n, rec in enumerate(recorded_requests) if not diff_requests(rec, req, options)
+        ]
+        fresh = [n for n in candidates if uses[n] == 0]
+        got = matcher.match(req)
+        if fresh or (candidates and options.allow_repeats):
+            n = fresh[0] if fresh else candidates[-1]
+            assert got == Hit(n, uses[n])
+            uses[n] += 1
+        else:
+            assert isinstance(got, Miss)
+            assert got.used_up == bool(candidates)
+            if candidates:
+                assert got.nearest == candidates[-1]
