@@ -3,8 +3,10 @@
 Each response is sent as its :class:`~replayproxy.core.schedule.Schedule` says: the head at its
 offset, every :class:`~replayproxy.core.schedule.Write` as its own HTTP/1.1 chunk in its own
 socket write (TCP_NODELAY) at its *absolute* offset from the moment the request arrived (no
-drift), then the finish: the chunk terminator (COMPLETE, the connection is kept alive), a FIN
-without terminator (CLOSE), a TCP RST (RESET) or silence until the peer leaves (HANG).
+drift; writes due at the very same offset, e.g. all of them at ``--speed 0``, share one socket
+write but keep their own chunks), then the finish: the chunk terminator (COMPLETE, the
+connection is kept alive), a FIN without terminator (CLOSE), a TCP RST (RESET) or silence
+until the peer leaves (HANG).
 
 Bodies are always chunked: a close-delimited body would make a reset look like a clean end to a
 client behind mitmproxy (mitmproxy-notes §3.1). So recorded ``content-length`` and
@@ -31,6 +33,7 @@ import socket
 import struct
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Self
 
 from replayproxy.core.faults import FaultSpec
@@ -259,6 +262,66 @@ class Origin:
         return True
 
 
+@dataclass(frozen=True, slots=True)
+class _Compiled:
+    """A schedule in wire form: ``(at_ns, bytes)`` steps, each sent in ONE socket write.
+
+    The head, the framed body chunks and the chunk terminator are built once. Pieces due at
+    the same instant (everything at ``--speed 0``) are joined into one step: each body write
+    still is its own HTTP/1.1 chunk, so the chunk boundaries (what mitmproxy forwards one by
+    one, and what a client de-chunks) stay as recorded, while the origin saves a syscall and
+    an event-loop round per chunk. Pieces due at different instants are never joined.
+    """
+
+    steps: tuple[tuple[int, bytes], ...]
+
+
+def _compile(schedule: Schedule, method: str) -> _Compiled:
+    head = schedule.head
+    if head is None:
+        return _Compiled(())
+    body = _has_body(method, head.status)
+    pieces = [
+        (
+            head.at_ns,
+            _head_bytes(head.status, head.reason, wire_headers(head.headers, chunked=body)),
+        )
+    ]
+    if body:
+        for w in schedule.writes:
+            if w.data:  # an empty chunk would be the terminator
+                pieces.append((w.at_ns, b"%x\r\n%s\r\n" % (len(w.data), w.data)))
+        if schedule.finish.kind is FinishKind.COMPLETE:
+            pieces.append((schedule.finish.at_ns, b"0\r\n\r\n"))
+    steps: list[tuple[int, list[bytes]]] = []
+    for at_ns, data in pieces:
+        if steps and steps[-1][0] == at_ns:
+            steps[-1][1].append(data)
+        else:
+            steps.append((at_ns, [data]))
+    return _Compiled(tuple((at, b"".join(parts)) for at, parts in steps))
+
+
+# Fault-free schedules are planned once per interaction and reused (see faults.plan), so the
+# same Schedule object comes back request after request: compile it once too. Keyed by
+# identity; the entry keeps the schedule alive, so its id cannot be reused while cached.
+_COMPILED: dict[tuple[int, str], tuple[Schedule, _Compiled]] = {}
+_COMPILED_MAX = 1024
+
+
+def _compiled(schedule: Schedule, method: str) -> _Compiled:
+    key = (id(schedule), method)
+    hit = _COMPILED.get(key)
+    if hit is not None and hit[0] is schedule:
+        return hit[1]
+    out = _compile(schedule, method)
+    if len(_COMPILED) >= _COMPILED_MAX:
+        with contextlib.suppress(KeyError, StopIteration, RuntimeError):
+            del _COMPILED[next(iter(_COMPILED))]  # oldest first
+    _COMPILED[key] = (schedule, out)
+    return out
+
+
 async def _execute(
     schedule: Schedule,
     method: str,
@@ -275,28 +338,16 @@ async def _execute(
         if delay > 0:
             await asyncio.sleep(delay)
 
+    for at_ns, data in _compiled(schedule, method).steps:
+        await until(at_ns)
+        writer.write(data)
+        await writer.drain()
     finish = schedule.finish
+    await until(finish.at_ns)
     if schedule.head is None:
-        await until(finish.at_ns)
         writer.close()
         return False
-    head = schedule.head
-    body = _has_body(method, head.status)
-    await until(head.at_ns)
-    writer.write(_head_bytes(head.status, head.reason, wire_headers(head.headers, chunked=body)))
-    await writer.drain()
-    if body:
-        for w in schedule.writes:
-            if not w.data:  # an empty chunk would be the terminator
-                continue
-            await until(w.at_ns)
-            writer.write(b"%x\r\n%s\r\n" % (len(w.data), w.data))
-            await writer.drain()
-    await until(finish.at_ns)
     if finish.kind is FinishKind.COMPLETE:
-        if body:
-            writer.write(b"0\r\n\r\n")
-            await writer.drain()
         return True
     if finish.kind is FinishKind.CLOSE:
         writer.close()

@@ -12,8 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from replayproxy.core.matching import Miss
 from replayproxy.core.model import EndKind
-from replayproxy.origin import ReplayServer
+from replayproxy.core.schedule import from_interaction, scale
+from replayproxy.origin import ReplayServer, _compile
 from tests.replay.helpers import (
     SSE,
     cassette,
@@ -138,7 +140,7 @@ def test_keep_alive_and_chunked_request_bodies() -> None:
 
 def test_unmatched_request_gets_an_explained_500() -> None:
     """An unmatched request gets 500 + x-replayproxy-unmatched and names the nearest miss."""
-    misses = []
+    misses: list[Miss] = []
     it = interaction([b"data: 1\n\n"], body=b'{"model":"m","n":1}')
     with ReplayServer(cassette(it), on_miss=misses.append) as server, httpx.Client() as c:
         r = c.post(server.url + "/v1/chat/completions", json={"model": "m", "n": 2})
@@ -184,6 +186,32 @@ def test_any_frames_arrive_byte_exact(frames: list[bytes]) -> None:
     with ReplayServer(cassette(it), speed=0) as server, httpx.Client() as c:
         got = stream_raw(c, server.url + "/v1/chat/completions", BODY)
     assert b"".join(got) == b"".join(frames)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.binary(min_size=1, max_size=300), min_size=1, max_size=8))
+def test_speed_zero_keeps_each_recorded_frame_its_own_chunk(frames: list[bytes]) -> None:
+    """At speed 0 (one socket write per response) the client still de-chunks every frame."""
+    with ReplayServer(cassette(interaction(frames)), speed=0) as server, httpx.Client() as c:
+        got = stream_raw(c, server.url + "/v1/chat/completions", BODY)
+    assert got == frames
+
+
+def test_writes_due_at_the_same_instant_share_one_socket_write() -> None:
+    """Head, chunks and terminator due at one offset form one write; other offsets do not."""
+    frames = [b"data: a\n\n", b"data: b\n\n", b"data: c\n\n"]
+    chunks = [b"%x\r\n%s\r\n" % (len(f), f) for f in frames]
+    it = interaction(frames, gap_ms=20)
+    instant = scale(from_interaction(it), 0)
+    [(at, data)] = _compile(instant, "POST").steps
+    assert at == 0
+    assert data.endswith(b"\r\n\r\n" + b"".join(chunks) + b"0\r\n\r\n")
+    timed = _compile(from_interaction(it), "POST").steps
+    assert [d for _, d in timed[1:4]] == chunks  # one write per frame
+    # The terminator is due 1 ms after the last frame: a write of its own.
+    assert timed[4:] == ((from_interaction(it).finish.at_ns, b"0\r\n\r\n"),)
+    assert _compile(instant, "HEAD").steps[0][1].endswith(b"\r\n\r\n")  # no body for HEAD
+    assert len(_compile(instant, "HEAD").steps) == 1
 
 
 def test_a_missing_cassette_fails_before_listening(tmp_path) -> None:  # type: ignore[no-untyped-def]
