@@ -62,6 +62,10 @@ class Bench:
             PROXY_RP: lambda: T.replay_cli("replayproxy replay", c, 1.0, w, cd),
             "tp-engine": lambda: T.engine("replayproxy engine speed0", c, 0.0, w),
             "tp-rp": lambda: T.replay_cli("replayproxy replay speed0", c, 0.0, w, cd),
+            # Like for like with --server-replay: one write per response body.
+            "tp-rp-co": lambda: T.replay_cli(
+                "replayproxy replay speed0 coalesce", c, 0.0, w, cd, ["--fault", "coalesce"]
+            ),
             "tp-mitm": lambda: T.mitm_server_replay(
                 "mitmdump server-replay", self.flows, DUMMY_PORT, w, cd
             ),

@@ -135,6 +135,7 @@ class Report:
     def throughput(self) -> dict[str, tuple[float, float, int, str] | None]:
         paths = [
             ("tp-rp", "proxy: replayproxy replay --speed 0"),
+            ("tp-rp-co", "proxy: replayproxy replay --speed 0 --fault coalesce"),
             ("tp-mitm", "proxy: mitmdump --server-replay (same flows)"),
             ("tp-mitm-floor", "proxy: floor --speed 0 behind mitmdump passthrough"),
             ("tp-engine", "direct: replayproxy engine --speed 0"),

@@ -15,6 +15,7 @@ server processes behind it (for peak memory and clean-up).
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -104,8 +105,20 @@ def engine(label: str, cassette: Path, speed: float, workdir: Path) -> Target:
     return Target(label, 0, [s])
 
 
-def replay_cli(label: str, cassette: Path, speed: float, workdir: Path, confdir: Path) -> Target:
-    """``replayproxy replay`` as a subprocess in base-URL (reverse proxy) mode: the proxy path."""
+def replay_cli(
+    label: str,
+    cassette: Path,
+    speed: float,
+    workdir: Path,
+    confdir: Path,
+    extra: Sequence[str] = (),
+    env: dict[str, str] | None = None,
+) -> Target:
+    """``replayproxy replay`` as a subprocess in base-URL (reverse proxy) mode: the proxy path.
+
+    ``extra`` are more CLI arguments (e.g. ``--fault coalesce``); ``env`` more environment
+    variables (``ab_replay.py`` sets ``PYTHONPATH`` to run another checkout's package).
+    """
     argv = [
         bin_path("replayproxy"), "replay", str(cassette),
         "--upstream", "https://api.openai.com",
@@ -113,8 +126,9 @@ def replay_cli(label: str, cassette: Path, speed: float, workdir: Path, confdir:
         "--confdir", str(confdir),
         "--speed", str(speed),
         "--allow-repeats",
+        *extra,
     ]  # fmt: skip
-    s = Server(label, argv, port_from_log(r"listening on http://[^:\s]+:(\d+)"), workdir)
+    s = Server(label, argv, port_from_log(r"listening on http://[^:\s]+:(\d+)"), workdir, env=env)
     return Target(label, 0, [s])
 
 
