@@ -48,6 +48,7 @@ class Bench:
         baselines and the recorder need the floor's port as their upstream.
         """
         c, w, cd = self.cassette, self.workdir, self.confdir
+        _make_ca(cd)
         floors: dict[str, Callable[[], T.Target]] = {
             DIRECT_FLOOR: lambda: T.floor("floor asyncio", c, 1.0, w),
             "tp-floor": lambda: T.floor("floor asyncio speed0", c, 0.0, w),
@@ -148,6 +149,19 @@ class Bench:
         errs = sum(r.errors for r in res)
         first = next((r.first_error for r in res if r.first_error), "")
         return n / secs, nbytes / secs / 1e6, errs, first
+
+
+def _make_ca(confdir: Path) -> None:
+    """Create mitmproxy's CA in ``confdir`` once, before the proxies start in parallel.
+
+    Each mitmproxy process creates a missing CA itself; several starting at once on one
+    confdir race, and one may read another's half-written key and exit ("the provided
+    password may be incorrect").
+    """
+    from mitmproxy.certs import CertStore
+
+    confdir.mkdir(parents=True, exist_ok=True)
+    CertStore.from_store(confdir, "mitmproxy", 2048)
 
 
 def err_cell(st: StreamStats) -> str:

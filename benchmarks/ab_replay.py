@@ -34,7 +34,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _targets as T
-from _bench import Bench, err_cell
+from _bench import Bench, _make_ca, err_cell
 from _config import DUMMY_PORT, FULL, Config
 from _harness import Clients, servers
 from _stats import StreamStats, fmt_ms, print_table
@@ -74,6 +74,7 @@ def _launch(
     b: Bench, started: list[T.Server], baseline: Path | None, middle: Path | None, timing: bool
 ) -> None:
     c, w, cd = b.cassette, b.workdir, b.confdir
+    _make_ca(cd)
     before = {"PYTHONPATH": str(baseline.resolve())} if baseline else None
     mid = {"PYTHONPATH": str(middle.resolve())} if middle else None
     floors = {"tp-floor": lambda: T.floor("floor speed0", c, 0.0, w)}
