@@ -27,7 +27,7 @@ Header values (request ids, organisation ids) are realistic but fixed, so runs a
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -40,6 +40,7 @@ __all__ = [
     "Stream",
     "error_body",
     "expected_text",
+    "frame",
     "load_payloads",
 ]
 
@@ -204,6 +205,26 @@ def _json_headers(base: Headers) -> Headers:
     return ((b"content-type", b"application/json"), *(h for h in base if h[0] != b"content-type"))
 
 
+# How each stream's payloads are framed on the wire, by stream name.
+_FRAMERS = {
+    "openai-chat-text": lambda p: _data_lf(p, True),
+    "openai-chat-tool-call": lambda p: _data_lf(p, True),
+    "openai-responses": _named,
+    "anthropic-text": _named,
+    "anthropic-tool-use": _named,
+    "gemini-text": _data_crlf,
+    "bedrock-converse-text": _bedrock,
+}
+
+
+def frame(name: str, payloads: Sequence[bytes]) -> tuple[bytes, ...]:
+    """Frame ``payloads`` the way the provider of stream ``name`` does: one item per event.
+
+    For building variants of a real stream (tests that edit a payload and re-frame it).
+    """
+    return _FRAMERS[name](tuple(payloads))
+
+
 @cache
 def _build() -> dict[str, Stream]:
     chat = load_payloads("openai-chat-text.jsonl")
@@ -217,19 +238,19 @@ def _build() -> dict[str, Stream]:
     gemini_path = "/v1beta/models/{model}:streamGenerateContent"
     streams = [
         Stream("openai-chat-text", "openai", "POST", chat_path, OPENAI_HEADERS,
-               _data_lf(chat, True), chat),
+               frame("openai-chat-text", chat), chat),
         Stream("openai-chat-tool-call", "openai", "POST", chat_path, OPENAI_HEADERS,
-               _data_lf(tool, True), tool),
+               frame("openai-chat-tool-call", tool), tool),
         Stream("openai-responses", "openai", "POST", "/v1/responses", OPENAI_HEADERS,
-               _named(resp), resp),
+               frame("openai-responses", resp), resp),
         Stream("anthropic-text", "anthropic", "POST", "/v1/messages", ANTHROPIC_HEADERS,
-               _named(atext), atext),
+               frame("anthropic-text", atext), atext),
         Stream("anthropic-tool-use", "anthropic", "POST", "/v1/messages", ANTHROPIC_HEADERS,
-               _named(atool), atool),
+               frame("anthropic-tool-use", atool), atool),
         Stream("gemini-text", "gemini", "POST", gemini_path, GEMINI_HEADERS,
-               _data_crlf(gem), gem),
+               frame("gemini-text", gem), gem),
         Stream("bedrock-converse-text", "bedrock", "POST", "/model/{model}/converse-stream",
-               BEDROCK_HEADERS, _bedrock(bed), bed, sse=False),
+               BEDROCK_HEADERS, frame("bedrock-converse-text", bed), bed, sse=False),
         Stream("openai-chat-json", "openai", "POST", chat_path, _json_headers(OPENAI_HEADERS),
                (_chat_json(chat),), (_chat_json(chat),), sse=False),
         Stream("openai-models", "openai", "GET", "/v1/models", _json_headers(OPENAI_HEADERS),

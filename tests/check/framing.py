@@ -1,71 +1,53 @@
-"""Real provider payloads framed as each provider frames them on the wire (test helper).
+"""Real provider streams for the checker tests, as the simulator serves them.
 
-The JSON payload bytes are the lines of ``replayproxy/testing/payloads/*.jsonl`` as stored;
-only the framing is added: OpenAI Chat ``data: {json}\\n\\n`` + ``data: [DONE]``, Responses and
-Anthropic ``event: {type}\\ndata: {json}\\n\\n``, Gemini ``data: {json}\\r\\n\\r\\n``, Bedrock
-ConverseStream one event-stream message per line (``{"<eventType>": {...}}``).
+A thin view of :mod:`replayproxy.testing.streams` (payload bytes as stored, framed as each
+provider frames them) under the names these tests use, plus :func:`frame_sse` to re-frame
+edited payloads when building a stream that breaks one rule.
 """
 
 from __future__ import annotations
 
-import json
-from importlib import resources
+from collections.abc import Sequence
 
-from replayproxy.core.eventstream import encode_event
+from replayproxy.testing.streams import STREAMS, frame
 
 __all__ = ["PAYLOAD_FILES", "SSE_STREAMS", "bedrock_body", "payload_lines", "sse_body"]
 
-# stream name -> (payload file, provider, content type)
-PAYLOAD_FILES = {
-    "openai-chat-text": "openai-chat-text.jsonl",
-    "openai-chat-tool-call": "openai-compatible-chat-tool-call.jsonl",
-    "openai-responses": "openai-responses-web-search.jsonl",
-    "anthropic-text": "anthropic-messages-text.jsonl",
-    "anthropic-tool-use": "anthropic-messages-tool-use.jsonl",
-    "gemini-text": "gemini-text.jsonl",
-    "bedrock-converse": "bedrock-converse-text.jsonl",
+_BEDROCK = "bedrock-converse-text"
+# The names these tests use -> the simulator's stream names.
+_NAMES = {
+    "openai-chat-text": "openai-chat-text",
+    "openai-chat-tool-call": "openai-chat-tool-call",
+    "openai-responses": "openai-responses",
+    "anthropic-text": "anthropic-text",
+    "anthropic-tool-use": "anthropic-tool-use",
+    "gemini-text": "gemini-text",
+    "bedrock-converse": _BEDROCK,
 }
-SSE_STREAMS = [name for name in PAYLOAD_FILES if name != "bedrock-converse"]
+PAYLOAD_FILES = tuple(_NAMES)
+SSE_STREAMS = [name for name in _NAMES if name != "bedrock-converse"]
 
 
 def payload_lines(name: str) -> list[bytes]:
     """The raw JSON payloads of stream ``name``, bytes as stored."""
-    raw = (
-        resources.files("replayproxy.testing")
-        .joinpath("payloads")
-        .joinpath(PAYLOAD_FILES[name])
-        .read_bytes()
-    )
-    return [line for line in raw.splitlines() if line.strip()]
+    return list(STREAMS[_NAMES[name]].payloads)
 
 
-def frame_sse(name: str, payloads: list[bytes]) -> list[bytes]:
+def frame_sse(name: str, payloads: Sequence[bytes]) -> list[bytes]:
     """Frame ``payloads`` as the provider of stream ``name`` does: one bytes object per event."""
-    if name.startswith("openai-chat"):
-        return [b"data: " + p + b"\n\n" for p in payloads] + [b"data: [DONE]\n\n"]
-    if name == "gemini-text":
-        return [b"data: " + p + b"\r\n\r\n" for p in payloads]
-    return [
-        b"event: " + json.loads(p)["type"].encode() + b"\ndata: " + p + b"\n\n" for p in payloads
-    ]
+    return list(frame(_NAMES[name], payloads))
 
 
 def sse_body(name: str) -> bytes:
     """The whole SSE body of stream ``name``."""
-    return b"".join(frame_sse(name, payload_lines(name)))
+    return STREAMS[_NAMES[name]].body
 
 
-def bedrock_messages(payloads: list[bytes] | None = None) -> list[bytes]:
+def bedrock_messages() -> list[bytes]:
     """ConverseStream event-stream messages, one per payload line."""
-    out = []
-    for p in payloads if payloads is not None else payload_lines("bedrock-converse"):
-        obj = json.loads(p)
-        ((event_type, inner),) = obj.items()
-        body = json.dumps(inner, separators=(",", ":")).encode()
-        out.append(encode_event(event_type, body))
-    return out
+    return list(STREAMS[_BEDROCK].events)
 
 
 def bedrock_body() -> bytes:
     """The whole ConverseStream body."""
-    return b"".join(bedrock_messages())
+    return STREAMS[_BEDROCK].body
