@@ -50,6 +50,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tp-duration", type=float, default=FULL.tp_duration)
     ap.add_argument("--no-timing", action="store_true", help="throughput only")
     ap.add_argument("--no-throughput", action="store_true", help="timing only")
+    ap.add_argument(
+        "--split", action="store_true", help="time the 5-7 ms split stream instead of chat"
+    )
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
     args = ap.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -136,7 +139,7 @@ def _run(b: Bench, clients: Clients, args: argparse.Namespace) -> None:
         if args.no_timing:
             continue
         for key, _ in _rotated(tm_keys, r):
-            st = b.run_streams(clients, key, b.chat, args.streams)
+            st = b.run_streams(clients, key, b.split if args.split else b.chat, args.streams)
             prev = tm.get(key)
             tm[key] = st if prev is None or st is None else prev.merge(st)
     ref = tp.get("tp-mitm", [])
@@ -164,10 +167,12 @@ def _run(b: Bench, clients: Clients, args: argparse.Namespace) -> None:
             continue
         p50, p99, mx = st.summary()
         rel = f"{p99 / floor.summary()[1]:.2f}" if floor else "-"
-        rows.append([label, fmt_ms(p50), fmt_ms(p99), fmt_ms(mx), rel, err_cell(st)])
+        fid = fmt_ms(100 * st.fidelity, 1) + "%"
+        rows.append([label, fmt_ms(p50), fmt_ms(p99), fmt_ms(mx), rel, fid, err_cell(st)])
     print_table(
-        f"Timing error at {args.streams} concurrent chat streams, ms ({args.rounds} rounds pooled)",
-        ["path", "p50", "p99", "max", "p99 / floor p99", "errors"],
+        f"Timing error at {args.streams} concurrent {'split' if args.split else 'chat'} streams, "
+        f"ms ({args.rounds} rounds pooled)",
+        ["path", "p50", "p99", "max", "p99 / floor p99", "split fid.", "errors"],
         rows,
     )
 
