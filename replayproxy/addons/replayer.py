@@ -9,6 +9,8 @@ owns an :class:`~replayproxy.origin.Origin` on mitmproxy's own loop (started in 
   With ``connection_strategy=lazy`` mitmproxy then never resolves or contacts the real host
   (§2.2, §3.4); the addon sets it. Unmatched requests are answered at once with the explained
   500 (``x-replayproxy-unmatched: 1``).
+  A response with nothing to time or split (one write, clean end, all at ``t = 0``, as with
+  ``--speed 0 --fault coalesce``) is answered directly instead, in one piece.
 - ``responseheaders``: ``flow.response.stream = True`` so every chunk from the origin is
   forwarded as it comes, keeping the recorded gaps and byte splits.
 - ``error``: for a flow whose schedule ends in a reset, abort the HTTP/1 client connection with
@@ -38,9 +40,9 @@ from mitmproxy import ctx, exceptions, http
 
 from replayproxy.core.matching import MatchOptions, Miss
 from replayproxy.core.model import Request
-from replayproxy.core.schedule import FinishKind
+from replayproxy.core.schedule import FinishKind, Head, instant_body
 from replayproxy.errors import ReplayProxyError
-from replayproxy.origin import TOKEN_HEADER, Origin
+from replayproxy.origin import TOKEN_HEADER, Origin, wire_headers
 from replayproxy.session import ReplaySession, check_speed, unmatched_response
 
 __all__ = ["Replayer", "request_of"]
@@ -166,6 +168,12 @@ class Replayer:
             status, headers, body = unmatched_response(result)
             flow.response = http.Response.make(status, body, headers)
             return
+        whole = instant_body(result.schedule)
+        if whole is not None and result.schedule.head is not None:
+            # Nothing to time or split (e.g. --speed 0 --fault coalesce): answer in one piece,
+            # as mitmproxy's own server replay does, without the hop through the origin.
+            flow.response = _whole_response(result.schedule.head, whole)
+            return
         token = self.origin.expect(result.schedule, flow.request.method)
         req = flow.request
         flow.metadata[_META] = {
@@ -201,6 +209,16 @@ class Replayer:
         ):
             await _reset_client(flow)
         _restore(flow)
+
+
+def _whole_response(head: Head, body: bytes) -> http.Response:
+    """A complete response with the recorded head and ``body`` as is (never re-encoded)."""
+    response = http.Response.make(head.status, b"", wire_headers(head.headers, chunked=False))
+    response.raw_content = body  # not .content: that would apply content-encoding again
+    response.headers["content-length"] = str(len(body))
+    if head.reason:
+        response.reason = head.reason
+    return response
 
 
 def _restore(flow: http.HTTPFlow) -> None:

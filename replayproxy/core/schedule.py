@@ -24,6 +24,7 @@ __all__ = [
     "Schedule",
     "Write",
     "from_interaction",
+    "instant_body",
     "scale",
     "to_interaction",
 ]
@@ -152,3 +153,22 @@ def to_interaction(schedule: Schedule, original: Interaction) -> Interaction:
         frames=tuple(Frame(w.at_ns, w.data) for w in schedule.writes),
     )
     return replace(original, response=response, end=end)
+
+
+def instant_body(schedule: Schedule) -> bytes | None:
+    """The whole body if ``schedule`` has nothing to time or split, else ``None``.
+
+    That is: a head, at most one write and a clean end, all due at once (``t = 0``), as with
+    ``--speed 0 --fault coalesce``. Such a response can be handed over in one piece, the way
+    mitmproxy's own server replay does, with nothing lost.
+    """
+    if (
+        schedule.head is None
+        or schedule.head.at_ns != 0
+        or len(schedule.writes) > 1
+        or any(w.at_ns != 0 for w in schedule.writes)
+        or schedule.finish.kind is not FinishKind.COMPLETE
+        or schedule.finish.at_ns != 0
+    ):
+        return None
+    return schedule.body

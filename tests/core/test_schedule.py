@@ -7,7 +7,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from replayproxy.core.model import Ending, EndKind, Frame, Interaction, Request, Response
-from replayproxy.core.schedule import FinishKind, from_interaction, scale
+from replayproxy.core.schedule import (
+    Finish,
+    FinishKind,
+    Head,
+    Schedule,
+    Write,
+    from_interaction,
+    instant_body,
+    scale,
+)
 
 MS = 1_000_000
 REQ = Request("POST", "https://api.openai.com/v1/chat/completions")
@@ -100,3 +109,20 @@ def test_scaling_keeps_bytes_and_order(
     ats = [w.at_ns for w in scaled.writes]
     assert ats == sorted(ats)
     assert all(a <= scaled.finish.at_ns for a in ats)
+
+
+def _instant(writes: tuple[Write, ...], finish: Finish, head_at: int = 0) -> Schedule:
+    return Schedule(Head(head_at, 200, "OK", ()), writes, finish)
+
+
+def test_instant_body_only_when_nothing_is_timed_or_split() -> None:
+    """instant_body gives the body only for one write and a clean end, all at t=0."""
+    done = Finish(0, FinishKind.COMPLETE)
+    assert instant_body(_instant((Write(0, b"abc"),), done)) == b"abc"
+    assert instant_body(_instant((), done)) == b""
+    assert instant_body(_instant((Write(0, b"a"), Write(0, b"b")), done)) is None  # a split
+    assert instant_body(_instant((Write(5, b"a"),), done)) is None  # a gap
+    assert instant_body(_instant((Write(0, b"a"),), done, head_at=5)) is None  # a TTFB
+    assert instant_body(_instant((Write(0, b"a"),), Finish(0, FinishKind.RESET))) is None
+    assert instant_body(_instant((Write(0, b"a"),), Finish(0, FinishKind.HANG))) is None
+    assert instant_body(Schedule(None, (), Finish(0, FinishKind.CLOSE))) is None

@@ -6,6 +6,7 @@ for counts connections and must see none, and the forward-mode host does not res
 
 from __future__ import annotations
 
+import gzip
 import subprocess
 import time
 from dataclasses import replace
@@ -17,8 +18,17 @@ import requests
 
 from replayproxy import store
 from replayproxy.core.model import EndKind
+from replayproxy.session import ReplaySession
 from tests.replay.conftest import ReplayTarget
-from tests.replay.helpers import cassette, gaps, interaction, raw_reads, sse_frames, stream_raw
+from tests.replay.helpers import (
+    SSE,
+    cassette,
+    gaps,
+    interaction,
+    raw_reads,
+    sse_frames,
+    stream_raw,
+)
 
 BODY = b'{"model":"m","stream":true}'
 PATH = "/v1/chat/completions"
@@ -212,3 +222,34 @@ def test_socket_reads_through_the_proxy_equal_recorded_frames(
     # The terminator follows the last frame by 1 ms, so the two may share the last read.
     assert chunks[: len(frames) - 1] == expected[:-1]
     assert chunks[len(frames) - 1].startswith(expected[-1])
+
+
+def test_instant_single_write_is_answered_whole_with_bytes_untouched(
+    replay_proxy: ReplayTarget, client_env: dict[str, str]
+) -> None:
+    """At --speed 0 with coalesce, the response goes out whole (content-length), gzip untouched."""
+    body = gzip.compress(b"".join(sse_frames(5)))
+    frames = [body[:10], body[10:25], body[25:]]
+    headers = (*SSE, (b"content-encoding", b"gzip"), (b"x-recorded", b"yes"))
+    it = interaction(frames, headers=headers, gap_ms=200, head_ms=300)
+    replay_proxy.replayer.use(ReplaySession(cassette(it), speed=0, faults=["coalesce"]))
+    start = time.monotonic()
+    with (
+        httpx.Client(timeout=5) as c,
+        c.stream("POST", replay_proxy.base_url + PATH, content=BODY) as r,
+    ):
+        raw = b"".join(r.iter_raw())
+        headers_seen = r.headers
+    assert time.monotonic() - start < 0.35  # 300 ms + 3 x 200 ms if it were timed
+    assert raw == body  # the recorded gzip bytes, neither decoded nor re-encoded
+    assert headers_seen["content-length"] == str(len(body))
+    assert "transfer-encoding" not in headers_seen
+    assert headers_seen["x-recorded"] == "yes"
+    # With frames to split, speed 0 still streams them through the origin as chunks.
+    replay_proxy.replayer.use(ReplaySession(cassette(it), speed=0))
+    with (
+        httpx.Client(timeout=5) as c,
+        c.stream("POST", replay_proxy.base_url + PATH, content=BODY) as r,
+    ):
+        assert b"".join(r.iter_raw()) == body
+        assert "content-length" not in r.headers
