@@ -385,3 +385,14 @@ def test_no_error_or_keepalive_format_for_event_stream(spec: str) -> None:
     """error and keepalive refuse AWS event-stream bodies with a one-line error."""
     with pytest.raises(FaultSpecError, match=r"^interaction 0 \(POST /model/some-model/"):
         run("bedrock-converse-text", spec)
+
+
+def test_plans_are_reused_but_random_draws_are_not() -> None:
+    """plan() returns the same schedule again for the same input; seeded jitter still
+    draws afresh for each repeat (replay_count) and reproducibly for the same one."""
+    it = interaction("anthropic-text")
+    assert plan(it, 0, speed=2) is plan(it, 0, speed=2)
+    jitter = [parse("jitter:ms=20,seed=3")]
+    first = plan(it, 0, faults=jitter, replay_count=0)
+    assert first == plan(it, 0, faults=jitter, replay_count=0)
+    assert first != plan(it, 0, faults=jitter, replay_count=1)
