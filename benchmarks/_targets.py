@@ -97,9 +97,9 @@ def mitm_server_replay(
 def engine(label: str, cassette: Path, speed: float, workdir: Path) -> Target:
     """replayproxy's replay engine (``ReplayServer``) serving directly, in its own process."""
     try:
-        import replayproxy.origin  # noqa: F401
+        import replayproxy.replay_server  # noqa: F401
     except ImportError as e:
-        raise Unavailable(f"replayproxy.origin.ReplayServer is not importable: {e}") from None
+        raise Unavailable(f"ReplayServer is not importable: {e}") from None
     argv = [sys.executable, str(HERE / "_engine_server.py"), str(cassette), "--speed", str(speed)]
     s = Server(label, argv, port_from_log(r"PORT (\d+)"), workdir)
     return Target(label, 0, [s])

@@ -27,7 +27,7 @@ from replayproxy.errors import (
     UpstreamError,
     UsageError,
 )
-from replayproxy.origin import ReplayServer
+from replayproxy.replay_server import ReplayServer
 from replayproxy.store import CassetteWriter, load, save
 
 __version__ = "0.1.0"

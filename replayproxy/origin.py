@@ -18,8 +18,8 @@ Two ways in:
 - behind the mitmproxy addon: the addon matches the request, registers the schedule with
   :meth:`Origin.expect` and forwards the request with the private ``x-replayproxy-token`` header,
   which the origin strips and uses to find the schedule;
-- directly (:class:`ReplayServer`, no mitmproxy): the origin matches requests itself through a
-  :class:`~replayproxy.session.ReplaySession`.
+- directly (:class:`~replayproxy.replay_server.ReplayServer`, no mitmproxy): the origin
+  matches requests itself through a :class:`~replayproxy.session.ReplaySession`.
 """
 
 from __future__ import annotations
@@ -28,21 +28,17 @@ import asyncio
 import contextlib
 import http
 import itertools
-import os
 import socket
 import struct
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Self
 
-from replayproxy.core.faults import FaultSpec
-from replayproxy.core.matching import MatchOptions, Miss
-from replayproxy.core.model import Cassette, Header, Request
+from replayproxy.core.matching import Miss
+from replayproxy.core.model import Header, Request
 from replayproxy.core.schedule import FinishKind, Schedule
-from replayproxy.session import MissHandler, ReplaySession, Summary, unmatched_response
+from replayproxy.session import ReplaySession, unmatched_response
 
-__all__ = ["TOKEN_HEADER", "Origin", "ReplayServer", "wire_headers"]
+__all__ = ["TOKEN_HEADER", "Origin", "wire_headers"]
 
 TOKEN_HEADER = "x-replayproxy-token"
 
@@ -358,101 +354,3 @@ async def _execute(
             while await reader.read(65536):
                 pass
     return False
-
-
-class ReplayServer:
-    """Serve a cassette on ``http://127.0.0.1:PORT`` directly, without mitmproxy.
-
-    For clients that take a base URL (SDKs, benchmarks, tests)::
-
-        with ReplayServer("cassettes/openai-chat-text.cassette", speed=2) as server:
-            client = openai.OpenAI(base_url=server.url + "/v1", api_key="unused")
-            ...
-        print(server.summary().line())
-
-    Arguments:
-        cassette: a :class:`~replayproxy.core.model.Cassette` or a path to load.
-        speed: 1 = as recorded, 2 = twice as fast, 0 = no waiting.
-        faults: fault specs (strings or parsed ``FaultSpec``) applied to every response.
-        options: :class:`~replayproxy.core.matching.MatchOptions`.
-        on_miss: called (on the server thread) with each :class:`~replayproxy.core.matching.Miss`.
-        port: 0 picks a free port.
-
-    The server runs on its own thread and event loop; ``start()`` returns once it listens and
-    ``stop()`` closes every connection (a hung response ends then). ``session`` exposes the
-    :class:`~replayproxy.session.ReplaySession` (``session.misses``), ``summary()`` the totals.
-    Unmatched requests get a 500 with ``x-replayproxy-unmatched: 1`` and an explanation.
-    """
-
-    def __init__(
-        self,
-        cassette: Cassette | str | os.PathLike[str],
-        *,
-        speed: float = 1.0,
-        faults: Sequence[str | FaultSpec] = (),
-        options: MatchOptions | None = None,
-        on_miss: MissHandler | None = None,
-        port: int = 0,
-    ) -> None:
-        self.session = ReplaySession(
-            cassette, speed=speed, faults=faults, options=options, on_miss=on_miss
-        )
-        self._port = port
-        self._origin = Origin(self.session)
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stopped: asyncio.Event | None = None
-        self._ready = threading.Event()
-        self._error: BaseException | None = None
-        self._thread: threading.Thread | None = None
-
-    @property
-    def port(self) -> int:
-        return self._origin.port
-
-    @property
-    def url(self) -> str:
-        """``http://127.0.0.1:PORT`` (append the API prefix, e.g. ``/v1``, for SDK base URLs)."""
-        return self._origin.url
-
-    def summary(self) -> Summary:
-        return self.session.summary()
-
-    def start(self, timeout: float = 10.0) -> Self:
-        self._thread = threading.Thread(target=self._main, name="replayproxy-origin", daemon=True)
-        self._thread.start()
-        if not self._ready.wait(timeout):
-            raise RuntimeError("replay server did not start in time")
-        if self._error is not None:
-            raise self._error
-        return self
-
-    def stop(self, timeout: float = 10.0) -> None:
-        loop, stopped = self._loop, self._stopped
-        if loop is not None and stopped is not None and not loop.is_closed():
-            with contextlib.suppress(RuntimeError):  # the loop already ended
-                loop.call_soon_threadsafe(stopped.set)
-        if self._thread is not None:
-            self._thread.join(timeout)
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def _main(self) -> None:
-        try:
-            asyncio.run(self._amain())
-        except BaseException as e:  # reported by start()
-            self._error = e
-            self._ready.set()
-
-    async def _amain(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._stopped = asyncio.Event()
-        await self._origin.start("127.0.0.1", self._port)
-        self._ready.set()
-        try:
-            await self._stopped.wait()
-        finally:
-            await self._origin.close()
