@@ -270,10 +270,15 @@ def run_child(command: Sequence[str], env: Mapping[str, str]) -> int:
                     child.send_signal(signal.SIGINT)
 
 
-def wait_for_signal(proxy: EmbeddedProxy) -> int:
-    """Block until SIGINT/SIGTERM (status 0) or until the proxy stops by itself (status 1)."""
+def wait_for_signal(proxy: EmbeddedProxy, ready: Callable[[], None] = lambda: None) -> int:
+    """Block until SIGINT/SIGTERM (status 0) or until the proxy stops by itself (status 1).
+
+    ``ready`` runs once the signal handlers are in place: a supervisor that stops us as soon
+    as it sees the ready lines must still get the clean stop (and the summary line).
+    """
     stop = threading.Event()
     with _Signals(lambda signum: stop.set()):
+        ready()
         while not stop.wait(0.2):
             if not proxy.is_running:
                 return 1
@@ -294,9 +299,9 @@ def serve(
     The proxy is stopped (port closed) before this returns, even on errors.
     """
     try:
-        print_ready(proxy, forward=forward)
         if not command:
-            return wait_for_signal(proxy)
+            return wait_for_signal(proxy, ready=lambda: print_ready(proxy, forward=forward))
+        print_ready(proxy, forward=forward)
         env = child_env(proxy.url, forward=forward, ca_cert=proxy.ca_cert if forward else None)
         env.update(extra_env or {})
         return run_child(command, env)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -208,3 +209,29 @@ def test_torn_cassette_replays_what_loaded_with_a_warning(tmp_path: Path) -> Non
     assert "200 data: 1" in done.stdout
     assert done.stderr.startswith("warning: ") and "torn tail" in done.stderr
     assert "1 interactions served, 0 unmatched requests, 0 of 1" in done.stderr
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_stop_right_after_the_ready_line_is_clean(tmp_path: Path, signum: int) -> None:
+    """A supervisor that stops replay as soon as it reads `listening on` gets exit 0 and the
+    summary: the signal handlers are in place before the ready line is printed."""
+    path = tmp_path / "c.cassette"
+    store.save(path, cassette(interaction([b"data: 1\n\n"])))
+    proc = subprocess.Popen(
+        [*REPLAYPROXY, "replay", "--listen", "127.0.0.1:0",
+         "--upstream", "https://api.openai.invalid", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().startswith("listening on http://127.0.0.1:")
+        proc.send_signal(signum)
+        _out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    assert "replayproxy: 0 interactions served, 0 unmatched requests" in err
