@@ -29,7 +29,6 @@ import contextlib
 import http
 import itertools
 import socket
-import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -37,6 +36,7 @@ from replayproxy.core.matching import Miss
 from replayproxy.core.model import Header, Request
 from replayproxy.core.schedule import FinishKind, Schedule
 from replayproxy.session import ReplaySession, unmatched_response
+from replayproxy.sockets import reset_after_drain
 
 __all__ = ["TOKEN_HEADER", "Origin", "wire_headers"]
 
@@ -119,35 +119,12 @@ async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
         await reader.readexactly(2)
 
 
-def _unsent_bytes(sock: socket.socket) -> int:
-    """Bytes the peer has not acknowledged yet (Linux SIOCOUTQ); 0 where unknown."""
-    try:
-        import fcntl
-        import termios
-
-        raw = fcntl.ioctl(sock.fileno(), termios.TIOCOUTQ, b"\0\0\0\0")
-        return int(struct.unpack("i", raw)[0])
-    except (ImportError, OSError, AttributeError):  # Windows has neither module
-        return 0
-
-
 async def _reset(writer: asyncio.StreamWriter) -> None:
-    """Abort with a TCP RST, after the bytes already written have reached the peer.
-
-    SO_LINGER(1, 0) makes the kernel discard whatever is still queued, and an RST can make the
-    peer drop data it received but has not read yet (mitmproxy #8364), so wait (bounded) for
-    the send queue to drain and give the peer a moment to read it.
-    """
+    """End the connection with a TCP RST, after the bytes already written reached the peer."""
     sock = writer.get_extra_info("socket")
-    if sock is not None:
-        for _ in range(100):
-            if _unsent_bytes(sock) == 0:
-                break
-            await asyncio.sleep(0.005)
-        await asyncio.sleep(0.005)
-        with contextlib.suppress(OSError):
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    writer.transport.abort()
+    transport = writer.transport
+    if sock is None or not await reset_after_drain(transport, sock):
+        transport.abort()  # the peer left, or no SO_LINGER: end it anyway
 
 
 class Origin:

@@ -29,10 +29,7 @@ no lock; the session has its own lock for readers on other threads.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import socket
-import struct
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -44,6 +41,7 @@ from replayproxy.core.schedule import FinishKind, Head, instant_body
 from replayproxy.errors import ReplayProxyError
 from replayproxy.origin import TOKEN_HEADER, Origin, wire_headers
 from replayproxy.session import ReplaySession, check_speed, unmatched_response
+from replayproxy.sockets import reset_after_drain
 
 __all__ = ["Replayer", "request_of"]
 
@@ -234,18 +232,6 @@ def _restore(flow: http.HTTPFlow) -> None:
     req.headers.pop(TOKEN_HEADER, None)
 
 
-def _unsent_bytes(sock: Any) -> int:
-    """Bytes the peer has not acknowledged yet (Linux SIOCOUTQ); 0 where unknown."""
-    try:
-        import fcntl
-        import termios
-
-        raw = fcntl.ioctl(sock.fileno(), termios.TIOCOUTQ, b"\0\0\0\0")
-        return int(struct.unpack("i", raw)[0])
-    except (ImportError, OSError, AttributeError, ValueError):  # Windows; a closed socket
-        return 0
-
-
 async def _reset_client(flow: http.HTTPFlow) -> bool:
     """Abort the client's connection with a TCP RST; ``False`` if that was not possible.
 
@@ -256,9 +242,9 @@ async def _reset_client(flow: http.HTTPFlow) -> bool:
     unexpected (another layout, a mitmproxy_rs stream in WireGuard/local mode, a socket that
     refuses SO_LINGER) falls back to mitmproxy's FIN, logged at debug level.
 
-    Like the origin, wait (bounded) until the bytes already forwarded have left the kernel:
-    SO_LINGER(1, 0) discards whatever is still queued. Under TLS the RST cuts the connection
-    without close_notify, as a real reset does.
+    The reset itself is the origin's (:func:`~replayproxy.sockets.reset_after_drain`): it waits
+    until the bytes already forwarded have left. Under TLS the RST cuts the connection without
+    close_notify, as a real reset does.
     """
     try:
         addons: Any = ctx.master.addons  # untyped in mitmproxy 11
@@ -271,22 +257,9 @@ async def _reset_client(flow: http.HTTPFlow) -> bool:
     except (KeyError, AttributeError, TypeError) as e:
         log.debug("replayproxy: cannot reset the client connection (%r); it gets a FIN", e)
         return False
-    for _ in range(100):  # at most ~0.5 s
-        if transport.is_closing():  # the client left first: nothing to reset
-            return False
-        if transport.get_write_buffer_size() == 0 and _unsent_bytes(sock) == 0:
-            break
-        await asyncio.sleep(0.005)
-    await asyncio.sleep(0.005)  # let the client read what arrived (an RST may flush it)
-    if transport.is_closing():
+    if not await reset_after_drain(transport, sock):
+        log.debug("replayproxy: the client left or refused SO_LINGER; it gets a FIN")
         return False
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    except OSError as e:
-        log.debug("replayproxy: cannot set SO_LINGER on the client (%r); it gets a FIN", e)
-        return False
-    with contextlib.suppress(OSError):
-        transport.abort()
     return True
 
 
