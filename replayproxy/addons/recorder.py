@@ -41,7 +41,8 @@ from typing import Any
 
 from mitmproxy import exceptions, http
 
-from replayproxy.core.model import Ending, EndKind, Interaction, Request
+from replayproxy.addons._convert import request_of
+from replayproxy.core.model import Ending, EndKind, Interaction
 from replayproxy.core.recording import ResponseHead, build_interaction, ending_from_error
 from replayproxy.core.redact import NO_REDACTION, Redactor
 from replayproxy.errors import CassetteError, CassetteExistsError
@@ -259,7 +260,7 @@ class Recorder:
 
     def _write(self, flow: http.HTTPFlow, state: _InFlight, end: Ending) -> None:
         interaction = build_interaction(
-            _request_of(flow.request),
+            request_of(flow.request),
             state.head,
             state.frames,
             end,
@@ -301,16 +302,6 @@ _EXISTS = "already exists; pass --append to add to it or --overwrite to replace 
 
 
 # -- mitmproxy plumbing ------------------------------------------------------------------------
-
-
-def _request_of(request: http.Request) -> Request:
-    return Request(
-        method=request.method,
-        url=request.url,  # in reverse mode this is the upstream URL
-        http_version=request.http_version,
-        headers=tuple((bytes(k), bytes(v)) for k, v in request.headers.fields),
-        body=request.raw_content or b"",
-    )
 
 
 def _head_of(response: http.Response, offset_ns: int) -> ResponseHead:

@@ -35,8 +35,8 @@ from typing import Any
 
 from mitmproxy import ctx, exceptions, http
 
+from replayproxy.addons._convert import request_of
 from replayproxy.core.matching import MatchOptions, Miss
-from replayproxy.core.model import Request
 from replayproxy.core.schedule import FinishKind, Head, instant_body
 from replayproxy.errors import ReplayProxyError
 from replayproxy.origin import TOKEN_HEADER, Origin, wire_headers
@@ -51,17 +51,6 @@ _META = "replayproxy_replay"
 
 # mitmproxy 11 leaves OptionsError untyped; keep mypy strict happy on both versions.
 _options_error: Callable[[str], Exception] = exceptions.OptionsError
-
-
-def request_of(flow_request: http.Request) -> Request:
-    """The model :class:`Request` of a mitmproxy request (as the client sent it)."""
-    return Request(
-        method=flow_request.method,
-        url=flow_request.url,
-        http_version=flow_request.http_version,
-        headers=tuple(flow_request.headers.fields),
-        body=flow_request.raw_content or b"",
-    )
 
 
 class Replayer:
