@@ -15,7 +15,7 @@ import signal
 import threading
 
 from replayproxy.core.matching import MatchOptions
-from replayproxy.replay_server import ReplayServer
+from replayproxy.engine.server import ReplayServer
 
 
 def main() -> None:

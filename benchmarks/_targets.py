@@ -97,7 +97,7 @@ def mitm_server_replay(
 def engine(label: str, cassette: Path, speed: float, workdir: Path) -> Target:
     """replayproxy's replay engine (``ReplayServer``) serving directly, in its own process."""
     try:
-        import replayproxy.replay_server  # noqa: F401
+        import replayproxy.engine.server  # noqa: F401
     except ImportError as e:
         raise Unavailable(f"ReplayServer is not importable: {e}") from None
     argv = [sys.executable, str(HERE / "_engine_server.py"), str(cassette), "--speed", str(speed)]

@@ -1,7 +1,7 @@
 """replayproxy: record and replay streaming LLM API responses byte for byte, with their timing.
 
 The public Python API. Submodules: :mod:`replayproxy.core` (pure model, codec, parsers,
-schedules), :mod:`replayproxy.store` (cassette files), :mod:`replayproxy.addons` (mitmproxy
+schedules), :mod:`replayproxy.store` (cassette files), :mod:`replayproxy.mitm.addons` (mitmproxy
 addons), :mod:`replayproxy.testing` (a local provider simulator for tests).
 """
 
@@ -16,6 +16,7 @@ from replayproxy.core.model import (
     Request,
     Response,
 )
+from replayproxy.engine.server import ReplayServer
 from replayproxy.errors import (
     CassetteError,
     CassetteExistsError,
@@ -27,7 +28,6 @@ from replayproxy.errors import (
     UpstreamError,
     UsageError,
 )
-from replayproxy.replay_server import ReplayServer
 from replayproxy.store import CassetteWriter, load, save
 
 __version__ = "0.1.0"

@@ -40,8 +40,8 @@ from urllib.parse import urlsplit
 
 import click
 
-from replayproxy.embedded import DEFAULT_CONFDIR, EmbeddedProxy
 from replayproxy.errors import UsageError
+from replayproxy.mitm.embedded import DEFAULT_CONFDIR, EmbeddedProxy
 
 __all__ = [
     "CA_ENV_VARS",

@@ -20,11 +20,11 @@ SCRIPTS = {"record": "mitmdump_record.py", "replay": "mitmdump_replay.py"}
 
 def script_path(name: str) -> Path:
     """Absolute path of the ``mitmdump -s`` script for ``name`` (``record`` or ``replay``)."""
-    import replayproxy.addons
+    import replayproxy.mitm.addons
 
     if name not in SCRIPTS:
         raise UsageError(f"unknown addon {name!r}; expected one of: {', '.join(SCRIPTS)}")
-    path = Path(replayproxy.addons.__file__).resolve().parent / SCRIPTS[name]
+    path = Path(replayproxy.mitm.addons.__file__).resolve().parent / SCRIPTS[name]
     if not path.is_file():
         raise UsageError(f"the {name} script is missing from this installation: {path}")
     return path

@@ -127,8 +127,8 @@ def record(
     Prints "listening on http://HOST:PORT" (and "ca-cert PATH" in forward mode) once ready.
     Each finished exchange is on disk at once; SIGINT/SIGTERM stop cleanly.
     """
-    from replayproxy.addons.recorder import Recorder
-    from replayproxy.embedded import EmbeddedProxy
+    from replayproxy.mitm.addons.recorder import Recorder
+    from replayproxy.mitm.embedded import EmbeddedProxy
 
     if append and overwrite:
         raise UsageError("--append and --overwrite exclude each other")

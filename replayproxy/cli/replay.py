@@ -19,7 +19,6 @@ import sys
 
 import click
 
-from replayproxy.addons.replayer import Replayer
 from replayproxy.cli._common import (
     command_argument,
     confdir_option,
@@ -29,8 +28,9 @@ from replayproxy.cli._common import (
     validate_upstream,
 )
 from replayproxy.core.matching import MatchOptions, Miss
-from replayproxy.embedded import EmbeddedProxy
-from replayproxy.session import ReplaySession
+from replayproxy.engine.session import ReplaySession
+from replayproxy.mitm.addons.replayer import Replayer
+from replayproxy.mitm.embedded import EmbeddedProxy
 
 __all__ = ["COMMANDS", "UNMATCHED_EXIT_STATUS", "replay"]
 

@@ -1,6 +1,6 @@
 """Turning what the recorder observed into an :class:`Interaction` (pure).
 
-The recording addon (``replayproxy/addons/recorder.py``) reads the clock and mitmproxy's flow;
+The recording addon (``replayproxy/mitm/addons/recorder.py``) reads the clock and mitmproxy's flow;
 this module decides what that means: how a response ended (:func:`classify_end`, from
 mitmproxy's error message) and how the pieces become a redacted, immutable
 :class:`Interaction` (:func:`build_interaction`). Offsets are integer nanoseconds from the

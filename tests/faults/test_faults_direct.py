@@ -15,7 +15,7 @@ import pytest
 
 from replayproxy.core.faults import parse
 from replayproxy.core.model import Cassette
-from replayproxy.replay_server import ReplayServer
+from replayproxy.engine.server import ReplayServer
 from tests.faults.builders import interaction
 
 

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from replayproxy import Cassette, load, save
 from replayproxy.cli import cli
-from replayproxy.replay_server import ReplayServer
+from replayproxy.engine.server import ReplayServer
 from tests.faults.builders import events_for, interaction
 from tests.faults.clients import OPENAI_BODY, text_of
 

@@ -13,9 +13,9 @@ from typing import Any
 import httpx
 
 from replayproxy import store
-from replayproxy.addons.recorder import Recorder
 from replayproxy.core.model import Cassette, Interaction
-from replayproxy.embedded import EmbeddedProxy
+from replayproxy.mitm.addons.recorder import Recorder
+from replayproxy.mitm.embedded import EmbeddedProxy
 from replayproxy.testing import Served
 
 # Generous: the machine is shared; what matters is that the schedule's shape is kept.

@@ -12,8 +12,8 @@ from mitmproxy import exceptions
 from mitmproxy.test import taddons, tflow
 
 from replayproxy import store
-from replayproxy.addons.recorder import Recorder
 from replayproxy.core.model import EndKind
+from replayproxy.mitm.addons.recorder import Recorder
 
 
 @contextmanager

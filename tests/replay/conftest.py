@@ -17,13 +17,13 @@ from typing import Any
 
 import pytest
 
-from replayproxy.addons.replayer import Replayer
 from replayproxy.cli._common import child_env
 from replayproxy.core.matching import MatchOptions
 from replayproxy.core.model import Cassette
-from replayproxy.embedded import EmbeddedProxy
-from replayproxy.origin import TOKEN_HEADER
-from replayproxy.session import ReplaySession
+from replayproxy.engine.origin import TOKEN_HEADER
+from replayproxy.engine.session import ReplaySession
+from replayproxy.mitm.addons.replayer import Replayer
+from replayproxy.mitm.embedded import EmbeddedProxy
 
 RECORDED_HOST = "api.openai.invalid"  # does not resolve: any DNS lookup or connect would fail
 

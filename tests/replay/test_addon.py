@@ -13,9 +13,9 @@ from mitmproxy.addons.proxyserver import Proxyserver
 from mitmproxy.test import taddons, tflow
 
 from replayproxy import store
-from replayproxy.addons.replayer import Replayer
 from replayproxy.core.model import EndKind
-from replayproxy.origin import TOKEN_HEADER, Origin
+from replayproxy.engine.origin import TOKEN_HEADER, Origin
+from replayproxy.mitm.addons.replayer import Replayer
 from tests.replay.helpers import CHAT_URL, cassette, interaction
 
 
@@ -144,7 +144,7 @@ def test_reset_without_the_internals_falls_back_with_a_debug_log(
     path = tmp_path / "reset.cassette"
     store.save(path, cassette(interaction([b"data: 1\n\n"], end=EndKind.RESET)))
     replayer = Replayer()
-    caplog.set_level(logging.DEBUG, logger="replayproxy.addons.replayer")
+    caplog.set_level(logging.DEBUG, logger="replayproxy.mitm.addons.replayer")
     with _context(replayer) as tctx:
         tctx.configure(replayer, replayproxy_replay=str(path))
         flow = _flows_for(replayer, {b'{"model":"m","stream":true}': EndKind.RESET})

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from replayproxy.core.matching import Miss
 from replayproxy.core.model import EndKind
 from replayproxy.core.schedule import from_interaction, scale
-from replayproxy.origin import _compile
-from replayproxy.replay_server import ReplayServer
+from replayproxy.engine.origin import _compile
+from replayproxy.engine.server import ReplayServer
 from tests.replay.helpers import (
     SSE,
     cassette,

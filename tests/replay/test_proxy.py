@@ -18,7 +18,7 @@ import requests
 
 from replayproxy import store
 from replayproxy.core.model import EndKind
-from replayproxy.session import ReplaySession
+from replayproxy.engine.session import ReplaySession
 from tests.replay.conftest import ReplayTarget
 from tests.replay.helpers import (
     SSE,

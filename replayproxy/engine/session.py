@@ -5,7 +5,7 @@ The session turns an incoming :class:`~replayproxy.core.model.Request` into what
 :class:`~replayproxy.core.schedule.Schedule` built for it by
 :func:`replayproxy.core.faults.plan`) or a :class:`~replayproxy.core.matching.Miss`. It also
 keeps the totals reported at exit. Both the mitmproxy addon and the direct
-:class:`~replayproxy.replay_server.ReplayServer` use it; it does no I/O itself.
+:class:`~replayproxy.engine.server.ReplayServer` use it; it does no I/O itself.
 
 Thread-safe: hooks run on mitmproxy's loop while a test or the CLI reads the totals.
 """

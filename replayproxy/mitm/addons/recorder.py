@@ -41,11 +41,11 @@ from typing import Any
 
 from mitmproxy import exceptions, http
 
-from replayproxy.addons._convert import request_of
 from replayproxy.core.model import Ending, EndKind, Interaction
 from replayproxy.core.recording import ResponseHead, build_interaction, ending_from_error
 from replayproxy.core.redact import NO_REDACTION, Redactor
 from replayproxy.errors import CassetteError, CassetteExistsError
+from replayproxy.mitm.addons._convert import request_of
 from replayproxy.store import CassetteWriter, load
 
 __all__ = ["RECORD_MODES", "Recorder"]

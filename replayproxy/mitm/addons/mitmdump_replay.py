@@ -11,6 +11,6 @@ ever resolved or contacted upstream.
 
 from __future__ import annotations
 
-from replayproxy.addons.replayer import Replayer
+from replayproxy.mitm.addons.replayer import Replayer
 
 addons = [Replayer()]

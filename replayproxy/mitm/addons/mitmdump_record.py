@@ -8,12 +8,12 @@ Options: ``replayproxy_record`` (cassette path; empty = off), ``replayproxy_reco
 (``new`` | ``append`` | ``overwrite``), ``replayproxy_redact_headers`` and
 ``replayproxy_redact_query`` (more names to redact, repeatable), ``replayproxy_no_redact``.
 Every flow is streamed through to the client and recorded; see
-:mod:`replayproxy.addons.recorder`. In reverse mode, ``--set connection_strategy=lazy`` makes an
-unreachable upstream a recorded ``no_response`` with a 502 for the client.
+:mod:`replayproxy.mitm.addons.recorder`. In reverse mode, ``--set connection_strategy=lazy``
+makes an unreachable upstream a recorded ``no_response`` with a 502 for the client.
 """
 
 from __future__ import annotations
 
-from replayproxy.addons.recorder import Recorder
+from replayproxy.mitm.addons.recorder import Recorder
 
 addons = [Recorder()]

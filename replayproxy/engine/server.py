@@ -1,7 +1,7 @@
 """``ReplayServer``: serve a cassette on a loopback port from Python, without mitmproxy.
 
-A thin shell that runs an :class:`~replayproxy.origin.Origin` with its own
-:class:`~replayproxy.session.ReplaySession` on a dedicated thread and event loop, so
+A thin shell that runs an :class:`~replayproxy.engine.origin.Origin` with its own
+:class:`~replayproxy.engine.session.ReplaySession` on a dedicated thread and event loop, so
 synchronous tests and SDK clients can use it as a context manager.
 """
 
@@ -17,8 +17,8 @@ from typing import Self
 from replayproxy.core.faults import FaultSpec
 from replayproxy.core.matching import MatchOptions
 from replayproxy.core.model import Cassette
-from replayproxy.origin import Origin
-from replayproxy.session import MissHandler, ReplaySession, Summary
+from replayproxy.engine.origin import Origin
+from replayproxy.engine.session import MissHandler, ReplaySession, Summary
 
 __all__ = ["ReplayServer"]
 
@@ -43,7 +43,8 @@ class ReplayServer:
 
     The server runs on its own thread and event loop; ``start()`` returns once it listens and
     ``stop()`` closes every connection (a hung response ends then). ``session`` exposes the
-    :class:`~replayproxy.session.ReplaySession` (``session.misses``), ``summary()`` the totals.
+    :class:`~replayproxy.engine.session.ReplaySession` (``session.misses``), ``summary()``
+    the totals.
     Unmatched requests get a 500 with ``x-replayproxy-unmatched: 1`` and an explanation.
     """
 

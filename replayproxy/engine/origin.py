@@ -18,8 +18,8 @@ Two ways in:
 - behind the mitmproxy addon: the addon matches the request, registers the schedule with
   :meth:`Origin.expect` and forwards the request with the private ``x-replayproxy-token`` header,
   which the origin strips and uses to find the schedule;
-- directly (:class:`~replayproxy.replay_server.ReplayServer`, no mitmproxy): the origin
-  matches requests itself through a :class:`~replayproxy.session.ReplaySession`.
+- directly (:class:`~replayproxy.engine.server.ReplayServer`, no mitmproxy): the origin
+  matches requests itself through a :class:`~replayproxy.engine.session.ReplaySession`.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from replayproxy.core.matching import Miss
 from replayproxy.core.model import Header, Request
 from replayproxy.core.schedule import FinishKind, Schedule
-from replayproxy.session import ReplaySession, unmatched_response
-from replayproxy.sockets import reset_after_drain
+from replayproxy.engine.session import ReplaySession, unmatched_response
+from replayproxy.engine.sockets import reset_after_drain
 
 __all__ = ["TOKEN_HEADER", "Origin", "wire_headers"]
 

@@ -1,9 +1,9 @@
 """The replay addon: answers every intercepted request from a cassette, never from the network.
 
 mitmproxy cannot stream a body an addon produces itself (mitmproxy-notes §2.1), so the addon
-owns an :class:`~replayproxy.origin.Origin` on mitmproxy's own loop (started in ``running``):
+owns an :class:`~replayproxy.engine.origin.Origin` on mitmproxy's own loop (started in ``running``):
 
-- ``request``: match the request (:class:`~replayproxy.session.ReplaySession`), register the
+- ``request``: match the request (:class:`~replayproxy.engine.session.ReplaySession`), register the
   planned schedule with the origin, and rewrite the flow to ``http://127.0.0.1:<origin>`` with
   the private ``x-replayproxy-token`` header that tells the origin which schedule to run.
   With ``connection_strategy=lazy`` mitmproxy then never resolves or contacts the real host
@@ -35,13 +35,13 @@ from typing import Any
 
 from mitmproxy import ctx, exceptions, http
 
-from replayproxy.addons._convert import request_of
 from replayproxy.core.matching import MatchOptions, Miss
 from replayproxy.core.schedule import FinishKind, Head, instant_body
+from replayproxy.engine.origin import TOKEN_HEADER, Origin, wire_headers
+from replayproxy.engine.session import ReplaySession, check_speed, unmatched_response
+from replayproxy.engine.sockets import reset_after_drain
 from replayproxy.errors import ReplayProxyError
-from replayproxy.origin import TOKEN_HEADER, Origin, wire_headers
-from replayproxy.session import ReplaySession, check_speed, unmatched_response
-from replayproxy.sockets import reset_after_drain
+from replayproxy.mitm.addons._convert import request_of
 
 __all__ = ["Replayer", "request_of"]
 
@@ -231,8 +231,8 @@ async def _reset_client(flow: http.HTTPFlow) -> bool:
     unexpected (another layout, a mitmproxy_rs stream in WireGuard/local mode, a socket that
     refuses SO_LINGER) falls back to mitmproxy's FIN, logged at debug level.
 
-    The reset itself is the origin's (:func:`~replayproxy.sockets.reset_after_drain`): it waits
-    until the bytes already forwarded have left. Under TLS the RST cuts the connection without
+    The reset itself is the origin's (:func:`~replayproxy.engine.sockets.reset_after_drain`): it
+    waits until the bytes already forwarded have left. Under TLS the RST cuts the connection without
     close_notify, as a real reset does.
     """
     try:

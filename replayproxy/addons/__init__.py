@@ -1,1 +1,0 @@
-"""mitmproxy addons: the only modules that import mitmproxy."""

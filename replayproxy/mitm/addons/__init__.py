@@ -1,0 +1,1 @@
+"""mitmproxy addons: the recorder, the replayer and their standalone mitmdump scripts."""
