@@ -15,8 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from replayproxy.core.check import RequestOptions
+from replayproxy.core.check import Contract, RequestOptions
 from replayproxy.core.eventstream import encode_event, encode_exception, encode_message
+from tests.check.contract_cases import APP_BASES, app_cases
 from tests.check.framing import bedrock_messages, frame_sse, payload_lines
 
 __all__ = ["BASES", "CASES", "Case", "base_body"]
@@ -27,7 +28,7 @@ class Case:
     """``provider`` checks ``body``; ``base`` names the clean stream it was derived from."""
 
     base: str
-    provider: str
+    provider: str | Contract
     body: bytes
     request: RequestOptions = field(default_factory=RequestOptions)
     content_type: str | None = None
@@ -91,7 +92,7 @@ def _converse_tool() -> list[Any]:
 CHAT_REQ = RequestOptions(include_usage=True)
 
 # base name -> (provider, body builder, request)
-BASES: dict[str, tuple[str, Callable[[], bytes], RequestOptions]] = {
+BASES: dict[str, tuple[str | Contract, Callable[[], bytes], RequestOptions]] = {
     "openai-chat-text": (
         "openai-chat",
         lambda: _join(_sse("openai-chat-text", _objs("openai-chat-text"))),
@@ -138,6 +139,9 @@ BASES: dict[str, tuple[str, Callable[[], bytes], RequestOptions]] = {
         RequestOptions(),
     ),
 }
+
+
+BASES.update({name: (c, body, RequestOptions()) for name, (c, body) in APP_BASES.items()})
 
 
 def base_body(name: str) -> bytes:
@@ -327,6 +331,12 @@ def _cases() -> dict[str, Case]:
         "error": {"message": "overloaded", "type": "server_error", "param": None, "code": None}
     }
     c["openai.chat.error-terminal"] = _case(chat, chat_body(objs))
+    cv = _sse(chat, chat_objs())
+    c["openai.chat.chunk-shape"] = _case(chat, _join([*cv[:3], b"data: [1, 2]\n\n", *cv[3:]]))
+    objs = chat_objs()
+    usage_only = objs.pop()  # the last chunk: choices == [], usage set
+    objs.insert(3, usage_only)
+    c["openai.chat.usage-order"] = _case(chat, chat_body(objs))
 
     # --- OpenAI Responses ---
     rv = _sse(resp, _objs(resp))
@@ -364,6 +374,12 @@ def _cases() -> dict[str, Case]:
         resp, resp_body(_mod(_objs(resp), text_done, _set(["text"], "something else")))
     )
     c["openai.responses.terminal"] = _case(resp, resp_body(_objs(resp)[:-1]))
+    delta_at = next(
+        i for i, o in enumerate(_objs(resp)) if o["type"] == "response.output_text.delta"
+    )
+    c["openai.responses.item-id"] = _case(
+        resp, resp_body(_mod(_objs(resp), delta_at, _set(["item_id"], "msg_rotated")))
+    )
     c["openai.responses.terminal-status"] = _case(
         resp, resp_body(_mod(_objs(resp), -1, _set(["response", "status"], "in_progress")))
     )
@@ -489,6 +505,8 @@ def _cases() -> dict[str, Case]:
     c["bedrock.invoke-chunk"] = _case(
         "bedrock-invoke", _join([*iv[:2], encode_event("chonk", b'{"bytes":""}'), *iv[2:]])
     )
+    for rule, (base, contract, body) in app_cases().items():
+        c[rule] = Case(base, contract, body)
     return c  # fmt: skip
 
 

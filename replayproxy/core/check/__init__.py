@@ -7,21 +7,28 @@ split, because every rule works on decoded events, never on frame boundaries. Ea
 (``error``: a client breaks or silently misbehaves; ``warning``: unlike the real provider), the
 event index and byte offset, and a message a person can act on.
 
-Layers: bytes -> SSE (:mod:`.sse_rules`) or AWS event-stream (:mod:`.bedrock`) framing rules ->
-one provider grammar (:mod:`.openai_chat`, :mod:`.openai_responses`, :mod:`.anthropic`,
-:mod:`.gemini`, :mod:`.bedrock`). The provider comes from :func:`detect` or is named.
+Layers: bytes -> SSE (:mod:`.sse_rules`), NDJSON (:mod:`.ndjson`) or AWS event-stream
+(:mod:`.bedrock`) framing rules -> one grammar: a provider's (:mod:`.openai_chat`,
+:mod:`.openai_responses`, :mod:`.anthropic`, :mod:`.gemini`, :mod:`.bedrock`) or an application
+:class:`Contract` (:mod:`.contract_grammar`). The provider comes from :func:`detect` or is named;
+:attr:`StreamChecker.dialect` names the dialect (:mod:`.dialect`) and ``notes`` the known
+provider habits the stream showed.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 
 from replayproxy.core.check.anthropic import Anthropic
 from replayproxy.core.check.base import GenericSSE, Grammar, Report, RequestOptions, Violation
 from replayproxy.core.check.bedrock import Converse, EventStreamLayer, Invoke
+from replayproxy.core.check.contract import Contract, parse_contract
+from replayproxy.core.check.contract_grammar import ContractGrammar
 from replayproxy.core.check.detect import PROVIDERS, detect, normalize
+from replayproxy.core.check.dialect import DialectSniffer
 from replayproxy.core.check.gemini import Gemini
+from replayproxy.core.check.jsonload import loads
+from replayproxy.core.check.ndjson import NDJSONLayer
 from replayproxy.core.check.openai_chat import OpenAIChat
 from replayproxy.core.check.openai_responses import OpenAIResponses
 from replayproxy.core.check.rules import RULES, Rule, Severity
@@ -30,6 +37,7 @@ from replayproxy.core.check.sse_rules import SSELayer
 __all__ = [
     "PROVIDERS",
     "RULES",
+    "Contract",
     "RequestOptions",
     "Rule",
     "Severity",
@@ -39,6 +47,7 @@ __all__ = [
     "check_frames",
     "detect",
     "normalize",
+    "parse_contract",
     "request_options",
 ]
 
@@ -58,7 +67,7 @@ def request_options(body: bytes | None) -> RequestOptions:
     if not body:
         return RequestOptions()
     try:
-        request = json.loads(body)
+        request = loads(body)
     except ValueError:
         return RequestOptions()
     if not isinstance(request, dict):
@@ -69,25 +78,40 @@ def request_options(body: bytes | None) -> RequestOptions:
 
 
 class StreamChecker:
-    """Check one response body against ``provider``'s stream contract, incrementally."""
+    """Check one response body against ``provider``'s stream contract (a provider name, or an
+    application :class:`Contract`), incrementally. ``url`` (the request URL) helps name the
+    dialect."""
 
     def __init__(
         self,
-        provider: str,
+        provider: str | Contract,
         *,
         request: RequestOptions | None = None,
         content_type: str | None = None,
+        url: str | None = None,
     ) -> None:
-        self.provider = normalize(provider)
         self.report = Report()
-        grammar = _GRAMMARS[self.provider](self.report, request or RequestOptions())
-        bedrock = self.provider.startswith("bedrock")
-        self._layer: SSELayer | EventStreamLayer = (
-            EventStreamLayer(self.report, grammar) if bedrock else SSELayer(self.report, grammar)
-        )
+        self._sniffer: DialectSniffer | None = None
+        self.contract = provider if isinstance(provider, Contract) else None
+        self._layer: SSELayer | EventStreamLayer | NDJSONLayer
+        if isinstance(provider, Contract):
+            self.provider = "contract"
+            grammar: Grammar = ContractGrammar(self.report, provider)
+            if provider.framing == "ndjson":
+                self._layer = NDJSONLayer(self.report, grammar)
+            else:
+                self._layer = SSELayer(self.report, grammar)
+        else:
+            self.provider = normalize(provider)
+            self._sniffer = DialectSniffer(self.provider, url)
+            grammar = _GRAMMARS[self.provider](self.report, request or RequestOptions())
+            if self.provider.startswith("bedrock"):
+                self._layer = EventStreamLayer(self.report, grammar)
+            else:
+                self._layer = SSELayer(self.report, grammar, self._sniffer.observe)
         self._seen = 0
         self._closed = False
-        if content_type is not None and not bedrock:
+        if content_type is not None and isinstance(self._layer, SSELayer):
             media = content_type.split(";", 1)[0].strip().lower()
             if media != "text/event-stream":
                 self.report.add(
@@ -122,10 +146,24 @@ class StreamChecker:
         """Every violation found so far."""
         return list(self.report.items)
 
+    @property
+    def dialect(self) -> str:
+        """The stream's dialect: ``"Anthropic"``, ``"OpenAI-compatible (DeepSeek)"``,
+        ``"contract NAME"`` ... (from the URL and the first payloads)."""
+        if self.contract is not None:
+            return f"contract {self.contract.name}"
+        assert self._sniffer is not None
+        return self._sniffer.name
+
+    @property
+    def notes(self) -> list[str]:
+        """The known provider dialect features the stream showed (named, not flagged)."""
+        return list(self.report.notes)
+
 
 def check_frames(
     frames: Iterable[bytes],
-    provider: str,
+    provider: str | Contract,
     *,
     request: RequestOptions | None = None,
     content_type: str | None = None,
@@ -140,7 +178,7 @@ def check_frames(
 
 def check_body(
     body: bytes,
-    provider: str,
+    provider: str | Contract,
     *,
     request: RequestOptions | None = None,
     content_type: str | None = None,

@@ -8,11 +8,11 @@ the Anthropic events inside Bedrock InvokeModelWithResponseStream chunks. Rules 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from replayproxy.core.check.base import INVALID, Grammar, StreamEvent
+from replayproxy.core.check.jsonload import loads
 
 __all__ = ["Anthropic"]
 
@@ -198,10 +198,10 @@ class Anthropic(Grammar):
         if block is None:
             return
         block.stopped = True
-        if block.json_parts:
-            joined = "".join(block.json_parts)
+        joined = "".join(block.json_parts)
+        if joined:  # one empty delta for an input of {}: the SDK keeps the start's input
             try:
-                json.loads(joined)
+                loads(joined)
             except ValueError:
                 shown = joined if len(joined) <= 60 else joined[:57] + "..."
                 self.report.at(

@@ -80,11 +80,21 @@ class StreamEvent(NamedTuple):
 
 
 class Report:
-    """Collects violations in stream order; caps each rule at :data:`MAX_PER_RULE` entries."""
+    """Collects violations in stream order; caps each rule at :data:`MAX_PER_RULE` entries.
+
+    ``notes`` name the known provider dialects the stream showed (``"usage on the finish chunk,
+    as DeepSeek, Groq and Mistral send"``): what clients accept is named, not flagged.
+    """
 
     def __init__(self) -> None:
         self.items: list[Violation] = []
+        self.notes: list[str] = []
         self._counts: dict[str, int] = {}
+
+    def note(self, text: str) -> None:
+        """Name a dialect feature of the stream (once per text)."""
+        if text not in self.notes:
+            self.notes.append(text)
 
     def add(
         self, rule: str, message: str, *, event: int | None = None, offset: int | None = None

@@ -8,11 +8,11 @@ first delta only and JSON arguments; the optional usage chunk (``choices == []``
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from replayproxy.core.check.base import INVALID, Grammar, StreamEvent
+from replayproxy.core.check.jsonload import loads
 
 __all__ = ["OpenAIChat"]
 
@@ -47,10 +47,12 @@ class OpenAIChat(Grammar):
         self.error: StreamEvent | None = None
         self.error_reported = False
         self.first: dict[str, Any] = {}
+        self.last_created: int | None = None
         self.changed: set[str] = set()
         self.choices: dict[int, _Choice] = {}
         self.next_choice = 0
         self.usage_events: list[StreamEvent] = []
+        self.usage_only: int | None = None  # event index of a choices == [] usage chunk
         self.after_usage_reported = False
         self.event_field_reported = False
         self.last_event: StreamEvent | None = None
@@ -92,7 +94,12 @@ class OpenAIChat(Grammar):
             return
         chunk = ev.payload
         if not isinstance(chunk, dict):
-            report.at("openai.chat.object", ev, "the chunk is not a JSON object")
+            report.at(
+                "openai.chat.chunk-shape",
+                ev,
+                f"the chunk is a JSON {type(chunk).__name__}, not an object; openai-python "
+                "cannot build a ChatCompletionChunk from it",
+            )
             return
         if chunk.get("error"):
             self.error = ev
@@ -100,11 +107,15 @@ class OpenAIChat(Grammar):
         if "prompt_filter_results" in chunk and not chunk.get("choices"):
             return  # Azure OpenAI's content-filter preamble: empty id/model/object by design
         self.last_event = ev
-        if chunk.get("object") != "chat.completion.chunk":
+        obj = chunk.get("object")
+        if obj == "chat.completion.done":
+            report.note("a last chunk with object 'chat.completion.done', as Perplexity sends")
+        elif obj != "chat.completion.chunk":
             report.at(
                 "openai.chat.object",
                 ev,
-                f"object is {chunk.get('object')!r}, expected 'chat.completion.chunk'",
+                f"object is {obj!r}, expected 'chat.completion.chunk' (openai-python does not "
+                "check it; code that does will skip this chunk)",
             )
         self._stable(ev, chunk)
         obfuscation = chunk.get("obfuscation")
@@ -112,13 +123,13 @@ class OpenAIChat(Grammar):
             report.at("openai.chat.obfuscation", ev, "obfuscation is not a string")
         choices = chunk.get("choices")
         usage = chunk.get("usage")
-        if self.usage_events and not self.after_usage_reported:
+        if self.usage_only is not None and choices and not self.after_usage_reported:
             self.after_usage_reported = True
             report.at(
-                "openai.chat.usage-chunk",
+                "openai.chat.usage-order",
                 ev,
-                f"chunk after the usage chunk (event {self.usage_events[0].index}); the usage "
-                "chunk must be the last one before [DONE]",
+                f"a chunk with choices after the usage-only chunk (event {self.usage_only}); "
+                "code that reads usage from the last chunk before [DONE] finds none",
             )
         if usage is not None:
             self.usage_events.append(ev)
@@ -132,7 +143,6 @@ class OpenAIChat(Grammar):
         for key, rule in (
             ("id", "openai.chat.stable-id"),
             ("model", "openai.chat.stable-id"),
-            ("created", "openai.chat.stable-fields"),
             ("system_fingerprint", "openai.chat.stable-fields"),
         ):
             value = chunk.get(key)
@@ -142,25 +152,39 @@ class OpenAIChat(Grammar):
             if value != first and key not in self.changed:
                 self.changed.add(key)
                 self.report.at(rule, ev, f"{key} changed from {first!r} to {value!r}")
+        created = chunk.get("created")
+        if not isinstance(created, int):
+            return
+        last, self.last_created = self.last_created, created
+        if last is None or created == last:
+            return
+        if created > last:
+            self.report.note("created moves forward during the stream, as Groq and xAI send")
+        elif "created" not in self.changed:
+            self.changed.add("created")
+            self.report.at(
+                "openai.chat.stable-fields", ev, f"created goes back from {last} to {created}"
+            )
 
     def _usage(self, ev: StreamEvent, usage: Any, choices: Any) -> None:
         report = self.report
-        if self.request.include_usage is False:
-            report.at(
-                "openai.chat.usage-unrequested",
-                ev,
-                "usage is set although the request did not ask for stream_options.include_usage; "
-                "code reading chunk.choices[0] fails on this chunk",
-            )
-        if len(self.usage_events) == 2:
-            report.at("openai.chat.usage-chunk", ev, "a second chunk with usage")
-        if choices != []:
-            report.at(
-                "openai.chat.usage-chunk",
-                ev,
-                "usage on a chunk whose choices is not []; only the final usage chunk "
-                "carries usage (every other chunk has usage: null)",
-            )
+        if choices == []:
+            self.usage_only = ev.index
+            if self.request.include_usage is False:
+                report.at(
+                    "openai.chat.usage-unrequested",
+                    ev,
+                    "a usage-only chunk (choices == []) although the request did not ask for "
+                    "stream_options.include_usage; code reading chunk.choices[0] raises "
+                    "IndexError on it",
+                )
+        elif isinstance(choices, list) and any(
+            isinstance(c, dict) and c.get("finish_reason") for c in choices
+        ):
+            # DeepSeek, Groq, Mistral, Moonshot: openai-python reads chunk.usage wherever it is.
+            report.note("usage on the finish_reason chunk, as DeepSeek, Groq and Mistral send")
+        else:
+            report.note("usage on chunks with content (running totals), as Perplexity sends")
         if isinstance(usage, dict):
             p, c, t = (usage.get(k) for k in ("prompt_tokens", "completion_tokens", "total_tokens"))
             if isinstance(p, int) and isinstance(c, int) and isinstance(t, int):
@@ -205,7 +229,8 @@ class OpenAIChat(Grammar):
             report.at(
                 "openai.chat.role-repeated",
                 ev,
-                f"choice {index} repeats role {delta['role']!r}; openai-python concatenates it",
+                f"choice {index} repeats role {delta['role']!r} (as Perplexity does); "
+                "openai-python's stream helper concatenates it into an invalid role",
             )
         finish = choice.get("finish_reason")
         if state.finish is not None:
@@ -245,7 +270,12 @@ class OpenAIChat(Grammar):
                 continue
             t = call.get("index")
             if not isinstance(t, int):
-                report.at("openai.chat.tool-call-index", ev, "a tool call has no integer index")
+                report.at(
+                    "openai.chat.tool-call-index",
+                    ev,
+                    "a tool call has no integer index (as Mistral sends); openai-python's "
+                    "stream helper raises TypeError on it",
+                )
                 continue
             fn = call.get("function")
             fn = fn if isinstance(fn, dict) else {}
@@ -311,7 +341,7 @@ class OpenAIChat(Grammar):
             for t, tool in state.tools.items():
                 joined = "".join(tool.arguments)
                 try:
-                    json.loads(joined)
+                    loads(joined)
                 except ValueError:
                     shown = joined if len(joined) <= 60 else joined[:57] + "..."
                     report.at(

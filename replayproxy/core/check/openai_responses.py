@@ -85,10 +85,11 @@ class _Item:
 
 
 def _text_key(p: dict[str, Any], family: str) -> tuple[Any, ...]:
+    # output_index, not item_id: GitHub Copilot rotates item ids within one item.
+    where = p.get("output_index")
     return (
         family,
-        p.get("item_id"),
-        p.get("output_index"),
+        p.get("item_id") if where is None else where,
         p.get("content_index"),
         p.get("summary_index"),
     )
@@ -102,6 +103,8 @@ class OpenAIResponses(Grammar):
         self.lifecycle = False  # response.in_progress / queued seen
         self.terminal: StreamEvent | None = None
         self.after_reported = False
+        self.after_error = False
+        self.sequenced: bool | None = None  # whether the stream carries sequence_number
         self.items: dict[int, _Item] = {}
         self.parts: dict[tuple[int, int], bool] = {}  # (output, content) -> done
         self.deltas: dict[tuple[Any, ...], list[str]] = {}
@@ -122,6 +125,19 @@ class OpenAIResponses(Grammar):
         first = self.count == 0
         self.count += 1
         self._sequence(ev, p.get("sequence_number"), first)
+        if (
+            self.terminal is not None
+            and self.terminal.name == "error"
+            and kind in ("response.failed", "response.incomplete")
+            and not self.after_error
+        ):
+            # OpenAI sends an error event and then response.failed: the SDK raises on the error
+            # event, and clients that read on see the failed response. One terminal pair.
+            self.after_error = True
+            self.report.note("an error event followed by response.failed, as OpenAI sends")
+            self.terminal = ev
+            self._terminal(ev, kind, p)
+            return
         if self.terminal is not None:
             if not self.after_reported:
                 self.after_reported = True
@@ -164,6 +180,22 @@ class OpenAIResponses(Grammar):
                 self._done_text(ev, family, p)
 
     def _sequence(self, ev: StreamEvent, seq: Any, first: bool) -> None:
+        if first:
+            self.sequenced = isinstance(seq, int)
+            if not self.sequenced:
+                self.report.note(
+                    "no sequence_number, as older OpenAI recordings and compatible servers send"
+                )
+        if not self.sequenced:
+            if isinstance(seq, int):
+                self.report.at(
+                    "openai.responses.sequence",
+                    ev,
+                    "sequence_number appears mid-stream after events without it",
+                )
+                self.sequenced = True
+                self.seq = seq
+            return
         if not isinstance(seq, int):
             self.report.at("openai.responses.sequence", ev, "sequence_number is missing")
             return
@@ -232,10 +264,12 @@ class OpenAIResponses(Grammar):
         item_id = p.get("item_id")
         if item_id is not None and item.item_id is not None and item_id != item.item_id:
             report.at(
-                "openai.responses.nesting",
+                "openai.responses.item-id",
                 ev,
-                f"item_id {item_id!r} differs from output item {oi}'s id {item.item_id!r}",
+                f"item_id {item_id!r} differs from output item {oi}'s id {item.item_id!r} (as "
+                "GitHub Copilot rotates ids); clients keyed by item_id lose the text",
             )
+            item.item_id = item_id  # report each rotation once
         ci = p.get("content_index")
         if kind == "response.output_item.done":
             open_parts = [c for (o, c), done in self.parts.items() if o == oi and not done]
@@ -268,7 +302,11 @@ class OpenAIResponses(Grammar):
         final = p.get(field)
         if not isinstance(final, str):
             return
-        joined = "".join(self.deltas.pop(_text_key(p, family), []))
+        parts = self.deltas.pop(_text_key(p, family), None)
+        if parts is None:
+            self.report.note(f"{family}.done without deltas, as LM Studio and GitHub Copilot send")
+            return
+        joined = "".join(parts)
         if joined != final:
             self.report.at(
                 "openai.responses.done-text",

@@ -1,9 +1,14 @@
 """The catalogue of stream-contract rules: stable ids, severities and the SDK behaviour behind
 each. Grammars report violations by rule id only; severity and explanation live here, once.
 
-Severity ``error``: a client (an official SDK, or any careful client) breaks or silently
-misbehaves. Severity ``warning``: the stream deviates from what the provider is observed or
-documented to send, but known clients cope. Rule ids never change meaning; new rules get new ids.
+The principle (docs/checker.md): an ``error`` is something a real client mishandles: it raises,
+drops data, or misreports the end of the stream. What the provider documents differently but
+clients accept is a ``warning``; a known provider dialect that clients accept is named in the
+report's notes, not flagged. ``why`` records the client behaviour behind each grade. Rule ids
+never change meaning; new rules get new ids.
+
+Every rule of every family is registered here, in one table: a new module adds its rules to
+``_ALL`` (or calls :func:`register`), and grammars report by id only.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["RULES", "Rule", "Severity", "rules_for"]
+__all__ = ["RULES", "Rule", "Severity", "register", "rules_for"]
 
 Severity = Literal["error", "warning"]
 
@@ -45,42 +50,54 @@ _ALL = [
          "openai-python dispatches them with empty data once an id was seen; .json() raises."),
     Rule("sse.id-nul", "error", "An id: field contains no NUL.",
          "WHATWG ignores such an id; clients that resume with Last-Event-ID lose their place."),
-    Rule("sse.retry", "error", "A retry: field is all ASCII digits.",
-         "WHATWG ignores other values; the server's reconnection delay is lost."),
+    Rule("sse.retry", "warning", "A retry: field is all ASCII digits.",
+         "WHATWG clients (EventSource) ignore other values and keep their own reconnection "
+         "delay; the SDKs ignore retry: entirely. Nothing is lost but a hint."),
     Rule("sse.json", "error", "Every data payload (joined data: lines) is one JSON value "
          "(the provider's sentinel such as [DONE] aside).",
          "openai-python and anthropic call json.loads on it: raw JSONDecodeError mid-stream."),
     Rule("sse.content-type", "error", "The Content-Type is text/event-stream.",
-         "SDKs pick the stream decoder from the Content-Type."),
+         "EventSource fails the connection and httpx-sse raises SSEError on any other type; "
+         "clients that pick the decoder from the Content-Type read it as one JSON body."),
     # --- OpenAI Chat Completions ---
     Rule("openai.chat.event-field", "error", "Only data: fields, no event: lines.",
          "openai-python <= 2.24 raised on named events such as 'error'."),
     Rule("openai.chat.done-last", "error", "The last event is data: [DONE], nothing after it.",
          "Without [DONE] openai-python ends quietly, so a truncated stream looks complete; "
          "events after [DONE] are never read."),
-    Rule("openai.chat.object", "error", "Every chunk is an object with "
-         "object == 'chat.completion.chunk'.",
-         "The SDK builds ChatCompletionChunk models from each payload."),
+    Rule("openai.chat.chunk-shape", "error", "Every chunk is a JSON object.",
+         "openai-python builds a ChatCompletionChunk from each payload; a list or a number "
+         "raises or yields an empty chunk."),
+    Rule("openai.chat.object", "warning", "Every chunk has object == 'chat.completion.chunk'.",
+         "openai-python and the Vercel AI SDK do not check it (models are built without "
+         "validation); only code that filters on object skips the chunk. Perplexity's last "
+         "chunk 'chat.completion.done' is a named dialect."),
     Rule("openai.chat.stable-id", "error", "id and model are the same in every chunk.",
          "Stream accumulators take them from the first chunk; a change means chunks of "
          "two completions were mixed."),
-    Rule("openai.chat.stable-fields", "warning", "created and system_fingerprint are stable.",
-         "OpenAI keeps them fixed; some compatible servers (xAI) move created forward."),
+    Rule("openai.chat.stable-fields", "warning", "system_fingerprint is stable and created "
+         "never goes back.",
+         "No client reads them after the first chunk. OpenAI keeps them fixed; Groq and xAI "
+         "move created forward (a named dialect)."),
     Rule("openai.chat.choice-order", "error", "Choice index k first appears after index k-1.",
          "accumulate_delta appends new choices on IndexError, so a skipped index lands in the "
          "wrong slot."),
     Rule("openai.chat.role-first", "warning", "The first delta of a choice sets "
          "role 'assistant'.", "OpenAI always sends it; accumulators default the role."),
     Rule("openai.chat.role-repeated", "error", "role is not repeated with a non-empty value.",
-         "accumulate_delta concatenates strings: 'assistantassistant'."),
+         "openai-python's stream helper (accumulate_delta) concatenates strings: the final "
+         "message has role 'assistantassistant...', which the API rejects when the message is "
+         "sent back (measured on Perplexity's stream, which repeats role on every chunk)."),
     Rule("openai.chat.finish-reason", "error", "Each choice has exactly one finish_reason from "
          "{stop, length, tool_calls, content_filter, function_call}.",
          "Apps branch on finish_reason (truncation vs. length); none means a truncated choice."),
     Rule("openai.chat.after-finish", "error", "No delta content for a choice after its "
          "finish_reason.", "The SDK keeps appending to a choice the app considers finished."),
-    Rule("openai.chat.tool-call-index", "error", "Tool-call indexes start at 0 and first appear "
-         "in order, without gaps.",
-         "accumulate_delta inserts by index: a gap puts a call in the wrong slot."),
+    Rule("openai.chat.tool-call-index", "error", "Every tool call has an integer index; indexes "
+         "start at 0 and first appear in order, without gaps.",
+         "accumulate_delta inserts by index: a gap puts a call in the wrong slot; a call "
+         "without index (as Mistral sends) makes the stream helper raise TypeError "
+         "(measured)."),
     Rule("openai.chat.tool-call-first", "error", "The first delta of a tool call has id, "
          "type 'function' and function.name.",
          "Without them the accumulated call has no id/name to dispatch on."),
@@ -91,14 +108,21 @@ _ALL = [
          "as JSON.", "Apps json.loads the arguments to call the tool."),
     Rule("openai.chat.tool-call-finish", "warning", "A choice with tool calls finishes with "
          "'tool_calls'.", "Agent loops run tools only on finish_reason == 'tool_calls'."),
-    Rule("openai.chat.usage-chunk", "error", "With stream_options.include_usage: exactly one "
-         "usage chunk, with choices == [], last before [DONE]; every other chunk has "
-         "usage null.",
-         "The SDK docs promise this shape; apps read usage from the last chunk."),
+    Rule("openai.chat.usage-chunk", "error", "With stream_options.include_usage, some chunk "
+         "carries usage.",
+         "Apps read usage from the stream when they asked for it; without it they bill or "
+         "budget with None. Where the usage sits is free: openai-python reads chunk.usage on "
+         "any chunk, and DeepSeek, Groq and Mistral put it on the finish_reason chunk (a "
+         "named dialect)."),
+    Rule("openai.chat.usage-order", "warning", "No chunk with choices follows a usage-only "
+         "chunk (choices == []).",
+         "OpenAI sends the usage-only chunk last before [DONE]; code that takes usage from the "
+         "last chunk finds none. openai-python itself does not care."),
     Rule("openai.chat.usage-unrequested", "warning", "Without stream_options.include_usage "
          "in the request, no chunk carries usage.",
-         "OpenAI sends usage only when asked; code reading chunk.choices[0] raises IndexError "
-         "on the choices == [] usage chunk. xAI and other compatible servers send it anyway."),
+         "Code reading chunk.choices[0] raises IndexError on an unasked-for usage-only chunk "
+         "(choices == []), as xAI sends. Usage on a chunk that has choices is harmless and "
+         "only named."),
     Rule("openai.chat.usage-total", "warning", "total_tokens == prompt_tokens + "
          "completion_tokens (+ reasoning tokens on some compatible servers).",
          "Billing and budget code trusts the totals."),
@@ -107,29 +131,42 @@ _ALL = [
     Rule("openai.chat.error-terminal", "error", "A mid-stream {\"error\": ...} chunk ends the "
          "stream.", "openai-python raises APIError on it; later events are never read."),
     # --- OpenAI Responses ---
-    Rule("openai.responses.event-name", "error", "Every event has an event: line equal to "
-         "data.type.", "Decoders dispatch on the SSE event name."),
+    Rule("openai.responses.event-name", "warning", "Every event has an event: line equal to "
+         "data.type.",
+         "openai-python and the Vercel AI SDK dispatch on data.type, so they cope; only "
+         "clients that dispatch on the SSE name (EventSource listeners) miss the event."),
     Rule("openai.responses.unknown-type", "warning", "Event types are known.",
          "A new type may mean an API change that the SDK's union does not model yet."),
-    Rule("openai.responses.sequence", "error", "sequence_number rises by exactly 1.",
-         "Resuming with starting_after filters on sequence_number; gaps lose events."),
+    Rule("openai.responses.sequence", "error", "sequence_number rises by exactly 1 (when the "
+         "stream carries it at all).",
+         "A gap means events were lost on the way and resuming with starting_after skips or "
+         "repeats events. Streams without any sequence_number (older recordings, compatible "
+         "servers) are a named dialect: the SDK accepts them."),
     Rule("openai.responses.sequence-start", "warning", "sequence_number starts at 0.",
          "OpenAI starts at 0 (response.created)."),
     Rule("openai.responses.created-first", "error", "The first event is response.created.",
          "The SDK's ResponseStream raises 'Expected to have received response.created'."),
-    Rule("openai.responses.in-progress", "error", "response.in_progress (or queued) comes "
-         "before any output event.", "OpenAI's lifecycle order; accumulators rely on it."),
+    Rule("openai.responses.in-progress", "warning", "response.in_progress (or queued) comes "
+         "before any output event.",
+         "OpenAI's lifecycle order; openai-python's ResponseStream builds its snapshot from "
+         "response.created and does not need it."),
     Rule("openai.responses.nesting", "error", "output_item.added/.done and "
          "content_part.added/.done bracket every event of their output_index / content_index, "
          "indexes appear in order from 0 and item_id stays the same.",
          "The SDK indexes snapshot.output[output_index].content[content_index]: IndexError or "
          "text in the wrong item."),
+    Rule("openai.responses.item-id", "warning", "item_id stays the output item's id.",
+         "openai-python indexes by output_index and copes; clients keyed by item_id (the "
+         "Vercel AI SDK before it learnt GitHub Copilot's id rotation) lose the text."),
     Rule("openai.responses.done-text", "error", "A .done event's text/arguments equal the "
-         "joined deltas.", "Apps that use deltas and apps that use .done disagree."),
+         "joined deltas (when there were deltas).",
+         "Apps that use deltas and apps that use .done show different text. A .done without "
+         "any delta (LM Studio, GitHub Copilot) is a named dialect."),
     Rule("openai.responses.terminal", "error", "Exactly one terminal event (response.completed, "
-         ".failed, .incomplete or error), last.",
+         ".failed, .incomplete or error), last; an error event may be followed by one "
+         "response.failed.",
          "get_final_response raises without response.completed; a truncated stream otherwise "
-         "ends quietly."),
+         "ends quietly. OpenAI sends error then response.failed: the SDK raises on the first."),
     Rule("openai.responses.terminal-status", "warning", "The terminal response.status matches "
          "the event, and response.completed carries usage.", "Observed OpenAI behaviour."),
     # --- Anthropic Messages ---
@@ -149,8 +186,10 @@ _ALL = [
     Rule("anthropic.delta-type", "error", "The delta type fits the block type (text_delta/"
          "citations_delta: text; input_json_delta: tool blocks; thinking_delta/signature_delta: "
          "thinking).", "The accumulator appends to a field the block does not have."),
-    Rule("anthropic.partial-json", "error", "A tool block's joined partial_json parses as JSON.",
-         "The SDK parses it with jiter; the tool input is garbage."),
+    Rule("anthropic.partial-json", "error", "A tool block's joined partial_json is empty or "
+         "parses as JSON.",
+         "The SDK parses it with jiter; the tool input is garbage. One empty delta for an "
+         "input of {} is what Anthropic sends: the SDK keeps the start's input."),
     Rule("anthropic.stop-reason", "error", "A message_delta with a known stop_reason comes "
          "after the last block and before message_stop.",
          "Apps branch on stop_reason (tool_use, max_tokens)."),
@@ -204,18 +243,58 @@ _ALL = [
     Rule("bedrock.block-index", "error", "contentBlockIndex values start at 0, ascend, and "
          "each block is started before its deltas and stopped once.",
          "Accumulators index content blocks by contentBlockIndex."),
-    Rule("bedrock.tool-input", "error", "toolUse.input pieces join into valid JSON.",
-         "Apps parse the tool input."),
+    Rule("bedrock.tool-input", "error", "toolUse.input pieces join into valid JSON (or "
+         "nothing, for a tool without arguments).", "Apps parse the tool input."),
     Rule("bedrock.exception-terminal", "error", "An exception message ends the stream.",
          "botocore raises on it; later messages are never read."),
     Rule("bedrock.invoke-chunk", "error", "InvokeModelWithResponseStream events are 'chunk' with "
          "a payload {\"bytes\": base64 JSON}.",
          "The Anthropic Bedrock decoder base64-decodes chunk.bytes into an SSE event."),
+    # --- NDJSON framing (application streams checked against a contract) ---
+    Rule("ndjson.utf8", "error", "Every line is valid UTF-8.",
+         "JSON.parse / json.loads of a line with invalid bytes raises or silently replaces "
+         "characters."),
+    Rule("ndjson.json", "error", "Every non-blank line is one JSON value.",
+         "Line readers call JSON.parse / json.loads per line: a half line raises mid-stream."),
+    Rule("ndjson.unterminated", "error", "The last line ends with a newline.",
+         "The usual reader (split on '\\n', keep the rest for the next read) drops a last line "
+         "without its newline: the final event vanishes silently."),
+    # --- application stream contracts (replayproxy check --contract FILE) ---
+    Rule("contract.type", "error", "Every event has its type (the contract's JSON field, or "
+         "the SSE event: name).",
+         "The client dispatches on the type: an event without one is dropped or hits the "
+         "default branch."),
+    Rule("contract.start", "error", "The first event is one of the contract's start events.",
+         "The first event identifies the turn; a client that starts elsewhere has no turn to "
+         "attach deltas to."),
+    Rule("contract.terminal", "error", "Exactly one terminal event, and it is the last event; "
+         "the stream does not end without one.",
+         "A client that treats the closed connection as the end reports a cut stream as a "
+         "finished turn; events after the terminal event are never read."),
+    Rule("contract.order", "error", "The event types follow the contract's order grammar.",
+         "Client state machines assume the order: a delta after committed, or a second "
+         "started, lands in the wrong turn or is dropped."),
+    Rule("contract.same", "error", "The contract's 'same' fields are in every event, with the "
+         "first event's value.",
+         "Clients route events by the turn id: a missing or changed id mixes two turns."),
+    Rule("contract.required", "error", "Each event carries the fields the contract requires "
+         "for its type.", "The client reads them (the delta text, the committed message id)."),
 ]  # fmt: skip
 
-RULES: dict[str, Rule] = {rule.id: rule for rule in _ALL}
+RULES: dict[str, Rule] = {}
+
+
+def register(rules: list[Rule]) -> None:
+    """Add a family of rules to :data:`RULES` (ids are unique: a clash is a programming error)."""
+    for rule in rules:
+        if rule.id in RULES:
+            raise ValueError(f"rule {rule.id!r} registered twice")
+        RULES[rule.id] = rule
+
+
+register(_ALL)
 
 
 def rules_for(prefix: str) -> list[Rule]:
     """The rules whose id starts with ``prefix`` (``"sse."``, ``"anthropic."`` ...)."""
-    return [rule for rule in _ALL if rule.id.startswith(prefix)]
+    return [rule for rule in RULES.values() if rule.id.startswith(prefix)]

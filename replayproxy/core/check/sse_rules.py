@@ -8,9 +8,12 @@ payloads. Everything is derived from the parser's blocks, never from how bytes w
 
 from __future__ import annotations
 
-import json
+from collections.abc import Callable
+from typing import Any
 
 from replayproxy.core.check.base import INVALID, Grammar, Report, StreamEvent
+from replayproxy.core.check.dialect import SNIFF_EVENTS
+from replayproxy.core.check.jsonload import JSONDecodeError, loads
 from replayproxy.core.sse import (
     BAD_ID,
     BAD_RETRY,
@@ -26,7 +29,6 @@ from replayproxy.core.sse import (
 __all__ = ["SSELayer"]
 
 _STYLE = {LF: "LF", CR: "CR", CRLF: "CRLF"}
-_DECODE = json.JSONDecoder().decode
 
 
 def _style(bits: int) -> str:
@@ -41,9 +43,16 @@ def _event_name(block: SSEEvent) -> str | None:
 class SSELayer:
     """Feeds bytes to an :class:`SSEParser` and checks its blocks; see the module doc."""
 
-    def __init__(self, report: Report, grammar: Grammar) -> None:
+    def __init__(
+        self,
+        report: Report,
+        grammar: Grammar,
+        observe: Callable[[Any], None] | None = None,
+    ) -> None:
         self.report = report
         self.grammar = grammar
+        self._observe = observe  # sees the first SNIFF_EVENTS payloads (dialect detection)
+        self._sniff_left = SNIFF_EVENTS if observe is not None else 0
         self._parser = SSEParser(include_ignored=True)
         self._bom_reported = False
         self._style = 0  # the line-ending bit of the first event
@@ -134,11 +143,14 @@ class SSELayer:
             payload = None
         else:
             try:
-                payload = _DECODE(data)
-            except json.JSONDecodeError as e:
+                payload = loads(data)
+            except JSONDecodeError as e:
                 payload = INVALID
                 shown = data if len(data) <= 60 else data[:57] + "..."
                 self.report.at("sse.json", block, f"data is not JSON ({e.msg}): {shown!r}")
+        if self._sniff_left and self._observe is not None:
+            self._sniff_left -= 1
+            self._observe(payload)
         self.grammar.event(
             StreamEvent(block.index, block.start, block.end, _event_name(block), data, payload)
         )

@@ -1,0 +1,180 @@
+"""Which dialect a stream speaks, for the report: the provider's own API, Azure OpenAI, or an
+OpenAI-compatible server with its vendor where it can be told.
+
+Told from the request URL's host when there is one, else from the first few payloads: fields
+only one vendor sends (``x_groq``, Azure's ``prompt_filter_results``, OpenRouter's
+``provider``, Perplexity's ``citations``, vLLM's ``stop_reason`` ...) and, last, the model
+name. A dialect only names the stream; the rules are the provider family's (``openai-chat``,
+``anthropic`` ...). Pure: payloads in, a name out.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+__all__ = ["DialectSniffer", "vendor_from_url"]
+
+SNIFF_EVENTS: Final = 3  # payloads looked at: every marker below shows in the first ones
+
+# host suffix -> vendor; the first match wins (most specific first)
+_HOSTS: Final = (
+    ("api.openai.com", "OpenAI"),
+    ("openai.azure.com", "Azure OpenAI"),
+    ("cognitiveservices.azure.com", "Azure OpenAI"),
+    ("services.ai.azure.com", "Azure OpenAI"),
+    ("api.anthropic.com", "Anthropic"),
+    ("generativelanguage.googleapis.com", "Gemini"),
+    ("aiplatform.googleapis.com", "Vertex AI"),
+    ("amazonaws.com", "Bedrock"),
+    ("api.deepseek.com", "DeepSeek"),
+    ("api.groq.com", "Groq"),
+    ("api.mistral.ai", "Mistral"),
+    ("openrouter.ai", "OpenRouter"),
+    ("api.together.xyz", "Together"),
+    ("api.together.ai", "Together"),
+    ("api.x.ai", "xAI"),
+    ("api.perplexity.ai", "Perplexity"),
+    ("api.fireworks.ai", "Fireworks"),
+    ("api.moonshot.ai", "Moonshot"),
+    ("api.moonshot.cn", "Moonshot"),
+    ("dashscope.aliyuncs.com", "Alibaba (DashScope)"),
+    ("dashscope-intl.aliyuncs.com", "Alibaba (DashScope)"),
+    ("api.cerebras.ai", "Cerebras"),
+    ("api.githubcopilot.com", "GitHub Copilot"),
+)
+_PORTS: Final = {11434: "Ollama", 1234: "LM Studio", 8000: "vLLM"}
+# model name prefix -> vendor (only when no structural marker told it)
+_MODELS: Final = (
+    ("deepseek", "DeepSeek"),
+    ("grok", "xAI"),
+    ("mistral", "Mistral"),
+    ("magistral", "Mistral"),
+    ("codestral", "Mistral"),
+    ("ministral", "Mistral"),
+    ("pixtral", "Mistral"),
+    ("devstral", "Mistral"),
+    ("kimi", "Moonshot"),
+    ("moonshot", "Moonshot"),
+    ("qwen", "Alibaba (Qwen)"),
+    ("sonar", "Perplexity"),
+    ("accounts/fireworks", "Fireworks"),
+    ("command", "Cohere"),
+)
+_OPENAI_MODELS: Final = ("gpt-", "o1", "o3", "o4", "chatgpt-", "codex-", "computer-use")
+_OPENAI_FAMILY: Final = frozenset({"openai-chat", "openai-responses"})
+
+
+def vendor_from_url(url: str | None) -> str | None:
+    """The vendor a request URL's host names, or ``None``."""
+    if not url:
+        return None
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    for suffix, vendor in _HOSTS:
+        if host == suffix or host.endswith("." + suffix):
+            return vendor
+    try:
+        port = parts.port
+    except ValueError:
+        return None
+    return _PORTS.get(port) if port is not None else None
+
+
+def _chat_vendor(p: dict[str, Any]) -> str | None:
+    choices = p.get("choices")
+    first = choices[0] if isinstance(choices, list) and choices else {}
+    first = first if isinstance(first, dict) else {}
+    delta = first.get("delta")
+    delta = delta if isinstance(delta, dict) else {}
+    if "prompt_filter_results" in p or "content_filter_results" in first:
+        return "Azure OpenAI"
+    if "x_groq" in p:
+        return "Groq"
+    if isinstance(p.get("provider"), str):
+        return "OpenRouter"
+    if "citations" in p or "search_results" in p:
+        return "Perplexity"
+    if p.get("system_fingerprint") == "fp_ollama":
+        return "Ollama"
+    if "token_id" in delta or "seed" in first:
+        return "Together"
+    if "stop_reason" in first:
+        return "vLLM"
+    return _model_vendor(p.get("model"))
+
+
+def _model_vendor(model: Any) -> str | None:
+    if not isinstance(model, str):
+        return None
+    name = model.lower()
+    for prefix, vendor in _MODELS:
+        if name.startswith(prefix):
+            return vendor
+    return None
+
+
+def _is_openai(p: dict[str, Any], model: Any) -> bool:
+    if "obfuscation" in p or "service_tier" in p:
+        return True
+    return isinstance(model, str) and model.lower().startswith(_OPENAI_MODELS)
+
+
+class DialectSniffer:
+    """Names the dialect of one stream of provider family ``provider``."""
+
+    def __init__(self, provider: str, url: str | None = None) -> None:
+        self.provider = provider
+        self.vendor = vendor_from_url(url)
+        self._from_url = self.vendor is not None
+        self._openai = False
+        self._seen = 0
+        self._anthropic_host: str | None = None
+
+    def observe(self, payload: Any) -> None:
+        """Look at one decoded payload (only the first few count)."""
+        if self._from_url or self._seen >= SNIFF_EVENTS or not isinstance(payload, dict):
+            return
+        self._seen += 1
+        if self.provider == "openai-chat" and self.vendor is None:
+            self.vendor = _chat_vendor(payload)
+            self._openai = self._openai or _is_openai(payload, payload.get("model"))
+        elif self.provider == "openai-responses" and self.vendor is None:
+            response = payload.get("response")
+            if isinstance(response, dict):
+                if "content_filters" in response:
+                    self.vendor = "Azure OpenAI"
+                else:
+                    model = response.get("model")
+                    self.vendor = _model_vendor(model)
+                    self._openai = self._openai or _is_openai(response, model)
+        elif self.provider in ("anthropic", "bedrock-invoke"):
+            message = payload.get("message")
+            mid = message.get("id") if isinstance(message, dict) else None
+            if isinstance(mid, str) and mid.startswith("msg_vrtx_"):
+                self._anthropic_host = "Vertex AI"
+            elif isinstance(mid, str) and mid.startswith("msg_bdrk_"):
+                self._anthropic_host = "Bedrock"
+        elif self.provider == "gemini" and "createTime" in payload:
+            self.vendor = "Vertex AI"
+
+    @property
+    def name(self) -> str:
+        """The dialect, e.g. ``"OpenAI-compatible (DeepSeek)"``, ``"Azure OpenAI"``."""
+        provider, vendor = self.provider, self.vendor
+        if provider in _OPENAI_FAMILY:
+            if vendor in ("OpenAI", "Azure OpenAI"):
+                return vendor
+            if vendor is None:
+                return "OpenAI" if self._openai else "OpenAI-compatible"
+            return f"OpenAI-compatible ({vendor})"
+        if provider == "anthropic":
+            host = self._anthropic_host or (vendor if vendor in ("Vertex AI", "Bedrock") else None)
+            return f"Anthropic on {host}" if host else "Anthropic"
+        if provider == "bedrock-invoke":
+            return "Anthropic on Bedrock (InvokeModelWithResponseStream)"
+        if provider == "bedrock-converse":
+            return "Bedrock (ConverseStream)"
+        if provider == "gemini":
+            return "Vertex AI (Gemini)" if vendor == "Vertex AI" else "Gemini"
+        return "generic SSE"
