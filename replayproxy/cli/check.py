@@ -1,6 +1,7 @@
 """``replayproxy check``: check cassettes (or a raw captured body) against each provider's
-stream contract. Exit status 0 when no errors (warnings allowed unless ``--strict``), 1 when a
-stream breaks a rule, 2 on bad usage (via the CLI group).
+stream contract, or against an application's own contract (``--contract FILE``). Exit status 0
+when no errors (warnings allowed unless ``--strict``), 1 when a stream breaks a rule, 2 on bad
+usage (via the CLI group).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 import click
 
-from replayproxy.checking import InteractionReport, check, check_cassette
+from replayproxy.checking import InteractionReport, check_cassette, check_stream, load_contract
 from replayproxy.core.check import PROVIDERS, RULES, Violation, request_options
 from replayproxy.errors import UsageError
 
@@ -35,6 +36,8 @@ def _report_json(r: InteractionReport) -> dict[str, Any]:
         "method": r.method,
         "url": r.url,
         "provider": r.provider,
+        "dialect": r.dialect,
+        "notes": list(r.notes),
         "skipped": r.skipped,
         "violations": [_violation_json(v) for v in r.violations],
     }
@@ -65,6 +68,13 @@ def _list_rules() -> None:
 @click.option(
     "--provider", help=f"Contract to check against: {', '.join(PROVIDERS)} (default: detected)."
 )
+@click.option(
+    "--contract",
+    "contract_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Check against this application stream contract (TOML, or JSON by .json suffix) "
+    "instead of a provider's; see docs/checker.md.",
+)
 @click.option("--url", help="With --stdin: the request URL, to detect the provider.")
 @click.option("--content-type", help="With --stdin: the response Content-Type.")
 @click.option(
@@ -87,6 +97,7 @@ def check_command(
     cassettes: tuple[Path, ...],
     from_stdin: bool,
     provider: str | None,
+    contract_file: Path | None,
     url: str | None,
     content_type: str | None,
     request_file: Path | None,
@@ -95,26 +106,50 @@ def check_command(
     strict: bool,
     list_rules: bool,
 ) -> None:
-    """Check recorded streams against each provider's stream contract.
+    """Check recorded streams against each provider's stream contract, or your own
+    streaming API against a contract file.
 
     \b
     replayproxy check CASSETTE...                       every interaction, provider detected
     replayproxy check --stdin --provider anthropic < body.sse
+    replayproxy check --stdin --contract turn.toml < app-stream.sse
+    replayproxy check --contract turn.toml app.cassette --fault truncate:events=3
+
+    Exit status: 0 no errors, 1 a stream breaks a rule (or a warning, with --strict),
+    2 bad usage.
     """  # fmt: skip
     if list_rules:
         _list_rules()
         return
     if from_stdin == bool(cassettes):
         raise UsageError("give CASSETTE paths, or --stdin (not both)")
+    if contract_file is not None and provider is not None:
+        raise UsageError("give --provider or --contract, not both")
+    contract = load_contract(contract_file) if contract_file is not None else None
     if from_stdin:
         body = sys.stdin.buffer.read()
         request = request_options(request_file.read_bytes()) if request_file else None
-        violations = check(
-            body, provider=provider, url=url, content_type=content_type, request=request
+        report = check_stream(
+            body,
+            provider=provider,
+            contract=contract,
+            url=url,
+            content_type=content_type,
+            request=request,
         )
+        violations = list(report.violations)
         if as_json:
-            click.echo(json.dumps({"violations": [_violation_json(v) for v in violations]}))
+            doc = {
+                "provider": report.provider,
+                "dialect": report.dialect,
+                "notes": list(report.notes),
+                "violations": [_violation_json(v) for v in violations],
+            }
+            click.echo(json.dumps(doc))
         else:
+            click.echo(f"dialect: {report.dialect}")
+            for note in report.notes:
+                click.echo(f"note: {note}")
             for v in violations:
                 click.echo(str(v))
             click.echo(_summary(violations))
@@ -122,7 +157,9 @@ def check_command(
     everything: list[Violation] = []
     out: list[dict[str, Any]] = []
     for path in cassettes:
-        reports = check_cassette(path, provider=provider, faults=faults, on_warning=_warn)
+        reports = check_cassette(
+            path, provider=provider, faults=faults, on_warning=_warn, contract=contract
+        )
         out.append({"path": str(path), "interactions": [_report_json(r) for r in reports]})
         for r in reports:
             everything.extend(r.violations)
@@ -137,7 +174,10 @@ def _print_cassette(path: Path, reports: list[InteractionReport]) -> None:
     click.echo(str(path))
     for r in reports:
         state = f"skipped ({r.skipped})" if r.skipped else _summary(list(r.violations))
-        click.echo(f"  #{r.index} {r.method} {r.url}  {r.provider or '-'}  {state}")
+        dialect = f"  dialect: {r.dialect}" if r.dialect else ""
+        click.echo(f"  #{r.index} {r.method} {r.url}  {r.provider or '-'}  {state}{dialect}")
+        for note in r.notes:
+            click.echo(f"      note: {note}")
         for v in r.violations:
             click.echo(f"      {v}")
 
