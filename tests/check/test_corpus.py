@@ -59,7 +59,9 @@ def test_corpus_stream_has_no_errors_and_its_dialect_is_named(name: str) -> None
 
 
 @settings(max_examples=30, deadline=None)
-@given(name=st.sampled_from(sorted(BY_NAME)), seed=st.integers(0, 2**32), pieces=st.integers(1, 300))
+@given(
+    name=st.sampled_from(sorted(BY_NAME)), seed=st.integers(0, 2**32), pieces=st.integers(1, 300)
+)
 def test_corpus_results_do_not_depend_on_the_byte_split(name: str, seed: int, pieces: int) -> None:
     """Property: any split of a corpus stream gives the same violations, notes and dialect."""
     stream = BY_NAME[name]
@@ -105,7 +107,9 @@ def test_error_then_response_failed_is_one_terminal_pair() -> None:
     checker = _check(stream)
     assert checker.violations == []
     assert any("response.failed" in note for note in checker.notes)
-    extra = b'event: response.completed\ndata: {"type":"response.completed","sequence_number":4}\n\n'
+    extra = (
+        b'event: response.completed\ndata: {"type":"response.completed","sequence_number":4}\n\n'
+    )
     again = check_frames([stream.body + extra], "openai-responses")
     assert [v.rule for v in again] == ["openai.responses.terminal"]
 
