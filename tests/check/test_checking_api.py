@@ -100,3 +100,42 @@ def test_violation_str() -> None:
     v = Violation("sse.json", "error", "data is not JSON", 3, 120)
     assert str(v) == "error sse.json at event 3, byte 120: data is not JSON"
     assert str(Violation("x", "warning", "m")) == "warning x: m"
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        ("data: {}\n\n", "takes the body as bytes, not str: pass body.encode()"),
+        (42, "not int"),
+        ([b"data: ", "{}\n\n"], "frame 1 is str, not bytes"),
+    ],
+)
+def test_wrong_body_types_are_one_line_usage_errors(source: object, message: str) -> None:
+    """check() with a str body, a non-iterable or a str frame is a one-line UsageError saying
+    what to pass, not a TypeError from deep inside."""
+    with pytest.raises(UsageError) as info:
+        check(source, provider="sse")  # type: ignore[arg-type]
+    assert message in str(info.value) and "\n" not in str(info.value)
+
+
+def test_non_stream_content_type_is_named_in_the_error() -> None:
+    """A non-stream content type says so, instead of asking for provider= or url=."""
+    with pytest.raises(UsageError, match="'text/html; charset=utf-8' is not an event stream"):
+        check(b"<html>", content_type="text/html; charset=utf-8")
+    with pytest.raises(UsageError, match=r"cannot tell which provider.*from the URL"):
+        check(b"data: 1\n\n", url="https://example.com/stream")
+
+
+def test_check_stream_names_dialect_and_notes() -> None:
+    """check_stream() returns the provider, the dialect (URL host first, then payloads) and the
+    dialect notes with the violations."""
+    from replayproxy.checking import check_stream
+    from tests.check.corpus_streams import load_corpus
+
+    (mistral,) = [s for s in load_corpus() if s.name == "mistral-text.jsonl"]
+    report = check_stream(mistral.body, provider="openai")
+    assert report.provider == "openai-chat"
+    assert report.dialect == "OpenAI-compatible (Mistral)"
+    assert report.notes and report.errors == [] and report.warnings == []
+    via_url = check_stream(mistral.body, url="https://my-llm.internal:11434/v1/chat/completions")
+    assert via_url.dialect == "OpenAI-compatible (Ollama)"

@@ -60,10 +60,10 @@ def test_stdin_with_provider() -> None:
     """--stdin checks a raw body: exit 0 when clean, 1 with the violations listed."""
     assert run("--stdin", "--provider", "anthropic", stdin=base_body("anthropic-text"))[:2] == (
         0,
-        "ok\n",
+        "dialect: Anthropic\nok\n",
     )
     code, out, _ = run("--stdin", "--provider", "anthropic", stdin=CASES["sse.bom"].body)
-    assert code == 1 and out.startswith("error sse.bom at event 0, byte 0: ")
+    assert code == 1 and out.splitlines()[1].startswith("error sse.bom at event 0, byte 0: ")
 
 
 def test_stdin_url_request_and_json(tmp_path: Path) -> None:
@@ -144,3 +144,52 @@ def test_torn_and_corrupt_cassettes(tmp_path: Path) -> None:
     bad.write_bytes(b"garbage")
     code, _, err = run(str(bad))
     assert code == 2 and err.startswith("error: ") and err.count("\n") == 1
+
+
+def test_stdin_names_the_dialect_and_its_notes() -> None:
+    """The report names the dialect from the URL and lists the known provider habits it saw."""
+    from tests.check.corpus_streams import load_corpus
+
+    (groq,) = [s for s in load_corpus() if s.name == "groq-tool-call.jsonl"]
+    code, out, _ = run(
+        "--stdin", "--url", "https://api.groq.com/openai/v1/chat/completions", stdin=groq.body
+    )
+    assert code == 0
+    assert out.splitlines() == [
+        "dialect: OpenAI-compatible (Groq)",
+        "note: usage on the finish_reason chunk, as DeepSeek, Groq and Mistral send",
+        "ok",
+    ]
+    code, out, _ = run("--stdin", "--provider", "openai", "--json", stdin=groq.body)
+    doc = json.loads(out)
+    assert doc["dialect"] == "OpenAI-compatible (Groq)" and doc["provider"] == "openai-chat"
+    assert doc["notes"] and doc["violations"] == []
+
+
+def test_contract_from_stdin_and_exit_statuses(tmp_path: Path) -> None:
+    """--contract checks an application stream: exit 0 when it keeps the contract, 1 when it
+    breaks it, 2 for a bad contract file or --contract with --provider."""
+    examples = ROOT / "docs" / "examples"
+    contract = str(examples / "chat-turn.contract.toml")
+    body = (examples / "chat-turn.sse").read_bytes()
+    assert run("--stdin", "--contract", contract, stdin=body)[:2] == (
+        0,
+        "dialect: contract chat turn\nok\n",
+    )
+    cut = body[: body.rindex(b"event: committed")]
+    code, out, _ = run("--stdin", "--contract", contract, "--json", stdin=cut)
+    assert code == 1
+    assert [v["rule"] for v in json.loads(out)["violations"]] == ["contract.terminal"]
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[events]\norder = 'a ('\n")
+    code, _, err = run("--stdin", "--contract", str(bad), stdin=body)
+    assert code == 2 and err.startswith("error: ") and "ends where an event name" in err
+    assert err.count("\n") == 1
+    code, _, err = run("--stdin", "--contract", contract, "--provider", "sse", stdin=body)
+    assert code == 2 and "not both" in err
+
+
+def test_non_stream_content_type_says_so() -> None:
+    """--stdin with a JSON content type and no provider explains that it is not a stream."""
+    code, _, err = run("--stdin", "--content-type", "application/json", stdin=b"{}")
+    assert code == 2 and "is not an event stream" in err and err.count("\n") == 1

@@ -85,7 +85,9 @@ def test_the_docs_example_cassette_is_the_example_stream(tmp_path: Path) -> None
 
     shipped = store.load(EXAMPLES / "chat-turn.cassette")
     (one,) = shipped.interactions
-    assert b"".join(f.data for f in one.response.frames) == (EXAMPLES / "chat-turn.sse").read_bytes()
+    assert (
+        b"".join(f.data for f in one.response.frames) == (EXAMPLES / "chat-turn.sse").read_bytes()
+    )
     runner = CliRunner()
     args = ["check", "--contract", str(CONTRACT), str(EXAMPLES / "chat-turn.cassette")]
     ok = runner.invoke(cli, args)

@@ -29,7 +29,7 @@ def test_simulator_streams_have_no_errors(stream: object) -> None:
 
 @pytest.mark.parametrize("stream", JSON, ids=lambda s: s.name)
 def test_json_bodies_are_not_streams(stream: object) -> None:
-    """A JSON answer is not checked as a stream: detection refuses it with a usage error."""
+    """A JSON answer is not checked as a stream: the usage error says it is not one."""
     url = "https://provider.example" + stream.path  # type: ignore[attr-defined]
-    with pytest.raises(UsageError, match="cannot tell which provider"):
+    with pytest.raises(UsageError, match="'application/json' is not an event stream"):
         check(stream.body, url=url, content_type="application/json")  # type: ignore[attr-defined]

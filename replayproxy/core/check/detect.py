@@ -56,7 +56,10 @@ def detect(
     request_headers: dict[str, str] | None = None,
 ) -> str | None:
     """The provider for this response, or ``None`` when it is not a stream we can check."""
-    path = urlsplit(url or "").path.rstrip("/")
+    try:
+        path = urlsplit(url or "").path.rstrip("/")
+    except ValueError:  # a malformed URL (bad IPv6 literal): detect from the rest
+        path = ""
     media = _media(content_type)
     headers = {k.lower(): v for k, v in (request_headers or {}).items()}
     if media == EVENTSTREAM or path.endswith(("/converse-stream", "/invoke-with-response-stream")):

@@ -69,15 +69,16 @@ def vendor_from_url(url: str | None) -> str | None:
     """The vendor a request URL's host names, or ``None``."""
     if not url:
         return None
-    parts = urlsplit(url)
-    host = (parts.hostname or "").lower()
-    for suffix, vendor in _HOSTS:
-        if host == suffix or host.endswith("." + suffix):
-            return vendor
     try:
+        parts = urlsplit(url)
+        host = (parts.hostname or "").lower()
         port = parts.port
-    except ValueError:
+    except ValueError:  # a malformed URL names no vendor
         return None
+    for suffix, vendor in _HOSTS:
+        # "-" too: Vertex hosts are REGION-aiplatform.googleapis.com
+        if host == suffix or host.endswith(("." + suffix, "-" + suffix)):
+            return vendor
     return _PORTS.get(port) if port is not None else None
 
 

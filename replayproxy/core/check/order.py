@@ -92,6 +92,8 @@ class _Builder:
         while (tok := self.peek()) is not None and tok not in (("op", "|"), ("op", ")")):
             items.append(self.item())
         if not items:
+            if self.peek() is None:
+                raise self.fail("ends where an event name or '(' was expected")
             raise self.fail("an empty alternative (nothing between '|', '(' or ')')")
         for (_, b), (a, _) in itertools.pairwise(items):
             self.eps[b].append(a)

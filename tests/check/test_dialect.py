@@ -1,0 +1,135 @@
+"""Dialect detection: the report names the API a stream speaks, from the request URL's host,
+else from markers in the first payloads."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from replayproxy.core.check import StreamChecker
+from replayproxy.core.check.dialect import DialectSniffer, vendor_from_url
+
+
+def _chat(**fields: object) -> bytes:
+    chunk = {
+        "id": "x",
+        "object": "chat.completion.chunk",
+        "model": "some-model",
+        "choices": [{"index": 0, "delta": {"role": "assistant", "content": "hi"}}],
+        **fields,
+    }
+    done = {"id": "x", "object": "chat.completion.chunk", "model": chunk["model"],
+            "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}  # fmt: skip
+    return b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in (chunk, done)) + (
+        b"data: [DONE]\n\n"
+    )
+
+
+def _dialect(provider: str, body: bytes, url: str | None = None) -> str:
+    checker = StreamChecker(provider, url=url)
+    checker.feed(body)
+    checker.close()
+    return checker.dialect
+
+
+@pytest.mark.parametrize(
+    ("url", "vendor"),
+    [
+        ("https://api.openai.com/v1/chat/completions", "OpenAI"),
+        ("https://my-res.openai.azure.com/openai/deployments/d/chat/completions", "Azure OpenAI"),
+        ("https://x.cognitiveservices.azure.com/openai/v1/responses", "Azure OpenAI"),
+        ("https://api.deepseek.com/chat/completions", "DeepSeek"),
+        ("https://api.groq.com/openai/v1/chat/completions", "Groq"),
+        ("https://openrouter.ai/api/v1/chat/completions", "OpenRouter"),
+        ("https://api.together.xyz/v1/chat/completions", "Together"),
+        ("https://api.mistral.ai/v1/chat/completions", "Mistral"),
+        ("http://127.0.0.1:11434/v1/chat/completions", "Ollama"),
+        ("http://localhost:8000/v1/chat/completions", "vLLM"),
+        ("https://us-central1-aiplatform.googleapis.com/v1/x:streamGenerateContent", "Vertex AI"),
+        ("https://example.com/v1/chat/completions", None),
+        ("http://[::1:bad/", None),
+        (None, None),
+    ],
+)
+def test_vendor_from_url(url: str | None, vendor: str | None) -> None:
+    """Known API hosts (and well-known local ports) name the vendor; anything else does not."""
+    assert vendor_from_url(url) == vendor
+
+
+@pytest.mark.parametrize(
+    ("fields", "dialect"),
+    [
+        ({"prompt_filter_results": []}, "Azure OpenAI"),
+        ({"x_groq": {"id": "req_1"}}, "OpenAI-compatible (Groq)"),
+        ({"provider": "Anthropic"}, "OpenAI-compatible (OpenRouter)"),
+        ({"citations": []}, "OpenAI-compatible (Perplexity)"),
+        ({"system_fingerprint": "fp_ollama"}, "OpenAI-compatible (Ollama)"),
+        ({"model": "deepseek-chat"}, "OpenAI-compatible (DeepSeek)"),
+        ({"model": "grok-4"}, "OpenAI-compatible (xAI)"),
+        ({"model": "mistral-large-latest"}, "OpenAI-compatible (Mistral)"),
+        ({"model": "qwen3-max"}, "OpenAI-compatible (Alibaba)"),
+        ({"model": "gpt-4o-mini"}, "OpenAI"),
+        ({"obfuscation": "abc"}, "OpenAI"),
+        ({}, "OpenAI-compatible"),
+    ],
+)
+def test_chat_dialect_from_payload_markers(fields: dict[str, object], dialect: str) -> None:
+    """Without a URL, fields only one vendor sends (then the model name) tell the dialect."""
+    assert _dialect("openai-chat", _chat(**fields)) == dialect
+
+
+def test_url_wins_over_payload_markers() -> None:
+    """The request URL's host is the stronger evidence: a DeepSeek model served by Groq is Groq."""
+    body = _chat(model="deepseek-r1-distill-llama-70b")
+    assert _dialect("openai-chat", body) == "OpenAI-compatible (DeepSeek)"
+    assert _dialect("openai-chat", body, "https://api.groq.com/openai/v1/chat/completions") == (
+        "OpenAI-compatible (Groq)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("provider", "payload", "dialect"),
+    [
+        ("anthropic", {"type": "message_start", "message": {"id": "msg_vrtx_01"}},
+         "Anthropic on Vertex AI"),
+        ("anthropic", {"type": "message_start", "message": {"id": "msg_bdrk_01"}},
+         "Anthropic on Bedrock"),
+        ("anthropic", {"type": "message_start", "message": {"id": "msg_01"}}, "Anthropic"),
+        ("gemini", {"candidates": [], "createTime": "2026-01-01T00:00:00Z"}, "Vertex AI (Gemini)"),
+        ("gemini", {"candidates": []}, "Gemini"),
+        ("openai-responses", {"type": "response.created", "response": {"model": "grok-4"}},
+         "OpenAI-compatible (xAI)"),
+        ("openai-responses", {"type": "response.created",
+                              "response": {"model": "gpt-5", "content_filters": None}},
+         "Azure OpenAI"),
+        ("openai-responses", {"type": "response.created", "response": {"model": "gpt-5"}},
+         "OpenAI"),
+        ("bedrock-converse", {}, "Bedrock (ConverseStream)"),
+        ("bedrock-invoke", {}, "Anthropic on Bedrock (InvokeModelWithResponseStream)"),
+        ("sse", {}, "generic SSE"),
+    ],
+)  # fmt: skip
+def test_dialect_of_each_provider_family(provider: str, payload: object, dialect: str) -> None:
+    """Each provider family names its dialects (Anthropic on Vertex/Bedrock, Vertex Gemini,
+    Azure and xAI Responses ...)."""
+    sniffer = DialectSniffer(provider)
+    sniffer.observe(payload)
+    assert sniffer.name == dialect
+
+
+def test_only_the_first_payloads_are_looked_at() -> None:
+    """A marker after the first few payloads does not change the dialect (bounded work)."""
+    sniffer = DialectSniffer("openai-chat")
+    for _ in range(3):
+        sniffer.observe({"model": "some-model"})
+    sniffer.observe({"x_groq": {}})
+    assert sniffer.name == "OpenAI-compatible"
+
+
+def test_a_malformed_url_is_no_crash() -> None:
+    """A URL urlsplit rejects (a bad IPv6 literal) names no vendor and detects nothing."""
+    from replayproxy.core.check import detect
+
+    assert detect("http://[::1:bad/v1/chat/completions", content_type="text/event-stream") == "sse"
+    assert _dialect("openai-chat", _chat(), "http://[::1:bad/") == "OpenAI-compatible"
