@@ -84,7 +84,9 @@ def test_empty_partial_json_for_an_empty_tool_input_is_accepted() -> None:
     assert _check(stream).violations == []
 
 
-@pytest.mark.parametrize("name", ["groq-tool-call.jsonl", "mistral-text.jsonl"])
+@pytest.mark.parametrize(
+    "name", ["deepseek-tool-call.jsonl", "groq-tool-call.jsonl", "mistral-text.jsonl"]
+)
 @pytest.mark.parametrize("include_usage", [None, True, False])
 def test_usage_on_the_finish_chunk_is_a_named_dialect(
     name: str, include_usage: bool | None
