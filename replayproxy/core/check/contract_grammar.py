@@ -34,6 +34,7 @@ class ContractGrammar(Grammar):
         self.contract = contract
         self.sentinels = contract.sentinels
         self.matcher = OrderMatcher(contract.order) if contract.order is not None else None
+        self.order_source = contract.order.source if contract.order is not None else ""
         self.order_broken = False
         self.count = 0
         self.last_type: str | None = None
@@ -93,8 +94,8 @@ class ContractGrammar(Grammar):
                 report.at(
                     "contract.order",
                     ev,
-                    f"{kind} {after}; the order {contract.order.source!r} "  # type: ignore[union-attr]
-                    f"allows {_names(expected)} here",
+                    f"{kind} {after}; the order {self.order_source!r} allows "
+                    f"{_names(expected)} here",
                 )
         self.last_type = kind
         if kind in contract.terminal:
@@ -157,7 +158,7 @@ class ContractGrammar(Grammar):
         if self.matcher is not None and not self.order_broken and not self.matcher.complete:
             self.report.add(
                 "contract.order",
-                f"the stream ends after {self.last_type}; the order {contract.order.source!r} "  # type: ignore[union-attr]
+                f"the stream ends after {self.last_type}; the order {self.order_source!r} "
                 f"needs {_names(self.matcher.expected())} next",
                 offset=end,
             )
