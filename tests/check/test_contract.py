@@ -285,3 +285,14 @@ def test_start_only_checked_on_the_first_event() -> None:
     c = dataclasses.replace(contract(), order=None)
     ev = sse_events()
     assert _rules(b"".join([*ev[:2], ev[0], *ev[2:]]), c) == []
+
+
+def test_ndjson_crlf_lines_match_sentinels() -> None:
+    """A CRLF-terminated NDJSON sentinel line (``[DONE]\\r\\n``) is the sentinel, not bad JSON."""
+    c = parse_contract(
+        '[stream]\nframing = "ndjson"\ntype_field = "t"\nsentinels = ["[DONE]"]\n'
+        '[events]\nterminal = ["[DONE]"]\norder = "x* [DONE]"',
+        fmt="toml",
+    )
+    assert check_frames([b'{"t":"x"}\r\n[DONE]\r\n'], c) == []
+    assert _rules(b'{"t":"x"}\r\n', c) == ["contract.terminal"]
