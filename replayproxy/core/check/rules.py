@@ -152,7 +152,7 @@ _ALL = [
          "response.created and does not need it."),
     Rule("openai.responses.nesting", "error", "output_item.added/.done and "
          "content_part.added/.done bracket every event of their output_index / content_index, "
-         "indexes appear in order from 0 and item_id stays the same.",
+         "and indexes appear in order from 0.",
          "The SDK indexes snapshot.output[output_index].content[content_index]: IndexError or "
          "text in the wrong item."),
     Rule("openai.responses.item-id", "warning", "item_id stays the output item's id.",
