@@ -3,7 +3,9 @@ fixtures, framed as the provider sends them, with the source each was taken from
 
 ``MANIFEST.toml`` lists every stream: its file (or a payload file shipped in
 ``replayproxy/testing/payloads``), the provider grammar, the framing, the dialect the report
-must name, and where it came from (repository, path, commit, licence).
+must name, and where it came from (repository, path, commit, licence). A file that holds
+several recorded responses back to back (a multi-step test fixture) names the payload type
+that starts each one in ``split_at``.
 """
 
 from __future__ import annotations
@@ -70,24 +72,43 @@ def _raw(entry: dict[str, str]) -> bytes:
     return (CORPUS / entry["file"]).read_bytes()
 
 
+def _turns(payloads: list[bytes], first_type: str) -> list[list[bytes]]:
+    """Cut a file holding several recorded responses back to back (a multi-step fixture) at
+    each payload whose ``type`` is ``first_type``."""
+    turns: list[list[bytes]] = []
+    for p in payloads:
+        if json.loads(p).get("type") == first_type or not turns:
+            turns.append([])
+        turns[-1].append(p)
+    return turns
+
+
 def load_corpus() -> list[CorpusStream]:
-    """Every stream of the manifest, framed."""
+    """Every stream of the manifest, framed (a multi-response file gives one per response)."""
     streams = []
     for entry in tomllib.loads(MANIFEST.read_text())["stream"]:
         raw = _raw(entry)
+        name = entry.get("file") or entry["package_file"]
+        bodies: list[tuple[str, bytes]]
         if entry["framing"] == "payloads":
-            body = frame(entry["provider"], [line for line in raw.splitlines() if line.strip()])
+            payloads = [line for line in raw.splitlines() if line.strip()]
+            if "split_at" in entry:
+                turns = _turns(payloads, entry["split_at"])
+                bodies = [(f"{name}#{i}", frame(entry["provider"], t)) for i, t in enumerate(turns)]
+            else:
+                bodies = [(name, frame(entry["provider"], payloads))]
         else:  # "sse": stored without (all of) its final blank line, as the SDK keeps it
-            body = raw.rstrip(b"\n") + b"\n\n"
-        streams.append(
-            CorpusStream(
-                entry.get("file") or entry["package_file"],
-                entry["provider"],
-                entry["dialect"],
-                entry["kind"],
-                f"{entry['repo']}@{entry['commit'][:12]}:{entry['path']}",
-                entry["license"],
-                body,
+            bodies = [(name, raw.rstrip(b"\n") + b"\n\n")]
+        for stream_name, body in bodies:
+            streams.append(
+                CorpusStream(
+                    stream_name,
+                    entry["provider"],
+                    entry["dialect"],
+                    entry["kind"],
+                    f"{entry['repo']}@{entry['commit'][:12]}:{entry['path']}",
+                    entry["license"],
+                    body,
+                )
             )
-        )
     return streams
