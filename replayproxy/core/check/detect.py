@@ -76,6 +76,8 @@ def detect(
         return "openai-responses"
     if path.endswith("/messages") or "anthropic-version" in headers:
         return "anthropic"
+    if "/publishers/anthropic/" in path and path.endswith(":streamRawPredict"):
+        return "anthropic"  # Claude on Vertex AI
     if ":streamGenerateContent" in path:
         return "gemini"
     return "sse" if media == "text/event-stream" else None
