@@ -34,12 +34,12 @@ from replayproxy.cli._common import (
     validate_upstream,
 )
 from replayproxy.cli._options import replay_options
-from replayproxy.cli.record import _trust_bundle
 from replayproxy.core.matching import Miss
 from replayproxy.core.options import settings_from
 from replayproxy.engine.session import ReplaySession
 from replayproxy.mitm.addons.replayer import Replayer
 from replayproxy.mitm.embedded import EmbeddedProxy
+from replayproxy.mitm.trust import trust_bundle
 
 __all__ = ["COMMANDS", "UNMATCHED_EXIT_STATUS", "replay"]
 
@@ -111,7 +111,7 @@ def replay(
         cassette, settings, on_miss=_report_miss, on_warning=_warn
     )
     mode = "regular" if upstream is None else f"reverse:{validate_upstream(upstream)}"
-    with _trust_bundle(upstream_ca) as bundle:
+    with trust_bundle(upstream_ca) as bundle:
         options: dict[str, Any] = {"connection_strategy": "lazy"}
         if bundle is not None:
             options["ssl_verify_upstream_trusted_ca"] = bundle

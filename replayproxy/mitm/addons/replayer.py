@@ -207,6 +207,10 @@ class Replayer:
             session.errors.append(str(e))
             log.error("%s", e)
 
+    def pending(self, session: ReplaySession) -> int:
+        """How many forwarded flows of ``session`` are not recorded yet (still streaming)."""
+        return sum(1 for s in list(self._passthrough.values()) if s is session)
+
     def allows_upstream(self, client_id: str) -> bool:
         """Whether a connection upstream for this client connection serves a forwarded flow
         (for a ``server_connect`` guard: every other upstream connection must be refused)."""
