@@ -66,19 +66,20 @@ _original_connect = socket.socket.connect
 _original_connect_ex = socket.socket.connect_ex
 
 
-def _connect(self: socket.socket, address: Any) -> None:
+def _check(sock: socket.socket, address: Any) -> None:
     block = _active[-1] if _active else None
-    if block is not None and self.family in (socket.AF_INET, socket.AF_INET6):
-        if not is_loopback(address):
-            raise block.refuse(address)
+    inet = sock.family in (socket.AF_INET, socket.AF_INET6)
+    if block is not None and inet and not is_loopback(address):
+        raise block.refuse(address)
+
+
+def _connect(self: socket.socket, address: Any) -> None:
+    _check(self, address)
     _original_connect(self, address)
 
 
 def _connect_ex(self: socket.socket, address: Any) -> int:
-    block = _active[-1] if _active else None
-    if block is not None and self.family in (socket.AF_INET, socket.AF_INET6):
-        if not is_loopback(address):
-            raise block.refuse(address)
+    _check(self, address)
     return _original_connect_ex(self, address)
 
 
@@ -88,13 +89,13 @@ def blocked_network() -> Iterator[NetworkBlock]:
     block = NetworkBlock()
     with _lock:
         _active.append(block)
-        socket.socket.connect = _connect  # type: ignore[method-assign]
-        socket.socket.connect_ex = _connect_ex  # type: ignore[method-assign]
+        socket.socket.connect = _connect  # type: ignore[method-assign,assignment]
+        socket.socket.connect_ex = _connect_ex  # type: ignore[method-assign,assignment]
     try:
         yield block
     finally:
         with _lock:
             _active.remove(block)
             if not _active:
-                socket.socket.connect = _original_connect  # type: ignore[method-assign]
-                socket.socket.connect_ex = _original_connect_ex  # type: ignore[method-assign]
+                socket.socket.connect = _original_connect  # type: ignore[method-assign,assignment]
+                socket.socket.connect_ex = _original_connect_ex  # type: ignore[method-assign,assignment]
