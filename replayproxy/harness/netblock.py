@@ -97,5 +97,5 @@ def blocked_network() -> Iterator[NetworkBlock]:
         with _lock:
             _active.remove(block)
             if not _active:
-                socket.socket.connect = _original_connect  # type: ignore[method-assign,assignment]
-                socket.socket.connect_ex = _original_connect_ex  # type: ignore[method-assign,assignment]
+                socket.socket.connect = _original_connect  # type: ignore[method-assign]
+                socket.socket.connect_ex = _original_connect_ex  # type: ignore[method-assign]
