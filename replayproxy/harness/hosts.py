@@ -20,8 +20,12 @@ answered with the explained 500, never forwarded.
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import time
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from replayproxy.core.model import Cassette
@@ -64,10 +68,14 @@ class MitmHost:
 
     def __init__(self, mode: str, *, upstream_ca: str | None, confdir: str) -> None:
         try:
-            from replayproxy.mitm.addons.recorder import Recorder
-            from replayproxy.mitm.addons.replayer import Replayer
-            from replayproxy.mitm.embedded import EmbeddedProxy
-            from replayproxy.mitm.trust import trust_bundle
+            # mitmproxy's dependencies (ldap3, passlib) warn about their own deprecated
+            # imports; that is noise in a user's test report, not something they can act on.
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                from replayproxy.mitm.addons.recorder import Recorder
+                from replayproxy.mitm.addons.replayer import Replayer
+                from replayproxy.mitm.embedded import EmbeddedProxy
+                from replayproxy.mitm.trust import trust_bundle
         except ImportError as e:  # an environment without mitmproxy (docs/pytest.md)
             raise UsageError(
                 f"proxy mode and recording need mitmproxy, which cannot be imported here ({e}); "
@@ -82,12 +90,15 @@ class MitmHost:
             options["ssl_verify_upstream_trusted_ca"] = bundle
         self.replayer = Replayer(idle_session())
         try:
-            self.proxy = EmbeddedProxy(
-                [self.replayer, Recorder(sink=self.replayer)],
-                mode=mode,
-                confdir=confdir,
-                options=options,
-            ).start()
+            # pytest-xdist workers start at once: the first creates mitmproxy's CA in confdir,
+            # the others must not read it half-written.
+            with _confdir_lock(confdir):
+                self.proxy = EmbeddedProxy(
+                    [self.replayer, Recorder(sink=self.replayer)],
+                    mode=mode,
+                    confdir=confdir,
+                    options=options,
+                ).start()
         except BaseException:
             self._bundle.close()
             raise
@@ -119,6 +130,24 @@ class MitmHost:
             self.proxy.stop()
         finally:
             self._bundle.close()
+
+
+@contextlib.contextmanager
+def _confdir_lock(confdir: str) -> Iterator[None]:
+    """An exclusive lock on ``confdir`` across processes (POSIX; elsewhere none)."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: no pytest-xdist CA race protection
+        yield
+        return
+    directory = Path(os.path.expanduser(confdir))
+    directory.mkdir(parents=True, exist_ok=True)
+    with open(directory / ".replayproxy.lock", "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 class HostPool:
