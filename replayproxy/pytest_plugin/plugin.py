@@ -238,7 +238,11 @@ def replayproxy(
             else:
                 yield use
     except ReplayProxyError as e:
-        pytest.fail(f"replayproxy: {e}", pytrace=False)
+        error = str(e)
+    else:
+        return
+    # Outside the except block: the one-line message without "During handling of...".
+    pytest.fail(f"replayproxy: {error}", pytrace=False)
 
 
 def _as_list(value: Any) -> list[Any]:
