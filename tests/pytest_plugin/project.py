@@ -12,7 +12,7 @@ import pytest
 
 # The inner tests: each asks for one chat completion with its own prompt, through the proxy
 # (RP_MODE=proxy) or with replayproxy standing in for the upstream (RP_MODE=base, default).
-HEADER = '''
+HEADER = """
 import os
 
 import httpx
@@ -32,7 +32,7 @@ def chat(replayproxy, prompt):
     response.raise_for_status()
     assert b"data: [DONE]" in response.content
     return response
-'''
+"""
 
 
 def chat_test(name: str, prompt: str | None = None) -> str:

@@ -13,7 +13,7 @@ from tests.replay.conftest import ConnectionCounter
 
 pytestmark = pytest.mark.slow
 
-SDK_TESTS = '''
+SDK_TESTS = """
 import os
 
 import anthropic
@@ -68,7 +68,7 @@ async def test_anthropic_async(replayproxy):
         model="claude-sonnet-4-5", max_tokens=64, messages=[{"role": "user", "content": "async"}]
     ) as stream:
         assert await stream.get_final_text()
-'''
+"""
 
 
 @pytest.mark.parametrize("mode", ["base", "proxy"])

@@ -43,7 +43,7 @@ def test_xdist_records_and_replays_with_two_workers(
     assert counter.count == 0
 
 
-BYPASS = '''
+BYPASS = """
 import httpx
 import pytest
 
@@ -55,7 +55,7 @@ def test_client_ignoring_the_proxy(replayproxy):
         httpx.get("http://203.0.113.7/v1/models", timeout=5)  # TEST-NET-3, no route here
     except Exception as e:
         print("client error:", type(e).__name__, e)
-'''
+"""
 
 
 @pytest.mark.skipif(shutil.which("unshare") is None, reason="needs unshare(1)")
@@ -114,7 +114,7 @@ def test_unused_interactions_warn_or_fail_with_the_option(
     result.stdout.fnmatch_lines(["*were never used (#1)*"])
 
 
-CONFIGURED = '''
+CONFIGURED = """
 import os
 
 import httpx
@@ -146,7 +146,7 @@ class TestNames:
     def test_param(self, replayproxy, who):
         body = dict(BODY, messages=[{"role": "user", "content": who}])
         assert httpx.post(replayproxy.url + "/v1/chat/completions", json=body).status_code == 200
-'''
+"""
 
 
 def test_marker_cassette_faults_config_fixture_and_names(
