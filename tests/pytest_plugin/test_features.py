@@ -192,3 +192,24 @@ def test_bad_settings_fail_the_test_in_one_line(pytester: pytest.Pytester, confd
     result = run(pytester, "--replayproxy-record-mode=sometimes", upstream="x", confdir=confdir)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--replayproxy-record-mode*invalid choice*"])
+
+
+def test_without_mitmproxy_replay_works_and_recording_says_what_is_missing(
+    pytester: pytest.Pytester, confdir: Path
+) -> None:
+    """In an environment where mitmproxy cannot be imported (Python 3.11 beside the newest
+    SDKs), base-URL replay passes and recording fails the test with a one-line reason."""
+    write_tests(pytester, "test_one")
+    with Simulator() as sim:
+        run(pytester, "--replayproxy-record-mode=once", upstream=sim.url, confdir=confdir)
+    # A None entry in sys.modules makes every `import mitmproxy` raise ImportError.
+    pytester.makeconftest("import sys\nsys.modules['mitmproxy'] = None\n")
+    result = run(pytester, upstream="http://127.0.0.1:9", confdir=confdir)
+    result.assert_outcomes(passed=1)
+    result = run(
+        pytester, "--replayproxy-record-mode=all", upstream="http://127.0.0.1:9", confdir=confdir
+    )
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        ["*replayproxy: proxy mode and recording need mitmproxy, which cannot be imported here*"]
+    )
