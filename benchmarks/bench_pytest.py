@@ -1,8 +1,8 @@
 """Benchmark: what the pytest plugin costs per test, next to the same suite without it.
 
 Writes a project of N tests (default 200); each asks for one short streamed Anthropic message
-(the simulator's ``anthropic-text`` stream: 12 events, 1.7 KB) with httpx and reads it whole. Then, all on
-127.0.0.1, best of ``--repeat`` runs of ``python -m pytest -q`` on it:
+(the simulator's ``anthropic-text`` stream: 12 events, 1.7 KB) with httpx and reads it whole.
+Then, all on 127.0.0.1, best of ``--repeat`` runs of ``python -m pytest -q`` on it:
 
 - ``no plugin``: ``-p no:replayproxy``; the tests talk to the local simulator directly (no
   delays), started once per run: the baseline;

@@ -41,13 +41,15 @@ def test_openai_sync(replayproxy):
 
 @pytest.mark.anyio
 async def test_openai_async(replayproxy):
-    client = openai.AsyncOpenAI(
+    # Closed inside the test: an async client left to the garbage collector closes its
+    # connections after the test's event loop is gone (anyio then reports that error).
+    async with openai.AsyncOpenAI(
         base_url=base(replayproxy) + "/v1", api_key="sk-test", max_retries=0
-    )
-    stream = await client.chat.completions.create(
-        model="gpt-4o-mini", messages=[{"role": "user", "content": "async"}], stream=True
-    )
-    text = "".join([c.choices[0].delta.content or "" async for c in stream if c.choices])
+    ) as client:
+        stream = await client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": "async"}], stream=True
+        )
+        text = "".join([c.choices[0].delta.content or "" async for c in stream if c.choices])
     assert text
 
 
@@ -61,13 +63,15 @@ def test_anthropic_sync(replayproxy):
 
 @pytest.mark.anyio
 async def test_anthropic_async(replayproxy):
-    client = anthropic.AsyncAnthropic(
+    async with anthropic.AsyncAnthropic(
         base_url=base(replayproxy), api_key="sk-test", max_retries=0
-    )
-    async with client.messages.stream(
-        model="claude-sonnet-4-5", max_tokens=64, messages=[{"role": "user", "content": "async"}]
-    ) as stream:
-        assert await stream.get_final_text()
+    ) as client:
+        async with client.messages.stream(
+            model="claude-sonnet-4-5",
+            max_tokens=64,
+            messages=[{"role": "user", "content": "async"}],
+        ) as stream:
+            assert await stream.get_final_text()
 """
 
 
