@@ -1,4 +1,5 @@
-"""The replay addon: answers every intercepted request from a cassette, never from the network.
+"""The replay addon: answers intercepted requests from a cassette, never from the network,
+except the requests a record mode forwards.
 
 mitmproxy cannot stream a body an addon produces itself (mitmproxy-notes §2.1), so the addon
 owns an :class:`~replayproxy.engine.origin.Origin` on mitmproxy's own loop (started in ``running``):
@@ -8,7 +9,13 @@ owns an :class:`~replayproxy.engine.origin.Origin` on mitmproxy's own loop (star
   the private ``x-replayproxy-token`` header that tells the origin which schedule to run.
   With ``connection_strategy=lazy`` mitmproxy then never resolves or contacts the real host
   (§2.2, §3.4); the addon sets it. Unmatched requests are answered at once with the explained
-  500 (``x-replayproxy-unmatched: 1``).
+  500 (``x-replayproxy-unmatched: 1``). In a record mode the session may instead say
+  :class:`~replayproxy.engine.session.Passthrough`: the flow is left as the client sent it,
+  marked (``flow.metadata[PASSTHROUGH_META]``), and forwarded by mitmproxy; the
+  :class:`~replayproxy.mitm.addons.recorder.Recorder` added after this addon, with this addon
+  as its sink (:meth:`Replayer.wants`, :meth:`Replayer.write`), records it into the session
+  that forwarded it. :meth:`Replayer.allows_upstream` tells a ``server_connect`` guard which
+  upstream connections serve forwarded flows.
   A response with nothing to time or split (one write, clean end, all at ``t = 0``, as with
   ``--speed 0 --fault coalesce``) is answered directly instead, in one piece.
 - ``responseheaders``: ``flow.response.stream = True`` so every chunk from the origin is
@@ -20,7 +27,9 @@ owns an :class:`~replayproxy.engine.origin.Origin` on mitmproxy's own loop (star
 Options (prefix ``replayproxy_``, usable from ``mitmdump -s mitmdump_replay.py --set ...``):
 ``replayproxy_replay`` (cassette path), ``replayproxy_speed``, ``replayproxy_faults``,
 ``replayproxy_ignore_query``, ``replayproxy_ignore_body_field``, ``replayproxy_allow_repeats``,
-``replayproxy_match_host``. The CLI passes a ready session to the constructor instead.
+``replayproxy_match_host``, ``replayproxy_replay_record_mode``: generated from
+:data:`replayproxy.core.options.REPLAY_OPTIONS`. The CLI passes a ready session to the
+constructor instead, and :meth:`Replayer.use` switches sessions (one per test).
 
 All hooks run on mitmproxy's event loop, the same loop as the origin, so the token table needs
 no lock; the session has its own lock for readers on other threads.
