@@ -31,7 +31,13 @@ def test_base_url_replay_uses_the_engine_and_no_mitmproxy(
     """Base-URL mode records through mitmproxy, then replays through the in-process engine
     (the pool starts no mitmproxy for it); the summary and the misses say what happened."""
     path = tmp_path / "c.cassette"
-    with use_cassette(path, upstream=simulator.url, record_mode="once", pool=pool) as rp:
+    with use_cassette(
+        path,
+        upstream=simulator.url,
+        record_mode="once",
+        pool=pool,
+        confdir=str(tmp_path / "mitmproxy"),
+    ) as rp:
         assert httpx.post(rp.url + "/v1/chat/completions", json=BODY).status_code == 200
     assert rp.summary().new == 1
     pool.close()
@@ -52,7 +58,8 @@ def test_proxy_mode_sets_the_environment_for_the_block_only(
     restores them after; a client created inside records through the proxy."""
     os.environ.pop("HTTPS_PROXY", None)
     path = tmp_path / "c.cassette"
-    with use_cassette(path, record_mode="new_episodes", pool=pool) as rp:
+    confdir = str(tmp_path / "mitmproxy")
+    with use_cassette(path, record_mode="new_episodes", pool=pool, confdir=confdir) as rp:
         assert os.environ["HTTPS_PROXY"] == rp.url
         assert os.environ["SSL_CERT_FILE"] == rp.ca_cert
         assert os.environ["REPLAYPROXY_URL"] == rp.url
@@ -61,7 +68,7 @@ def test_proxy_mode_sets_the_environment_for_the_block_only(
     assert "HTTPS_PROXY" not in os.environ
     assert len(simulator.served) == 1
     assert len(store.load(path).interactions) == 1
-    with use_cassette(path, set_env=False, pool=pool) as rp:
+    with use_cassette(path, set_env=False, pool=pool, confdir=confdir) as rp:
         assert "HTTPS_PROXY" not in os.environ
         with httpx.Client(proxy=rp.url) as client:
             again = client.post(simulator.url + "/v1/chat/completions", json=BODY)
