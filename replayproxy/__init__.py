@@ -2,7 +2,8 @@
 
 The public Python API. Submodules: :mod:`replayproxy.core` (pure model, codec, parsers,
 schedules), :mod:`replayproxy.store` (cassette files), :mod:`replayproxy.mitm.addons` (mitmproxy
-addons), :mod:`replayproxy.testing` (a local provider simulator for tests).
+addons), :mod:`replayproxy.harness` (:func:`use_cassette`: replay and record around Python code;
+the pytest plugin is built on it), :mod:`replayproxy.testing` (a local provider simulator).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from replayproxy.errors import (
     UpstreamError,
     UsageError,
 )
+from replayproxy.harness.context import CassetteUse, use_cassette
 from replayproxy.store import CassetteWriter, load, save
 
 __version__ = "0.1.0"
@@ -37,6 +39,7 @@ __all__ = [
     "CassetteError",
     "CassetteExistsError",
     "CassetteFormatError",
+    "CassetteUse",
     "CassetteVersionError",
     "CassetteWarning",
     "CassetteWriter",
@@ -54,4 +57,5 @@ __all__ = [
     "__version__",
     "load",
     "save",
+    "use_cassette",
 ]

@@ -11,6 +11,8 @@
 * ``make_simulator`` (function) — factory ``make_simulator(tls=False, behavior=None)`` for
   more simulators or custom default behaviors; all are stopped at teardown.
 
+``pytester`` is enabled for the pytest plugin's tests.
+
 The simulators are function-scoped because starting one costs a thread and a bind (~ms) and a
 fresh one keeps ``served`` records per test. For a module-scoped one, write a fixture doing
 ``with Simulator(tls=...) as sim: yield sim`` (and ``sim.clear()`` between tests if needed).
@@ -26,6 +28,9 @@ from typing import Any
 import pytest
 
 from replayproxy.testing import Behavior, Simulator
+
+# The pytest plugin's tests run pytest on small example projects (tests/pytest_plugin/).
+pytest_plugins = ["pytester"]
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,8 @@
 - :func:`parse_listen`: ``HOST:PORT``, ``[V6]:PORT`` or ``PORT`` -> ``(host, port)``.
 - Click option decorators: :func:`listen_option`, :func:`confdir_option`,
   :func:`command_argument` (the ``-- COMMAND [ARGS...]`` tail).
-- :func:`child_env`: the environment a wrapped command gets (forward vs reverse mode).
+- :func:`child_env` (from :mod:`replayproxy.harness.env`): the environment a wrapped command
+  gets (forward vs reverse mode).
 - :func:`print_ready`: the machine-readable ready lines on stdout.
 - :func:`serve`: print the ready lines, then run the wrapped command (exit status passed on)
   or wait for SIGINT/SIGTERM, and stop the proxy in every case.
@@ -27,7 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import signal
 import subprocess
 import sys
@@ -41,6 +41,7 @@ from urllib.parse import urlsplit
 import click
 
 from replayproxy.errors import UsageError
+from replayproxy.harness.env import CA_ENV_VARS, PROXY_ENV_VARS, child_env
 from replayproxy.mitm.embedded import DEFAULT_CONFDIR, EmbeddedProxy
 
 __all__ = [
@@ -65,20 +66,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 DEFAULT_LISTEN = "127.0.0.1:8080"
 
-PROXY_ENV_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")
-"""Set to the proxy URL for a wrapped command in forward mode."""
-
-CA_ENV_VARS = (
-    "SSL_CERT_FILE",
-    "REQUESTS_CA_BUNDLE",
-    "CURL_CA_BUNDLE",
-    "NODE_EXTRA_CA_CERTS",
-    "AWS_CA_BUNDLE",
-)
-"""Set to mitmproxy's CA certificate for a wrapped command in forward mode: OpenSSL-based
-clients (httpx, the openai/anthropic SDKs, Python ``ssl``), requests, curl, Node, boto3."""
-
-_NO_PROXY_VARS = ("NO_PROXY", "no_proxy")
 
 # How long a SIGINT may take to stop the wrapped command by itself before we forward it.
 # A Ctrl-C at a terminal already reaches the whole foreground process group, child included;
@@ -163,47 +150,6 @@ def validate_upstream(url: str) -> str:
 
 
 # -- the wrapped command -------------------------------------------------------------------
-
-
-def child_env(
-    proxy_url: str,
-    *,
-    forward: bool,
-    ca_cert: str | os.PathLike[str] | None = None,
-    base: Mapping[str, str] | None = None,
-) -> dict[str, str]:
-    """The environment for a command run behind the proxy.
-
-    Both modes: ``REPLAYPROXY_URL=proxy_url``.
-
-    Forward mode: ``HTTP_PROXY``/``HTTPS_PROXY`` and their lower-case twins point at the
-    proxy; ``SSL_CERT_FILE``, ``REQUESTS_CA_BUNDLE``, ``CURL_CA_BUNDLE``,
-    ``NODE_EXTRA_CA_CERTS``, ``AWS_CA_BUNDLE`` at its CA; ``NO_PROXY``/``no_proxy`` are set to
-    ``""`` so that an inherited bypass list (often ``localhost,127.0.0.1``) does not route
-    loopback or internal hosts around the proxy. (httpx, requests and curl 7.88 do not bypass
-    proxies for loopback on their own; only ``NO_PROXY`` makes them.)
-
-    Reverse mode: clients use ``REPLAYPROXY_URL`` as their base URL, so the proxy's host is
-    added to ``NO_PROXY``/``no_proxy``: an inherited ``HTTP_PROXY`` must not intercept it.
-    """
-    env = dict(os.environ if base is None else base)
-    env["REPLAYPROXY_URL"] = proxy_url
-    if forward:
-        for name in PROXY_ENV_VARS:
-            env[name] = proxy_url
-        if ca_cert is not None:
-            for name in CA_ENV_VARS:
-                env[name] = os.fspath(ca_cert)
-        for name in _NO_PROXY_VARS:
-            env[name] = ""
-    else:
-        host = urlsplit(proxy_url).hostname or "127.0.0.1"
-        for name in _NO_PROXY_VARS:
-            entries = [e for e in env.get(name, "").split(",") if e.strip()]
-            if host not in entries:
-                entries.append(host)
-            env[name] = ",".join(entries)
-    return env
 
 
 def print_ready(proxy: EmbeddedProxy, *, forward: bool) -> None:

@@ -9,12 +9,8 @@ recording stops when it exits, with its exit status.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import sys
-import tempfile
-from collections.abc import Iterator, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 import click
@@ -29,36 +25,9 @@ from replayproxy.cli._common import (
     validate_upstream,
 )
 from replayproxy.errors import UsageError
+from replayproxy.mitm.trust import trust_bundle
 
 __all__ = ["COMMANDS", "record"]
-
-
-@contextlib.contextmanager
-def _trust_bundle(extra_ca: str | None) -> Iterator[str | None]:
-    """A PEM bundle of the default CAs (certifi, as mitmproxy uses) plus ``extra_ca``.
-
-    mitmproxy's ``ssl_verify_upstream_trusted_ca`` *replaces* its default trust store; adding
-    the user's CA to it instead keeps public hosts working in the same forward-mode session.
-    """
-    if extra_ca is None:
-        yield None
-        return
-    try:
-        pem = Path(extra_ca).read_bytes()
-    except OSError as e:
-        raise UsageError(f"cannot read --upstream-ca {extra_ca}: {e.strerror}") from None
-    if b"-----BEGIN CERTIFICATE-----" not in pem:
-        raise UsageError(f"--upstream-ca {extra_ca}: not a PEM certificate file")
-    import certifi
-
-    bundle = Path(certifi.where()).read_bytes() + b"\n" + pem
-    fd, name = tempfile.mkstemp(prefix="replayproxy-upstream-ca-", suffix=".pem")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(bundle)
-        yield name
-    finally:
-        Path(name).unlink(missing_ok=True)
 
 
 @click.command("record", context_settings={"show_default": True})
@@ -138,7 +107,7 @@ def record(
     mode = "regular" if upstream is None else f"reverse:{validate_upstream(upstream)}"
     setup_logging()
     recorder = Recorder()
-    with _trust_bundle(upstream_ca) as bundle:
+    with trust_bundle(upstream_ca) as bundle:
         options: dict[str, Any] = {
             "replayproxy_record": cassette,
             "replayproxy_record_mode": "append" if append else "overwrite" if overwrite else "new",

@@ -353,6 +353,7 @@ class Matcher:
     The comparable parts of every recorded request are computed once, and indexed by method,
     host (only with ``match_host``) and path, so a request is compared only with the recorded
     requests that can match it; a miss is explained with :func:`diff_requests` as before.
+    :meth:`add` grows it by an interaction recorded while replaying (record modes).
     """
 
     def __init__(
@@ -365,6 +366,20 @@ class Matcher:
         self._index: dict[tuple[str, str, str], list[int]] = {}
         for n, k in enumerate(self._keys):
             self._index.setdefault((k.method, k.netloc, k.path), []).append(n)
+
+    def add(self, interaction: Interaction, *, used: bool = True) -> int:
+        """Grow the matcher by one interaction (recorded during this session); its index.
+
+        ``used``: count it as served already (it was, live), so a later identical request is
+        answered by it only with ``allow_repeats``, as with any used-up interaction.
+        """
+        n = len(self.interactions)
+        self.interactions = (*self.interactions, interaction)
+        self.uses.append(1 if used else 0)
+        key = _key(interaction.request, self.options)
+        self._keys.append(key)
+        self._index.setdefault((key.method, key.netloc, key.path), []).append(n)
+        return n
 
     def match(self, request: Request) -> Hit | Miss:
         """Choose the interaction for ``request`` and count it as used (a :class:`Hit`)."""

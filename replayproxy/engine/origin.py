@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from replayproxy.core.matching import Miss
 from replayproxy.core.model import Header, Request
 from replayproxy.core.schedule import FinishKind, Schedule
-from replayproxy.engine.session import ReplaySession, unmatched_response
+from replayproxy.engine.session import Passthrough, ReplaySession, unmatched_response
 from replayproxy.engine.sockets import reset_after_drain
 
 __all__ = ["TOKEN_HEADER", "Origin", "wire_headers"]
@@ -220,6 +220,11 @@ class Origin:
         if self.session is None:
             return await self._plain(writer, 500, b"replayproxy: no replay session\n")
         result = self.session.resolve(request)
+        if isinstance(result, Passthrough):
+            # Forwarding needs the mitmproxy shell; the direct server only ever replays.
+            return await self._plain(
+                writer, 502, b"replayproxy: this replay server cannot forward or record\n"
+            )
         if isinstance(result, Miss):
             status, headers, body = unmatched_response(result)
             writer.write(_head_bytes(status, "", headers) + body)

@@ -81,6 +81,12 @@ class ReplayServer:
     def summary(self) -> Summary:
         return self.session.summary()
 
+    def use(self, session: ReplaySession) -> None:
+        """Serve ``session`` from now on (thread-safe: one attribute store each); a server kept
+        running across tests switches cassettes this way instead of restarting."""
+        self.session = session
+        self._origin.session = session
+
     def start(self, timeout: float = 10.0) -> Self:
         self._thread = threading.Thread(target=self._main, name="replayproxy-origin", daemon=True)
         self._thread.start()

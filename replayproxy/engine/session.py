@@ -3,9 +3,12 @@
 The session turns an incoming :class:`~replayproxy.core.model.Request` into what to serve: a
 :class:`Served` (the interaction chosen by :mod:`replayproxy.core.matching` and the
 :class:`~replayproxy.core.schedule.Schedule` built for it by
-:func:`replayproxy.core.faults.plan`) or a :class:`~replayproxy.core.matching.Miss`. It also
+:func:`replayproxy.core.faults.plan`), a :class:`~replayproxy.core.matching.Miss`, or, in a
+record mode (:mod:`replayproxy.core.record_mode`), a :class:`Passthrough`: forward the request
+upstream and hand the interaction to :meth:`ReplaySession.record`, which appends it to the
+cassette (:class:`~replayproxy.engine.recording.CassetteSink`) and grows the matcher. It also
 keeps the totals reported at exit. Both the mitmproxy addon and the direct
-:class:`~replayproxy.engine.server.ReplayServer` use it; it does no I/O itself.
+:class:`~replayproxy.engine.server.ReplayServer` use it; apart from that append it does no I/O.
 
 Thread-safe: hooks run on mitmproxy's loop while a test or the CLI reads the totals.
 """
@@ -17,18 +20,24 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from replayproxy import store
 from replayproxy.core import faults as faults_mod
 from replayproxy.core.faults import FaultSpec
 from replayproxy.core.matching import Matcher, MatchOptions, Miss, describe_request
-from replayproxy.core.model import Cassette, Request
+from replayproxy.core.model import Cassette, Interaction, Request
+from replayproxy.core.options import ReplaySettings
+from replayproxy.core.record_mode import RecordMode, RecordPolicy, parse_record_mode, policy_for
 from replayproxy.core.schedule import Schedule
+from replayproxy.engine.recording import CassetteSink
 from replayproxy.errors import ReplayProxyError, UsageError
 
 __all__ = [
     "UNMATCHED_HEADER",
     "UNMATCHED_STATUS",
+    "Passthrough",
     "ReplaySession",
     "Served",
     "Summary",
@@ -53,13 +62,26 @@ class Served:
 
 
 @dataclass(frozen=True, slots=True)
+class Passthrough:
+    """Forward the request to the real upstream and record it (a record mode said so)."""
+
+    request: str
+    """The request, described as in a :class:`~replayproxy.core.matching.Miss`."""
+
+
+@dataclass(frozen=True, slots=True)
 class Summary:
-    """Totals of a session: what was served, what missed, what was never asked for."""
+    """Totals of a session: what was served, what missed, what was never asked for.
+
+    ``recorded`` counts the interactions the session started with; ``new`` those recorded
+    during it (record modes), which never count as unused.
+    """
 
     served: int
     unmatched: int
     unused: tuple[int, ...]
     recorded: int
+    new: int = 0
 
     def line(self) -> str:
         """The one-line summary printed to stderr on exit."""
@@ -67,9 +89,10 @@ class Summary:
         if self.unused:
             shown = ", ".join(f"#{n}" for n in self.unused[:10])
             unused += f" ({shown}{', ...' if len(self.unused) > 10 else ''})"
+        new = f", {self.new} new interactions recorded" if self.new else ""
         return (
             f"replayproxy: {self.served} interactions served, "
-            f"{self.unmatched} unmatched requests, {unused}"
+            f"{self.unmatched} unmatched requests, {unused}{new}"
         )
 
 
@@ -101,7 +124,13 @@ def check_speed(speed: float | str) -> float:
 
 
 class ReplaySession:
-    """Matches requests against one cassette and plans the schedules to serve."""
+    """Matches requests against one cassette and plans the schedules to serve.
+
+    ``record_mode`` (default ``none``: replay only) needs ``cassette`` to be a path: whether
+    the file exists decides the :class:`~replayproxy.core.record_mode.RecordPolicy`, and new
+    interactions are appended to it. ``missing_ok``: in ``none`` mode, a missing file is an
+    empty cassette (every request a miss) instead of an error; :attr:`exists` tells which.
+    """
 
     def __init__(
         self,
@@ -112,24 +141,65 @@ class ReplaySession:
         options: MatchOptions | None = None,
         on_miss: MissHandler | None = None,
         on_warning: Callable[[str], None] | None = None,
+        record_mode: RecordMode | str = RecordMode.NONE,
+        missing_ok: bool = False,
     ) -> None:
-        if not isinstance(cassette, Cassette):
+        mode = parse_record_mode(record_mode)
+        self.path: Path | None = None if isinstance(cassette, Cassette) else Path(cassette)
+        if self.path is None and mode is not RecordMode.NONE:
+            raise UsageError(f"record mode {mode} needs a cassette path to record to")
+        self.exists = self.path is None or self.path.exists()
+        self.policy: RecordPolicy = policy_for(mode, self.exists)
+        self.sink: CassetteSink | None = None
+        if self.path is not None and self.policy.write_mode is not None:
+            self.sink = CassetteSink(self.path, self.policy.write_mode, on_warning=on_warning)
+        if isinstance(cassette, Cassette):
+            pass
+        elif self.policy.replay and (self.exists or not missing_ok):
             cassette = store.load(cassette, on_warning=on_warning)
+        else:
+            cassette = Cassette(interactions=())  # nothing to replay (all, or a new cassette)
         self.cassette = cassette
         self.speed = check_speed(speed)
         self.faults = parse_faults(faults)
         self.options = options or MatchOptions()
         self.on_miss = on_miss
         self._matcher = Matcher(cassette.interactions, self.options)
+        self._initial = len(cassette.interactions)
         self._lock = threading.Lock()
         self._served = 0
+        self._new = 0
         self.misses: list[Miss] = []
+        self.errors: list[str] = []
+        """Problems recording (e.g. the cassette could not be written), one line each."""
 
-    def resolve(self, request: Request) -> Served | Miss:
+    @classmethod
+    def from_settings(
+        cls,
+        cassette: Cassette | str | os.PathLike[str],
+        settings: ReplaySettings,
+        **kwargs: Any,
+    ) -> ReplaySession:
+        """A session with :class:`~replayproxy.core.options.ReplaySettings` (as any shell
+        parsed them); ``kwargs`` are the other keyword arguments of the constructor."""
+        return cls(
+            cassette,
+            speed=settings.speed,
+            faults=settings.faults,
+            options=settings.match,
+            record_mode=settings.record_mode,
+            **kwargs,
+        )
+
+    def resolve(self, request: Request) -> Served | Miss | Passthrough:
         """What to answer ``request`` with; counts it in the totals."""
+        if not self.policy.replay:
+            return Passthrough(describe_request(request))
         with self._lock:
             result = self._matcher.match(request)
             if isinstance(result, Miss):
+                if self.policy.forward_misses:
+                    return Passthrough(describe_request(request))
                 self.misses.append(result)
             else:
                 self._served += 1
@@ -137,7 +207,7 @@ class ReplaySession:
             if self.on_miss is not None:
                 self.on_miss(result)
             return result
-        interaction = self.cassette.interactions[result.index]
+        interaction = self._matcher.interactions[result.index]
         try:
             schedule = faults_mod.plan(
                 interaction,
@@ -158,11 +228,29 @@ class ReplaySession:
             return miss
         return Served(result.index, result.replay_count, schedule)
 
+    def record(self, interaction: Interaction) -> None:
+        """Append an interaction forwarded after a :class:`Passthrough` and make it matchable.
+
+        Raises :class:`~replayproxy.errors.CassetteError` if the cassette cannot be written.
+        """
+        if self.sink is None:
+            raise UsageError("this session does not record (record mode none)")
+        self.sink.append(interaction)
+        with self._lock:
+            self._matcher.add(interaction, used=True)
+            self._new += 1
+
+    def close(self) -> None:
+        """Close the cassette file, if anything was recorded (fsync). Idempotent."""
+        if self.sink is not None:
+            self.sink.close()
+
     def summary(self) -> Summary:
         with self._lock:
             return Summary(
                 served=self._served,
                 unmatched=len(self.misses),
-                unused=self._matcher.unused(),
-                recorded=len(self.cassette.interactions),
+                unused=tuple(n for n in self._matcher.unused() if n < self._initial),
+                recorded=self._initial,
+                new=self._new,
             )

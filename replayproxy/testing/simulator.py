@@ -16,6 +16,7 @@ API::
     .behavior            default Behavior for requests (settable at any time)
     .push(*behaviors)    one-shot Behaviors used by the next requests, in order, before .behavior
     .served -> list[Served]   responses finished so far (a copy), in finishing order
+    .connections -> int  TCP connections accepted so far
     .wait_served(n, timeout=5.0) -> list[Served]   waits until >= n finished, else TimeoutError
     .clear()             forget served records
 
@@ -85,6 +86,8 @@ class Simulator:
         self._thread: threading.Thread | None = None
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self.connections = 0
+        """TCP connections accepted so far (e.g. to assert a replay made none)."""
 
     @property
     def url(self) -> str:
@@ -163,6 +166,8 @@ class Simulator:
         task = asyncio.current_task()
         assert task is not None
         self._tasks.add(task)
+        with self._cond:
+            self.connections += 1
         try:
             await Connection(reader, writer, self._next_behavior, self._on_served).run()
         except asyncio.CancelledError:

@@ -5,12 +5,16 @@
 
 Options: ``replayproxy_replay`` (cassette path), ``replayproxy_speed``, ``replayproxy_faults``,
 ``replayproxy_ignore_query``, ``replayproxy_ignore_body_field``, ``replayproxy_allow_repeats``,
-``replayproxy_match_host``. The addon switches ``connection_strategy`` to ``lazy`` so nothing is
-ever resolved or contacted upstream.
+``replayproxy_match_host``, ``replayproxy_replay_record_mode`` (none/once/new_episodes/all,
+see docs/pytest.md). The addon switches ``connection_strategy`` to ``lazy`` so nothing is
+resolved or contacted upstream except the requests a record mode forwards, which the recorder
+(the replayer as its sink) appends to the cassette.
 """
 
 from __future__ import annotations
 
+from replayproxy.mitm.addons.recorder import Recorder
 from replayproxy.mitm.addons.replayer import Replayer
 
-addons = [Replayer()]
+_replayer = Replayer()
+addons = [_replayer, Recorder(sink=_replayer)]

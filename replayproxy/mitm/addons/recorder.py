@@ -8,9 +8,15 @@ Options (declared in :meth:`Recorder.load`, validated in :meth:`Recorder.configu
 - ``replayproxy_redact_query``: more query parameters to redact (``key`` always applies).
 - ``replayproxy_no_redact``: keep secrets (explicit opt-out, off by default).
 
+With a ``sink`` (record modes: the :class:`~replayproxy.mitm.addons.replayer.Replayer`, added
+before the recorder), only the flows ``sink.wants(flow)`` are recorded, each handed to
+``sink.write(flow, interaction)`` instead of the ``replayproxy_record`` file; redaction applies
+as always.
+
 How a flow is recorded (hooks run on mitmproxy's event loop):
 
-- ``request``: ``t0 = time.monotonic_ns()`` and the wall-clock ``recorded_at``. This hook is
+- ``request``: ``t0 = time.monotonic_ns()``, the wall-clock ``recorded_at`` and the request as
+  the client sent it (later addons or mitmproxy may rewrite ``flow.request``). This hook is
   the last step before mitmproxy (connects if it must and) sends the request upstream, so
   every offset in the cassette is "nanoseconds since the request was sent upstream"; the head
   offset (TTFB) includes connection setup when the connection was new, as a client sees it.
@@ -37,18 +43,18 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from mitmproxy import exceptions, http
 
-from replayproxy.core.model import Ending, EndKind, Interaction
+from replayproxy.core.model import Ending, EndKind, Interaction, Request
 from replayproxy.core.recording import ResponseHead, build_interaction, ending_from_error
 from replayproxy.core.redact import NO_REDACTION, Redactor
 from replayproxy.errors import CassetteError, CassetteExistsError
 from replayproxy.mitm.addons._convert import request_of
 from replayproxy.store import CassetteWriter, load
 
-__all__ = ["RECORD_MODES", "Recorder"]
+__all__ = ["RECORD_MODES", "RecordSink", "Recorder"]
 
 logger = logging.getLogger("replayproxy.record")
 
@@ -58,6 +64,14 @@ RECORD_MODES = ("new", "append", "overwrite")
 OptionsError: Any = exceptions.OptionsError
 
 
+class RecordSink(Protocol):
+    """Where a recorder with a sink sends its interactions, and which flows it records."""
+
+    def wants(self, flow: http.HTTPFlow) -> bool: ...
+
+    def write(self, flow: http.HTTPFlow, interaction: Interaction) -> None: ...
+
+
 @dataclass
 class _InFlight:
     """What the recorder knows about one flow until it is finalized."""
@@ -65,6 +79,7 @@ class _InFlight:
     flow: http.HTTPFlow
     t0: int
     recorded_at: float
+    request: Request
     head: ResponseHead | None = None
     frames: list[tuple[int, bytes]] = field(default_factory=list)
 
@@ -76,8 +91,14 @@ class Recorder:
     e.g. to count them or print progress.
     """
 
-    def __init__(self, on_record: Callable[[Interaction], None] | None = None) -> None:
+    def __init__(
+        self,
+        on_record: Callable[[Interaction], None] | None = None,
+        *,
+        sink: RecordSink | None = None,
+    ) -> None:
         self.on_record = on_record
+        self.sink = sink
         self.writer: CassetteWriter | None = None
         self.redactor = Redactor()
         self.count = 0
@@ -181,9 +202,11 @@ class Recorder:
             self._master.event_loop.call_later(5.0, self._readers.pop, data.server.id, None)
 
     def request(self, flow: http.HTTPFlow) -> None:
-        if self.writer is None:
+        if (self.writer is None) if self.sink is None else not self.sink.wants(flow):
             return
-        self._flows[flow.id] = _InFlight(flow, t0=time.monotonic_ns(), recorded_at=time.time())
+        self._flows[flow.id] = _InFlight(
+            flow, t0=time.monotonic_ns(), recorded_at=time.time(), request=request_of(flow.request)
+        )
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         state = self._flows.get(flow.id)
@@ -237,7 +260,7 @@ class Recorder:
     def http_connect_error(self, flow: http.HTTPFlow) -> None:
         # Forward mode, HTTPS: the tunnel to the upstream failed, so the client got a 502 for
         # its CONNECT and never sent the request itself: there is nothing to record.
-        if self.writer is not None:
+        if self.writer is not None or self.sink is not None:
             message = (
                 getattr(flow.server_conn, "error", None)
                 or (flow.error.msg if flow.error is not None else None)
@@ -260,13 +283,20 @@ class Recorder:
 
     def _write(self, flow: http.HTTPFlow, state: _InFlight, end: Ending) -> None:
         interaction = build_interaction(
-            request_of(flow.request),
+            state.request,
             state.head,
             state.frames,
             end,
             recorded_at=state.recorded_at,
             redactor=self.redactor,
         )
+        if self.sink is not None:
+            self.sink.write(flow, interaction)
+            with self._lock:
+                self.count += 1
+            if self.on_record is not None:
+                self.on_record(interaction)
+            return
         self._append(interaction)
 
     def _append(self, interaction: Interaction) -> None:

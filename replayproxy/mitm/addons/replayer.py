@@ -1,4 +1,5 @@
-"""The replay addon: answers every intercepted request from a cassette, never from the network.
+"""The replay addon: answers intercepted requests from a cassette, never from the network,
+except the requests a record mode forwards.
 
 mitmproxy cannot stream a body an addon produces itself (mitmproxy-notes §2.1), so the addon
 owns an :class:`~replayproxy.engine.origin.Origin` on mitmproxy's own loop (started in ``running``):
@@ -8,7 +9,13 @@ owns an :class:`~replayproxy.engine.origin.Origin` on mitmproxy's own loop (star
   the private ``x-replayproxy-token`` header that tells the origin which schedule to run.
   With ``connection_strategy=lazy`` mitmproxy then never resolves or contacts the real host
   (§2.2, §3.4); the addon sets it. Unmatched requests are answered at once with the explained
-  500 (``x-replayproxy-unmatched: 1``).
+  500 (``x-replayproxy-unmatched: 1``). In a record mode the session may instead say
+  :class:`~replayproxy.engine.session.Passthrough`: the flow is left as the client sent it,
+  marked (``flow.metadata[PASSTHROUGH_META]``), and forwarded by mitmproxy; the
+  :class:`~replayproxy.mitm.addons.recorder.Recorder` added after this addon, with this addon
+  as its sink (:meth:`Replayer.wants`, :meth:`Replayer.write`), records it into the session
+  that forwarded it. :meth:`Replayer.allows_upstream` tells a ``server_connect`` guard which
+  upstream connections serve forwarded flows.
   A response with nothing to time or split (one write, clean end, all at ``t = 0``, as with
   ``--speed 0 --fault coalesce``) is answered directly instead, in one piece.
 - ``responseheaders``: ``flow.response.stream = True`` so every chunk from the origin is
@@ -20,7 +27,9 @@ owns an :class:`~replayproxy.engine.origin.Origin` on mitmproxy's own loop (star
 Options (prefix ``replayproxy_``, usable from ``mitmdump -s mitmdump_replay.py --set ...``):
 ``replayproxy_replay`` (cassette path), ``replayproxy_speed``, ``replayproxy_faults``,
 ``replayproxy_ignore_query``, ``replayproxy_ignore_body_field``, ``replayproxy_allow_repeats``,
-``replayproxy_match_host``. The CLI passes a ready session to the constructor instead.
+``replayproxy_match_host``, ``replayproxy_replay_record_mode``: generated from
+:data:`replayproxy.core.options.REPLAY_OPTIONS`. The CLI passes a ready session to the
+constructor instead, and :meth:`Replayer.use` switches sessions (one per test).
 
 All hooks run on mitmproxy's event loop, the same loop as the origin, so the token table needs
 no lock; the session has its own lock for readers on other threads.
@@ -35,19 +44,32 @@ from typing import Any
 
 from mitmproxy import ctx, exceptions, http
 
-from replayproxy.core.matching import MatchOptions, Miss
+from replayproxy.core.matching import Miss
+from replayproxy.core.model import Interaction
+from replayproxy.core.options import REPLAY_OPTIONS, Kind, settings_from
 from replayproxy.core.schedule import FinishKind, Head, instant_body
 from replayproxy.engine.origin import TOKEN_HEADER, Origin, wire_headers
-from replayproxy.engine.session import ReplaySession, check_speed, unmatched_response
+from replayproxy.engine.session import Passthrough, ReplaySession, unmatched_response
 from replayproxy.engine.sockets import reset_after_drain
 from replayproxy.errors import ReplayProxyError
 from replayproxy.mitm.addons._convert import request_of
 
-__all__ = ["Replayer", "request_of"]
+__all__ = ["PASSTHROUGH_META", "Replayer", "request_of"]
 
 log = logging.getLogger(__name__)
 
 _META = "replayproxy_replay"
+
+PASSTHROUGH_META = "replayproxy_passthrough"
+"""``flow.metadata`` key set (to True) on a flow a record mode forwards upstream. Every other
+flow is answered from the cassette and must never reach the network."""
+
+_MITM_TYPES: dict[Kind, Any] = {
+    Kind.NUMBER: str,  # mitmproxy has no float options
+    Kind.TEXT: str,
+    Kind.LIST: Sequence[str],
+    Kind.FLAG: bool,
+}
 
 # mitmproxy 11 leaves OptionsError untyped; keep mypy strict happy on both versions.
 _options_error: Callable[[str], Exception] = exceptions.OptionsError
@@ -60,6 +82,10 @@ class Replayer:
         self.session = session
         self._fixed = session is not None
         self.origin: Origin | None = None
+        # Flows forwarded upstream (record modes), with the session to record them into: the
+        # session may be switched (next test) while a flow is still streaming.
+        self._passthrough: dict[str, ReplaySession] = {}
+        self._upstream_clients: dict[str, int] = {}
 
     def use(self, session: ReplaySession | None) -> None:
         """Serve ``session`` from now on (thread-safe: one attribute store); options are ignored."""
@@ -72,28 +98,15 @@ class Replayer:
         loader.add_option(
             "replayproxy_replay", str | None, None, "Replay this cassette (no upstream traffic)."
         )
-        loader.add_option(
-            "replayproxy_speed", str, "1", "Replay speed: 1 as recorded, 2 twice as fast, 0 none."
-        )
-        loader.add_option(
-            "replayproxy_faults", Sequence[str], [], "Fault specs applied to every response."
-        )
-        loader.add_option(
-            "replayproxy_ignore_query", Sequence[str], [], "Query parameters ignored in matching."
-        )
-        loader.add_option(
-            "replayproxy_ignore_body_field",
-            Sequence[str],
-            [],
-            "JSON pointers of body fields ignored in matching (e.g. /stream_options).",
-        )
-        loader.add_option(
-            "replayproxy_allow_repeats",
-            bool,
-            False,
-            "Serve the last matching interaction again once all are used up.",
-        )
-        loader.add_option("replayproxy_match_host", bool, False, "Also require the host to match.")
+        for opt in REPLAY_OPTIONS:  # declared once, in replayproxy.core.options
+            kind = _MITM_TYPES[opt.kind]
+            default: Any = opt.default
+            if opt.kind is Kind.NUMBER:
+                default = f"{opt.default:g}"
+            elif opt.kind is Kind.LIST:
+                default = list(opt.default)
+            extra = {"choices": opt.choices} if opt.choices else {}
+            loader.add_option(opt.mitm_name, kind, default, opt.help, **extra)
 
     def configure(self, updated: set[str]) -> None:
         opts: Any = ctx.options  # mitmproxy's option attributes are dynamic
@@ -101,16 +114,12 @@ class Replayer:
             self.session = None
             if opts.replayproxy_replay:
                 try:
-                    self.session = ReplaySession(
+                    settings = settings_from(
+                        {o.name: getattr(opts, o.mitm_name) for o in REPLAY_OPTIONS}
+                    )
+                    self.session = ReplaySession.from_settings(
                         opts.replayproxy_replay,
-                        speed=check_speed(opts.replayproxy_speed),
-                        faults=list(opts.replayproxy_faults),
-                        options=MatchOptions(
-                            ignore_query=frozenset(opts.replayproxy_ignore_query),
-                            ignore_body_fields=tuple(opts.replayproxy_ignore_body_field),
-                            match_host=opts.replayproxy_match_host,
-                            allow_repeats=opts.replayproxy_allow_repeats,
-                        ),
+                        settings,
                         on_miss=_log_miss,
                         on_warning=log.warning,
                     )
@@ -150,7 +159,16 @@ class Replayer:
                 {"content-type": "text/plain"},
             )
             return
-        result = self.session.resolve(request_of(flow.request))
+        session = self.session
+        result = session.resolve(request_of(flow.request))
+        if isinstance(result, Passthrough):
+            # Left as the client sent it: mitmproxy forwards it, the Recorder (added after
+            # this addon, with this addon as its sink) records it into `session`.
+            flow.metadata[PASSTHROUGH_META] = True
+            self._passthrough[flow.id] = session
+            client = flow.client_conn.id
+            self._upstream_clients[client] = self._upstream_clients.get(client, 0) + 1
+            return
         if isinstance(result, Miss):
             status, headers, body = unmatched_response(result)
             flow.response = http.Response.make(status, body, headers)
@@ -174,6 +192,38 @@ class Replayer:
         flow.request.scheme = "http"
         flow.request.host = "127.0.0.1"
         flow.request.port = self.origin.port
+
+    # -- the recorder's sink (record modes) ---------------------------------------------------
+
+    def wants(self, flow: http.HTTPFlow) -> bool:
+        """Whether the Recorder should record ``flow``: only the flows forwarded upstream."""
+        return flow.id in self._passthrough
+
+    def write(self, flow: http.HTTPFlow, interaction: Interaction) -> None:
+        """Record a forwarded flow into the session that forwarded it (on the proxy thread)."""
+        session = self._passthrough.pop(flow.id, None)
+        client = flow.client_conn.id
+        left = self._upstream_clients.get(client, 0) - 1
+        if left > 0:
+            self._upstream_clients[client] = left
+        else:
+            self._upstream_clients.pop(client, None)
+        if session is None:
+            return
+        try:
+            session.record(interaction)
+        except ReplayProxyError as e:
+            session.errors.append(str(e))
+            log.error("%s", e)
+
+    def pending(self, session: ReplaySession) -> int:
+        """How many forwarded flows of ``session`` are not recorded yet (still streaming)."""
+        return sum(1 for s in list(self._passthrough.values()) if s is session)
+
+    def allows_upstream(self, client_id: str) -> bool:
+        """Whether a connection upstream for this client connection serves a forwarded flow
+        (for a ``server_connect`` guard: every other upstream connection must be refused)."""
+        return self._upstream_clients.get(client_id, 0) > 0
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         if _META in flow.metadata and flow.response is not None:

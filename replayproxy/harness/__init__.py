@@ -1,0 +1,11 @@
+"""Run replayproxy from Python: :func:`use_cassette` and the servers it reuses.
+
+- :mod:`.context`: :func:`use_cassette`, the context manager the pytest plugin is built on;
+- :mod:`.hosts`: the per-process servers (the in-process engine, the embedded mitmproxy);
+- :mod:`.env`: the proxy / CA environment variables for clients;
+- :mod:`.netblock`: refuse non-loopback connections in this process.
+"""
+
+from replayproxy.harness.context import CassetteUse, use_cassette
+
+__all__ = ["CassetteUse", "use_cassette"]

@@ -1,0 +1,168 @@
+"""``use_cassette()``: replay (and record) a cassette around a block of Python code.
+
+The Python API behind the pytest plugin, for any other harness::
+
+    import replayproxy
+
+    with replayproxy.use_cassette("cassettes/chat.cassette", record_mode="once",
+                                  upstream="https://api.openai.com", speed=0) as rp:
+        client = openai.OpenAI(base_url=rp.url + "/v1", api_key="sk-test")
+        ...
+    print(rp.summary().line())
+
+Two ways clients reach it:
+
+- **base URL** (``upstream=URL``): ``rp.url`` stands in for ``URL``. Replay that never forwards
+  runs in the in-process engine (no mitmproxy); recording runs mitmproxy as a reverse proxy;
+- **proxy** (no ``upstream``): mitmproxy as a forward proxy; for the block ``os.environ`` has
+  ``HTTPS_PROXY``/``HTTP_PROXY`` (and lower-case), the CA variables (``SSL_CERT_FILE``,
+  ``REQUESTS_CA_BUNDLE``...) and ``REPLAYPROXY_URL``, so clients created inside it use the proxy.
+
+The replay options (``record_mode``, ``speed``, ``faults``, the matching options) are the
+keywords of :data:`replayproxy.core.options.REPLAY_OPTIONS`, the same as ``replay``'s flags.
+Servers are kept in a :class:`~replayproxy.harness.hosts.HostPool` (one per process by
+default, closed at exit), so a second block reuses the first one's proxy.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import logging
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from replayproxy.core.matching import Miss
+from replayproxy.core.options import settings_from
+from replayproxy.engine.session import ReplaySession, Summary
+from replayproxy.errors import UsageError
+from replayproxy.harness.env import child_env, patched_environ
+from replayproxy.harness.hosts import EngineHost, HostPool, MitmHost
+
+__all__ = ["CassetteUse", "default_pool", "use_cassette"]
+
+log = logging.getLogger("replayproxy")
+
+DEFAULT_CONFDIR = "~/.mitmproxy"
+
+_pool: HostPool | None = None
+
+
+def default_pool() -> HostPool:
+    """The process-wide pool (started on first use, closed at interpreter exit)."""
+    global _pool
+    if _pool is None:
+        _pool = HostPool()
+        atexit.register(_pool.close)
+    return _pool
+
+
+@dataclass
+class CassetteUse:
+    """A cassette in use: where clients go, and what happened so far.
+
+    ``url``: the base URL (base-URL mode; append the API prefix, e.g. ``/v1``) or the proxy URL
+    (proxy mode). ``env``: the variables set in ``os.environ`` for the block (proxy mode).
+    """
+
+    cassette: Path
+    session: ReplaySession
+    url: str
+    proxy_mode: bool
+    ca_cert: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def misses(self) -> list[Miss]:
+        """The unmatched requests, each with :meth:`~replayproxy.core.matching.Miss.explain`."""
+        return list(self.session.misses)
+
+    def summary(self) -> Summary:
+        """Served, unmatched, unused and newly recorded interactions."""
+        return self.session.summary()
+
+    def explain(self) -> str:
+        """Every problem of this use (misses, recording errors), explained; ``""`` if none."""
+        parts = [m.explain() for m in self.session.misses]
+        parts += [f"replayproxy: recording failed: {e}" for e in self.session.errors]
+        if parts and not self.session.exists and self.session.policy.replay:
+            parts.insert(
+                0,
+                f"replayproxy: cassette {self.cassette} does not exist; record it with "
+                "record mode once (pytest: --replayproxy-record-mode=once)",
+            )
+        return "\n".join(parts)
+
+
+def _host(
+    pool: HostPool,
+    session: ReplaySession,
+    upstream: str | None,
+    upstream_ca: str | None,
+    confdir: str,
+) -> EngineHost | MitmHost:
+    if upstream is not None and not session.policy.records:
+        return pool.engine()  # base-URL replay: no mitmproxy needed
+    mode = "regular" if upstream is None else f"reverse:{upstream}"
+    return pool.mitm(mode, upstream_ca=upstream_ca, confdir=os.path.expanduser(confdir))
+
+
+def _check_upstream(upstream: str) -> str:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(upstream)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UsageError(f"invalid upstream {upstream!r}: expected http(s)://HOST[:PORT]")
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise UsageError(
+            f"invalid upstream {upstream!r}: give only scheme://HOST[:PORT]; "
+            "clients keep the path in their base URL"
+        )
+    return upstream.rstrip("/")
+
+
+@contextlib.contextmanager
+def use_cassette(
+    cassette: str | os.PathLike[str],
+    *,
+    upstream: str | None = None,
+    upstream_ca: str | None = None,
+    confdir: str = DEFAULT_CONFDIR,
+    set_env: bool = True,
+    pool: HostPool | None = None,
+    **options: Any,
+) -> Iterator[CassetteUse]:
+    """Serve ``cassette`` for the ``with`` block; record into it as ``record_mode`` says.
+
+    ``upstream``: base-URL mode, standing in for this ``scheme://host[:port]`` (contacted only
+    to record). ``upstream_ca``: a PEM CA to trust for upstream HTTPS when recording.
+    ``confdir``: mitmproxy's directory (its CA). ``set_env``: in proxy mode, set the proxy and
+    CA variables in ``os.environ`` for the block. ``options``: ``record_mode``, ``speed``,
+    ``faults``, ``ignore_query``, ``ignore_body_field``, ``allow_repeats``, ``match_host``.
+
+    A cassette that does not exist is, with record mode ``none``, an empty one: every request
+    is a miss explained by :meth:`CassetteUse.explain`.
+    """
+    settings = settings_from(options)
+    if upstream is not None:
+        upstream = _check_upstream(upstream)
+    path = Path(cassette)
+    session = ReplaySession.from_settings(path, settings, missing_ok=True, on_warning=log.warning)
+    host = _host(pool or default_pool(), session, upstream, upstream_ca, confdir)
+    use = CassetteUse(path, session, host.url, proxy_mode=upstream is None)
+    if isinstance(host, MitmHost) and upstream is None:
+        use.ca_cert = host.ca_cert
+        full = child_env(host.url, forward=True, ca_cert=host.ca_cert, base={})
+        use.env = full
+    elif upstream is not None:
+        use.env = {"REPLAYPROXY_URL": host.url}
+    host.activate(session)
+    try:
+        with patched_environ(use.env) if set_env else contextlib.nullcontext():
+            yield use
+    finally:
+        host.deactivate(session)
+        session.close()

@@ -1,0 +1,183 @@
+"""Long-lived servers that the Python API and the pytest plugin switch cassettes on.
+
+Starting mitmproxy costs hundreds of milliseconds, and only one embedded mitmproxy may run per
+process (:mod:`replayproxy.mitm.embedded`), so a test suite keeps **one** server of each kind
+per process (per pytest-xdist worker) in a :class:`HostPool` and points it at each test's
+:class:`~replayproxy.engine.session.ReplaySession` in turn:
+
+- :class:`EngineHost`: the replay engine alone (:class:`~replayproxy.engine.server.
+  ReplayServer`), for base-URL replay that never forwards. It never imports mitmproxy, so it
+  works in an environment without it (see docs/pytest.md, "Python 3.11 and the newest SDKs");
+- :class:`MitmHost`: mitmproxy with the replay addon and the recorder (the replayer as its
+  sink), for proxy mode and for every session that may record. mitmproxy is imported here,
+  lazily, and only then. A different mitmproxy mode (forward vs ``reverse:URL``, another
+  upstream CA) replaces the running one.
+
+Between sessions a host serves an empty cassette, so a request made outside any test is
+answered with the explained 500, never forwarded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from replayproxy.core.model import Cassette
+from replayproxy.engine.server import ReplayServer
+from replayproxy.engine.session import ReplaySession
+from replayproxy.errors import UsageError
+
+__all__ = ["EngineHost", "HostPool", "MitmHost", "idle_session"]
+
+
+def idle_session() -> ReplaySession:
+    """What a host serves between sessions: nothing (every request is an explained miss)."""
+    return ReplaySession(Cassette(), speed=0)
+
+
+class EngineHost:
+    """Base-URL replay in this process, through the engine only (no mitmproxy)."""
+
+    def __init__(self) -> None:
+        self.server = ReplayServer(Cassette(), speed=0).start()
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    def activate(self, session: ReplaySession) -> None:
+        if session.policy.records:
+            raise UsageError("the in-process replay engine cannot forward or record")
+        self.server.use(session)
+
+    def deactivate(self, session: ReplaySession, timeout: float = 5.0) -> None:
+        self.server.use(idle_session())
+
+    def close(self) -> None:
+        self.server.stop()
+
+
+class MitmHost:
+    """mitmproxy (forward proxy, or reverse proxy for one upstream) replaying and recording."""
+
+    def __init__(self, mode: str, *, upstream_ca: str | None, confdir: str) -> None:
+        try:
+            # mitmproxy's dependencies (ldap3, passlib) warn about their own deprecated
+            # imports; that is noise in a user's test report, not something they can act on.
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                from replayproxy.mitm.addons.recorder import Recorder
+                from replayproxy.mitm.addons.replayer import Replayer
+                from replayproxy.mitm.embedded import EmbeddedProxy
+                from replayproxy.mitm.trust import trust_bundle
+        except ImportError as e:  # an environment without mitmproxy (docs/pytest.md)
+            raise UsageError(
+                f"proxy mode and recording need mitmproxy, which cannot be imported here ({e}); "
+                "install replayproxy with its dependencies, or replay in base-URL mode "
+                "(upstream=...) with record mode none"
+            ) from None
+        self.key = (mode, upstream_ca, confdir)
+        self._bundle = contextlib.ExitStack()
+        bundle = self._bundle.enter_context(trust_bundle(upstream_ca))
+        options: dict[str, Any] = {"connection_strategy": "lazy"}
+        if bundle is not None:
+            options["ssl_verify_upstream_trusted_ca"] = bundle
+        self.replayer = Replayer(idle_session())
+        try:
+            # pytest-xdist workers start at once: the first creates mitmproxy's CA in confdir,
+            # the others must not read it half-written.
+            with _confdir_lock(confdir):
+                self.proxy = EmbeddedProxy(
+                    [self.replayer, Recorder(sink=self.replayer)],
+                    mode=mode,
+                    confdir=confdir,
+                    options=options,
+                ).start()
+        except BaseException:
+            self._bundle.close()
+            raise
+
+    @property
+    def url(self) -> str:
+        return self.proxy.url
+
+    @property
+    def ca_cert(self) -> str:
+        return str(self.proxy.ca_cert)
+
+    def activate(self, session: ReplaySession) -> None:
+        self.replayer.use(session)
+
+    def deactivate(self, session: ReplaySession, timeout: float = 5.0) -> None:
+        """Stop serving ``session``, once its forwarded flows are recorded (``timeout`` s).
+
+        A client may have read the last byte before mitmproxy's ``response`` hook (which
+        records the flow) ran: wait for it rather than lose the interaction.
+        """
+        deadline = time.monotonic() + timeout
+        while self.replayer.pending(session) and time.monotonic() < deadline:
+            time.sleep(0.005)
+        self.replayer.use(idle_session())
+
+    def close(self) -> None:
+        try:
+            self.proxy.stop()
+        finally:
+            self._bundle.close()
+
+
+@contextlib.contextmanager
+def _confdir_lock(confdir: str) -> Iterator[None]:
+    """An exclusive lock on ``confdir`` across processes (POSIX; elsewhere none)."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: no pytest-xdist CA race protection
+        yield
+        return
+    directory = Path(os.path.expanduser(confdir))
+    directory.mkdir(parents=True, exist_ok=True)
+    with open(directory / ".replayproxy.lock", "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+class HostPool:
+    """At most one :class:`EngineHost` and one :class:`MitmHost`, started on first use."""
+
+    def __init__(self) -> None:
+        self._engine: EngineHost | None = None
+        self._mitm: MitmHost | None = None
+        self._lock = threading.Lock()
+
+    def engine(self) -> EngineHost:
+        with self._lock:
+            if self._engine is None:
+                self._engine = EngineHost()
+            return self._engine
+
+    def mitm(self, mode: str, *, upstream_ca: str | None, confdir: str) -> MitmHost:
+        with self._lock:
+            key = (mode, upstream_ca, confdir)
+            if self._mitm is not None and self._mitm.key != key:
+                self._mitm.close()  # one embedded mitmproxy per process
+                self._mitm = None
+            if self._mitm is None:
+                self._mitm = MitmHost(mode, upstream_ca=upstream_ca, confdir=confdir)
+            return self._mitm
+
+    def close(self) -> None:
+        with self._lock:
+            hosts: list[EngineHost | MitmHost | None] = [self._engine, self._mitm]
+            self._engine = self._mitm = None
+        for host in hosts:
+            if host is not None:
+                host.close()

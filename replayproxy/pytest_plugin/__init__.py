@@ -1,0 +1,16 @@
+"""The pytest plugin: a cassette per test, recorded once and replayed offline in CI.
+
+Registered through the ``pytest11`` entry point (``replayproxy = replayproxy.pytest_plugin.
+plugin``), so installing replayproxy is enough; ``-p no:replayproxy`` turns it off.
+
+- :mod:`.plugin`: the hooks, the marker ``@pytest.mark.replayproxy(...)``, the fixtures
+  (``replayproxy``, ``replayproxy_config``, ``replayproxy_cassette_dir``) and the command-line
+  and ini options, generated from :data:`replayproxy.core.options.REPLAY_OPTIONS`;
+- :mod:`.naming`: the default cassette path of a test.
+
+Built on :func:`replayproxy.use_cassette`; docs/pytest.md documents every option.
+"""
+
+from replayproxy.pytest_plugin.naming import cassette_name
+
+__all__ = ["cassette_name"]

@@ -1,0 +1,297 @@
+"""pytest hooks, marker, fixtures and options of the replayproxy plugin.
+
+Settings, from weakest to strongest: the option table's defaults, ini keys, the
+``replayproxy_config`` fixture, ``@pytest.mark.replayproxy(...)`` markers (module, class,
+function: the closest wins), the command line. ``faults`` add up instead of replacing.
+
+A test uses replayproxy when it carries the marker or asks for the ``replayproxy`` fixture. For
+its duration the fixture serves its cassette through a per-process server (see
+:mod:`replayproxy.harness.hosts`); after the test body, :func:`pytest_runtest_call` fails the
+test with the explanation of every unmatched request (and recording error, and blocked
+connection), and reports recorded interactions it never used (a warning, or a failure with
+``--replayproxy-fail-unused``).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Generator, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import pytest
+
+from replayproxy.core.options import REPLAY_OPTIONS, Kind, OptionDef
+from replayproxy.pytest_plugin.naming import cassette_name
+
+if TYPE_CHECKING:
+    from replayproxy.harness.context import CassetteUse
+    from replayproxy.harness.netblock import NetworkBlock
+
+__all__ = ["ReplayproxyUnusedWarning"]
+
+MARKER = "replayproxy"
+
+_MARKER_ONLY = ("cassette", "upstream")
+
+
+class ReplayproxyUnusedWarning(UserWarning):
+    """A test left recorded interactions of its cassette unused."""
+
+
+# Options of the plugin alone (the replay options come from REPLAY_OPTIONS).
+_PLUGIN_OPTIONS: tuple[OptionDef, ...] = (
+    OptionDef(
+        "cassette_dir",
+        Kind.TEXT,
+        "",
+        "Directory of the default cassettes (relative to the rootdir); each test module gets "
+        "a folder in it. Default: a 'cassettes' folder beside each test file.",
+        metavar="DIR",
+    ),
+    OptionDef(
+        "block_network",
+        Kind.FLAG,
+        False,
+        "While replaying (nothing to record), refuse every non-loopback connection from the "
+        "test process: a client that bypasses the proxy fails the test.",
+    ),
+    OptionDef(
+        "fail_unused",
+        Kind.FLAG,
+        False,
+        "Fail a test that leaves recorded interactions of its cassette unused (default: warn).",
+    ),
+    OptionDef(
+        "upstream_ca",
+        Kind.TEXT,
+        "",
+        "When recording: also trust this PEM CA certificate for upstream HTTPS.",
+        metavar="PEM",
+    ),
+    OptionDef(
+        "confdir",
+        Kind.TEXT,
+        "~/.mitmproxy",
+        "mitmproxy's configuration directory (its CA, trusted by clients in proxy mode).",
+        metavar="DIR",
+    ),
+)
+
+_IniType = Literal["string", "linelist", "bool"]
+_INI_TYPES: dict[Kind, _IniType] = {
+    Kind.NUMBER: "string",
+    Kind.TEXT: "string",
+    Kind.LIST: "linelist",
+    Kind.FLAG: "bool",
+}
+
+
+def _dest(opt: OptionDef) -> str:
+    return "replayproxy_" + opt.name
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("replayproxy", "replayproxy: record once, replay offline")
+    for opt in (*REPLAY_OPTIONS, *_PLUGIN_OPTIONS):
+        kwargs: dict[str, Any] = {"dest": _dest(opt), "default": None, "help": opt.help}
+        if opt.kind is Kind.FLAG:
+            kwargs["action"] = "store_true"
+        elif opt.kind is Kind.LIST:
+            kwargs.update(action="append", metavar=opt.metavar)
+        else:
+            kwargs["metavar"] = opt.metavar or None
+            if opt.choices:
+                kwargs["choices"] = opt.choices
+        group.addoption(opt.pytest_flag, **kwargs)
+        default = opt.default
+        if opt.kind is Kind.NUMBER:
+            default = f"{opt.default:g}"
+        elif opt.kind is Kind.LIST:
+            default = []
+        parser.addini(opt.ini_name, opt.help, type=_INI_TYPES[opt.kind], default=default)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        f"{MARKER}(cassette=None, upstream=None, record_mode=..., speed=..., faults=[...], "
+        "ignore_query=[...], ignore_body_field=[...], allow_repeats=..., match_host=...): "
+        "serve this test's cassette through replayproxy (see docs/pytest.md).",
+    )
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    from replayproxy.harness import context
+
+    if context._pool is not None:
+        context._pool.close()
+
+
+def _setting(config: pytest.Config, opt: OptionDef) -> tuple[Any, bool]:
+    """``(value, from the command line?)``: command line, else ini (else the default)."""
+    value = config.getoption(_dest(opt))
+    if value is not None and value is not False:
+        return value, True
+    return config.getini(opt.ini_name), False
+
+
+def _marker_kwargs(item: pytest.Item) -> dict[str, Any]:
+    """The markers' keyword arguments, the closest (function, class, module) winning."""
+    merged: dict[str, Any] = {}
+    for mark in reversed(list(item.iter_markers(MARKER))):
+        if mark.args:
+            raise pytest.UsageError(f"@pytest.mark.{MARKER} takes keyword arguments only")
+        merged.update(mark.kwargs)
+    return merged
+
+
+@pytest.fixture
+def replayproxy_config() -> dict[str, Any]:
+    """Replay options for the tests in scope (override it in a conftest or module), e.g.
+    ``{"upstream": "https://api.openai.com", "ignore_body_field": ["/user"]}``."""
+    return {}
+
+
+@pytest.fixture
+def replayproxy_cassette_dir(request: pytest.FixtureRequest) -> Path:
+    """The folder of this test's default cassette (override it to move them)."""
+    test_file = Path(str(request.node.path))
+    base, _ = _setting(request.config, _plugin_option("cassette_dir"))
+    if base:
+        return Path(request.config.rootpath) / str(base) / test_file.stem
+    return test_file.parent / "cassettes" / test_file.stem
+
+
+def _plugin_option(name: str) -> OptionDef:
+    return next(o for o in _PLUGIN_OPTIONS if o.name == name)
+
+
+@pytest.fixture(autouse=True)
+def _replayproxy_marker(request: pytest.FixtureRequest) -> None:
+    """Marked tests use the ``replayproxy`` fixture without asking for it."""
+    if request.node.get_closest_marker(MARKER) is not None:
+        request.getfixturevalue("replayproxy")
+
+
+_USE: pytest.StashKey[CassetteUse] = pytest.StashKey()
+_BLOCK: pytest.StashKey[NetworkBlock] = pytest.StashKey()
+
+
+@pytest.fixture
+def replayproxy(
+    request: pytest.FixtureRequest,
+    replayproxy_config: dict[str, Any],
+    replayproxy_cassette_dir: Path,
+) -> Iterator[CassetteUse]:
+    """This test's cassette, served: ``.url``, ``.summary()``, ``.misses``, ``.explain()``.
+
+    Base-URL mode with ``upstream=`` (point the client's base URL at ``replayproxy.url``),
+    proxy mode without (``HTTPS_PROXY``, ``SSL_CERT_FILE``... are set for the test).
+    """
+    from replayproxy.errors import ReplayProxyError
+    from replayproxy.harness.context import use_cassette
+    from replayproxy.harness.netblock import blocked_network
+
+    config = request.config
+    item = request.node
+    values: dict[str, Any] = {}
+    for opt in REPLAY_OPTIONS:
+        value, _ = _setting(config, opt)
+        if value not in (None, "", []):
+            values[opt.name] = value
+    values.update(replayproxy_config)
+    values.update(_marker_kwargs(item))
+    for opt in REPLAY_OPTIONS:  # the command line wins, faults add up
+        value, explicit = _setting(config, opt)
+        if not explicit:
+            continue
+        if opt.name == "faults":
+            values["faults"] = [*_as_list(values.get("faults", [])), *value]
+        else:
+            values[opt.name] = value
+    cassette = values.pop("cassette", None)
+    upstream = values.pop("upstream", None)
+    if cassette is None:
+        class_name = item.cls.__name__ if getattr(item, "cls", None) is not None else None
+        path = replayproxy_cassette_dir / cassette_name(item.name, class_name)
+    else:
+        path = Path(cassette)
+        if not path.is_absolute():
+            path = Path(item.path).parent / path
+    ca, _ = _setting(config, _plugin_option("upstream_ca"))
+    confdir, _ = _setting(config, _plugin_option("confdir"))
+    block, _ = _setting(config, _plugin_option("block_network"))
+    try:
+        with use_cassette(
+            path,
+            upstream=upstream,
+            upstream_ca=ca or None,
+            confdir=confdir or "~/.mitmproxy",
+            **values,
+        ) as use:
+            item.stash[_USE] = use
+            if block and not use.session.policy.records:
+                with blocked_network() as net:
+                    item.stash[_BLOCK] = net
+                    yield use
+            else:
+                yield use
+    except ReplayProxyError as e:
+        error = str(e)
+    else:
+        return
+    # Outside the except block: the one-line message without "During handling of...".
+    pytest.fail(f"replayproxy: {error}", pytrace=False)
+
+
+def _as_list(value: Any) -> list[Any]:
+    if isinstance(value, str):
+        return [value]
+    return list(value)
+
+
+def _problems(item: pytest.Item) -> str:
+    use = item.stash.get(_USE, None)
+    lines: list[str] = []
+    if use is not None:
+        explained = use.explain()
+        if explained:
+            lines.append(explained)
+    net = item.stash.get(_BLOCK, None)
+    if net is not None:
+        lines += [
+            f"replayproxy: blocked a network connection to {where} (--replayproxy-block-network)"
+            for where in net.attempts
+        ]
+    return "\n".join(lines)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
+    """Fail the test that made an unmatched request, with the explanation as the message."""
+    try:
+        result = yield
+    except BaseException as e:
+        problems = _problems(item)
+        if problems and not isinstance(e, (pytest.skip.Exception, KeyboardInterrupt)):
+            # The client's own error ("Error code: 500") says less than why nothing matched.
+            raise pytest.fail.Exception(problems, pytrace=False) from e
+        raise
+    problems = _problems(item)
+    if problems:
+        pytest.fail(problems, pytrace=False)
+    use = item.stash.get(_USE, None)
+    if use is not None and use.session.policy.replay:
+        summary = use.summary()
+        if summary.unused:
+            shown = ", ".join(f"#{n}" for n in summary.unused)
+            message = (
+                f"replayproxy: {len(summary.unused)} of {summary.recorded} recorded "
+                f"interactions of {use.cassette} were never used ({shown})"
+            )
+            fail, _ = _setting(item.config, _plugin_option("fail_unused"))
+            if fail:
+                pytest.fail(message, pytrace=False)
+            warnings.warn(ReplayproxyUnusedWarning(message), stacklevel=1)
+    return result
