@@ -46,6 +46,7 @@ from replayproxy.mitm.embedded import DEFAULT_CONFDIR, EmbeddedProxy
 __all__ = [
     "CA_ENV_VARS",
     "DEFAULT_LISTEN",
+    "NODE_PROXY_ENV",
     "PROXY_ENV_VARS",
     "child_env",
     "command_argument",
@@ -79,6 +80,11 @@ CA_ENV_VARS = (
 clients (httpx, the openai/anthropic SDKs, Python ``ssl``), requests, curl, Node, boto3."""
 
 _NO_PROXY_VARS = ("NO_PROXY", "no_proxy")
+
+NODE_PROXY_ENV = {"NODE_USE_ENV_PROXY": "1"}
+"""Set in forward mode: Node's built-in ``fetch`` (which the openai and anthropic Node SDKs
+use) ignores ``HTTPS_PROXY`` unless this is set (honoured from Node 24 and 22.21; older Node
+ignores it, see docs/clients.md)."""
 
 # How long a SIGINT may take to stop the wrapped command by itself before we forward it.
 # A Ctrl-C at a terminal already reaches the whole foreground process group, child included;
@@ -178,7 +184,8 @@ def child_env(
 
     Forward mode: ``HTTP_PROXY``/``HTTPS_PROXY`` and their lower-case twins point at the
     proxy; ``SSL_CERT_FILE``, ``REQUESTS_CA_BUNDLE``, ``CURL_CA_BUNDLE``,
-    ``NODE_EXTRA_CA_CERTS``, ``AWS_CA_BUNDLE`` at its CA; ``NO_PROXY``/``no_proxy`` are set to
+    ``NODE_EXTRA_CA_CERTS``, ``AWS_CA_BUNDLE`` at its CA; ``NODE_USE_ENV_PROXY=1`` makes Node's
+    ``fetch`` (Node 24, 22.21+) use the proxy; ``NO_PROXY``/``no_proxy`` are set to
     ``""`` so that an inherited bypass list (often ``localhost,127.0.0.1``) does not route
     loopback or internal hosts around the proxy. (httpx, requests and curl 7.88 do not bypass
     proxies for loopback on their own; only ``NO_PROXY`` makes them.)
@@ -196,6 +203,7 @@ def child_env(
                 env[name] = os.fspath(ca_cert)
         for name in _NO_PROXY_VARS:
             env[name] = ""
+        env.update(NODE_PROXY_ENV)
     else:
         host = urlsplit(proxy_url).hostname or "127.0.0.1"
         for name in _NO_PROXY_VARS:

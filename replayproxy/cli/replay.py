@@ -10,7 +10,8 @@ Two modes, like ``record``:
 Nothing is resolved or connected upstream in either mode (``connection_strategy=lazy`` and
 every request is answered by the cassette). On exit a one-line summary goes to stderr; with
 ``-- COMMAND`` an unmatched request makes the exit status non-zero unless
-``--allow-unmatched``.
+``--allow-unmatched``, and a command whose requests never reached the proxy (a client that
+ignores ``HTTPS_PROXY``) gets a warning, or exit status 1 with ``--fail-if-bypassed``.
 """
 
 from __future__ import annotations
@@ -32,10 +33,13 @@ from replayproxy.engine.session import ReplaySession
 from replayproxy.mitm.addons.replayer import Replayer
 from replayproxy.mitm.embedded import EmbeddedProxy
 
-__all__ = ["COMMANDS", "UNMATCHED_EXIT_STATUS", "replay"]
+__all__ = ["BYPASSED_EXIT_STATUS", "COMMANDS", "UNMATCHED_EXIT_STATUS", "bypass_hint", "replay"]
 
 UNMATCHED_EXIT_STATUS = 1
 """Exit status when the wrapped command passed but a request was unmatched."""
+
+BYPASSED_EXIT_STATUS = 1
+"""Exit status with ``--fail-if-bypassed`` when no request reached the proxy."""
 
 
 def _report_miss(miss: Miss) -> None:
@@ -94,6 +98,20 @@ def _warn(message: str) -> None:
     "--match-host", is_flag=True, help="Also require the host to match (ignored by default)."
 )
 @click.option(
+    "--equivalence/--no-equivalence",
+    default=True,
+    show_default=True,
+    help="Match requests the provider documents as identical (a string vs one text part, "
+    'tool_choice "auto" with tools vs absent, ...; see docs/replay.md). '
+    "--no-equivalence compares bodies exactly (key order still ignored).",
+)
+@click.option(
+    "--fail-if-bypassed",
+    is_flag=True,
+    help="With -- COMMAND, fail the run (exit 1) when the command ended and no request "
+    "reached the proxy although the cassette has interactions (a warning otherwise).",
+)
+@click.option(
     "--allow-unmatched",
     is_flag=True,
     help="With -- COMMAND, do not fail the run because of unmatched requests.",
@@ -110,6 +128,8 @@ def replay(
     ignore_body_field: tuple[str, ...],
     allow_repeats: bool,
     match_host: bool,
+    equivalence: bool,
+    fail_if_bypassed: bool,
     allow_unmatched: bool,
     command: tuple[str, ...],
 ) -> None:
@@ -123,6 +143,10 @@ def replay(
     (x-replayproxy-unmatched: 1) explaining the nearest recorded request; with
     -- COMMAND they make the exit status 1 unless --allow-unmatched. A one-line
     summary goes to stderr on exit.
+
+    Each recording is served once per run: restart, or pass --allow-repeats, to ask
+    again. With -- COMMAND the command runs with HTTPS_PROXY, the CA variables and
+    NODE_USE_ENV_PROXY=1 set (forward mode) or REPLAYPROXY_URL (base-URL mode).
     """
     setup_logging()
     session = ReplaySession(
@@ -134,6 +158,7 @@ def replay(
             ignore_body_fields=ignore_body_field,
             match_host=match_host,
             allow_repeats=allow_repeats,
+            equivalence=equivalence,
         ),
         on_miss=_report_miss,
         on_warning=_warn,
@@ -150,9 +175,31 @@ def replay(
     status = serve(proxy, forward=upstream is None, command=command)
     summary = session.summary()
     click.echo(summary.line(), err=True)
+    bypassed = command and summary.recorded and not (summary.served or summary.unmatched)
+    if bypassed:
+        label = "error" if fail_if_bypassed else "warning"
+        click.echo(f"{label}: {bypass_hint(upstream is None)}", err=True)
     if command and status == 0 and summary.unmatched and not allow_unmatched:
         status = UNMATCHED_EXIT_STATUS
+    if bypassed and fail_if_bypassed and status == 0:
+        status = BYPASSED_EXIT_STATUS
     sys.exit(status)
+
+
+def bypass_hint(forward: bool) -> str:
+    """Why a command may have sent no request through the proxy, and what to do."""
+    if forward:
+        return (
+            "the command ended and no request reached replayproxy: its client probably "
+            "ignores HTTPS_PROXY (Node's fetch before Node 24 and 22.21 does; set "
+            "NODE_USE_ENV_PROXY=1 (done for you) on those, or undici's EnvHttpProxyAgent on "
+            "Node 20; Go, Java and .NET need their own setting: see docs/clients.md), or it "
+            "went to the network directly; check the client's proxy setting"
+        )
+    return (
+        "the command ended and no request reached replayproxy: point the client's base URL at "
+        "$REPLAYPROXY_URL (see docs/clients.md)"
+    )
 
 
 COMMANDS = [replay]

@@ -11,13 +11,17 @@ are equal, where:
   ignored); fields named by JSON pointer in ``ignore_body_fields`` are dropped from both sides;
   other bodies are compared byte for byte;
 - a value the recorder redacted (see :data:`REDACTED`) matches anything: the secret is gone, so
-  it cannot be compared.
+  it cannot be compared;
+- with ``equivalence`` (the default), bodies the provider documents as the same request are
+  equal (:mod:`replayproxy.core.equivalence`: one text part vs a string, ``tool_choice: "auto"``
+  with tools vs absent, ...).
 
 Identical requests take identical recorded interactions in recorded order. When they are used
 up, the next one is a miss unless ``allow_repeats`` (then the last one is served again).
 
-A miss carries the nearest recorded interaction and the differences, including the first
-differing JSON pointer, so the report can say *why* nothing matched.
+A miss carries the nearest recorded interaction and **every** difference from it, ranked (host,
+method, path, query, then each differing body member by JSON pointer), with the options that
+would make it match, so one run says everything that has to change.
 
 The :class:`Matcher` keeps the "used" counts; it is not thread-safe (callers hold a lock).
 """
@@ -26,11 +30,12 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, quote, urlsplit
 
+from replayproxy.core.equivalence import canonical
 from replayproxy.core.model import Interaction, Request
 from replayproxy.core.redact import DEFAULT_QUERY_PARAMS, REDACTED_TEXT, is_redacted, redact_url
 from replayproxy.errors import UsageError
@@ -44,6 +49,7 @@ __all__ = [
     "Miss",
     "describe_request",
     "diff_requests",
+    "explain_differences",
     "parse_pointer",
 ]
 
@@ -76,6 +82,8 @@ class MatchOptions:
     ignore_body_fields: tuple[str, ...] = ()
     match_host: bool = False
     allow_repeats: bool = False
+    equivalence: bool = True
+    """Treat requests the provider documents as identical as equal (see module docstring)."""
     _pointers: tuple[tuple[str, ...], ...] = field(default=(), init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -87,16 +95,24 @@ class MatchOptions:
 
 @dataclass(frozen=True, slots=True)
 class Difference:
-    """One way a request differs from a recorded one (``part`` is method/host/path/query/body)."""
+    """One way a request differs from a recorded one (``part`` is host/method/path/query/body).
+
+    ``option`` is the command-line option that would let this difference pass (``None`` when
+    no option can: a different method or path); ``compared`` is false for a difference shown
+    only to help (the host, when ``match_host`` is off).
+    """
 
     part: str
     recorded: str
     requested: str
     pointer: str | None = None
+    option: str | None = None
+    compared: bool = True
 
     def __str__(self) -> str:
         where = self.part if self.pointer is None else f"body at {self.pointer or '/'}"
-        return f"{where}: recorded {self.recorded}, requested {self.requested}"
+        text = f"{where}: recorded {self.recorded}, requested {self.requested}"
+        return text if self.compared else text + " (not compared without --match-host)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,9 +123,18 @@ class Hit:
     replay_count: int
 
 
+_LISTED = 20
+"""At most this many differences are listed one per line; the rest are counted."""
+
+
 @dataclass(frozen=True, slots=True)
 class Miss:
-    """No recorded interaction is available; ``nearest`` and ``differences`` say why."""
+    """No recorded interaction is available; ``nearest`` and ``differences`` say why.
+
+    ``differences`` lists every difference from the nearest recorded interaction, ranked (host,
+    method, path, query, body members in document order); :meth:`explain` is the full text
+    (the 5xx body, stderr, a test's failure message), :meth:`short` one header-safe line.
+    """
 
     request: str
     nearest: int | None
@@ -117,35 +142,104 @@ class Miss:
     used_up: bool = False
     reason: str = ""
     """Set when the request matched but could not be served (e.g. a fault that cannot apply)."""
+    host: str = ""
+    """The host the request was sent to (shown, though matching ignores it by default)."""
+
+    @property
+    def options(self) -> tuple[str, ...]:
+        """The command-line options that would make the nearest interaction match (may be
+        empty, or not enough: see :attr:`fixable`)."""
+        seen: dict[str, None] = {}
+        for d in self.differences:
+            if d.compared and d.option is not None:
+                seen.setdefault(d.option, None)
+        return tuple(seen)
+
+    @property
+    def fixable(self) -> bool:
+        """Whether :attr:`options` alone would make the nearest interaction match."""
+        return bool(self.differences) and all(
+            d.option is not None for d in self.differences if d.compared
+        )
+
+    def _target(self) -> str:
+        return f"{self.request} (host {self.host})" if self.host else self.request
 
     def explain(self) -> str:
-        """A multi-line, human-readable explanation (the unmatched response body)."""
-        lines = [f"replayproxy: no recorded interaction matches {self.request}"]
+        """A multi-line, human-readable explanation (the unmatched response's message)."""
+        lines = [f"replayproxy: no recorded interaction matches {self._target()}"]
         if self.reason:
-            lines[0] = f"replayproxy: cannot serve {self.request} (recorded #{self.nearest})"
+            lines[0] = f"replayproxy: cannot serve {self._target()} (recorded #{self.nearest})"
             lines.append(self.reason)
         elif self.nearest is None:
             lines.append("the cassette holds no interactions")
         elif self.used_up:
             lines.append(
                 f"it matches recorded interaction #{self.nearest}, but every matching "
-                "interaction was already replayed (pass --allow-repeats to serve the last again)"
+                "interaction was already replayed: each recording is served once per run "
+                "(restart replayproxy, or pass --allow-repeats to serve the last again)"
             )
         else:
-            lines.append(f"closest recorded interaction: #{self.nearest}, which differs in")
-            lines.extend(f"  {d}" for d in self.differences)
+            n = len(self.differences)
+            lines.append(
+                f"closest recorded interaction: #{self.nearest}, which differs in "
+                f"{n} {'place' if n == 1 else 'places'}:"
+            )
+            lines.extend(f"  {d}" for d in self.differences[:_LISTED])
+            if n > _LISTED:
+                lines.append(f"  ... and {n - _LISTED} more")
+            lines.extend(self._advice())
         return "\n".join(lines)
+
+    def _advice(self) -> list[str]:
+        options = self.options
+        fixed = [d for d in self.differences if d.compared and d.option is None]
+        out = []
+        if options:
+            verb = "to match it, add" if not fixed else "these options clear the other differences"
+            out.append(f"{verb}: {' '.join(options)}")
+        if any(d.part == "host" for d in fixed):
+            out.append("the host is compared because of --match-host; leave it out to ignore it")
+        parts = [p for p in ("method", "path", "body") if any(d.part == p for d in fixed)]
+        if parts:
+            out.append(
+                f"no option makes a different {' or '.join(parts)} match: record this request "
+                "(replayproxy record --append CASSETTE)"
+            )
+        return out
+
+    def short(self, limit: int = 400) -> str:
+        """One ASCII line for a response header: the nearest interaction, what differs, the fix."""
+        if self.reason or self.nearest is None or self.used_up:
+            text = self.one_line()
+        else:
+            where = ", ".join(d.pointer if d.pointer else d.part for d in self.differences)
+            text = f"nearest #{self.nearest} differs in {where}"
+            if self.options:
+                text += f"; add {' '.join(self.options)}"
+        text = text.encode("ascii", "backslashreplace").decode("ascii")
+        text = "".join(c if c.isprintable() else " " for c in text)
+        return text if len(text) <= limit else text[: limit - 3] + "..."
 
     def one_line(self) -> str:
         """A one-line summary, for stderr."""
         if self.reason:
-            return f"cannot serve {self.request} (#{self.nearest}): {self.reason}"
+            return f"cannot serve {self._target()} (#{self.nearest}): {self.reason}"
         if self.nearest is None:
-            return f"unmatched {self.request}: the cassette is empty"
+            return f"unmatched {self._target()}: the cassette is empty"
         if self.used_up:
-            return f"unmatched {self.request}: #{self.nearest} matches but was used up"
-        diffs = "; ".join(str(d) for d in self.differences)
-        return f"unmatched {self.request}: nearest #{self.nearest} differs in {diffs}"
+            return (
+                f"unmatched {self._target()}: #{self.nearest} matches but was used up "
+                "(restart, or --allow-repeats)"
+            )
+        diffs = "; ".join(str(d) for d in self.differences[:_LISTED])
+        more = (
+            f"; ... and {len(self.differences) - _LISTED} more"
+            if len(self.differences) > _LISTED
+            else ""
+        )
+        fix = f" (add {' '.join(self.options)})" if self.options else ""
+        return f"unmatched {self._target()}: nearest #{self.nearest} differs in {diffs}{more}{fix}"
 
 
 def describe_request(request: Request) -> str:
@@ -190,32 +284,35 @@ def _drop(doc: Any, tokens: tuple[str, ...]) -> Any:
     return doc
 
 
-def _first_json_difference(
+def _json_differences(
     recorded: Any, requested: Any, path: tuple[str, ...] = ()
-) -> tuple[tuple[str, ...], Any, Any] | None:
-    """The first place (in document order) where two JSON values differ, or ``None``."""
+) -> Iterator[tuple[tuple[str, ...], Any, Any]]:
+    """Every place (in document order) where two JSON values differ: the leaves that differ,
+    and the members or items only one side has."""
     if _is_redacted(recorded):
-        return None
+        return
     if isinstance(recorded, dict) and isinstance(requested, dict):
         for key in list(recorded) + [k for k in requested if k not in recorded]:
-            found = _first_json_difference(
+            yield from _json_differences(
                 recorded.get(key, _MISSING), requested.get(key, _MISSING), (*path, key)
             )
-            if found is not None:
-                return found
-        return None
+        return
     if isinstance(recorded, list) and isinstance(requested, list):
         for i in range(max(len(recorded), len(requested))):
             a = recorded[i] if i < len(recorded) else _MISSING
             b = requested[i] if i < len(requested) else _MISSING
-            found = _first_json_difference(a, b, (*path, str(i)))
-            if found is not None:
-                return found
-        return None
+            yield from _json_differences(a, b, (*path, str(i)))
+        return
     # bool is an int in Python: keep `true` and `1` apart.
     if type(recorded) is not type(requested) or recorded != requested:
-        return (path, recorded, requested)
-    return None
+        yield (path, recorded, requested)
+
+
+def _first_json_difference(
+    recorded: Any, requested: Any
+) -> tuple[tuple[str, ...], Any, Any] | None:
+    """The first place where two JSON values differ, or ``None`` (stops there: the fast path)."""
+    return next(_json_differences(recorded, requested), None)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -230,19 +327,38 @@ def _parse_json(body: bytes) -> Any:
         return _MISSING
 
 
-def _body_difference(recorded: bytes, requested: bytes, options: MatchOptions) -> Difference | None:
-    a, b = _parse_json(recorded), _parse_json(requested)
-    if a is _MISSING or b is _MISSING:
-        if recorded == requested:
-            return None
-        return Difference("body", f"{len(recorded)} bytes", f"{len(requested)} bytes (not equal)")
+def _comparable(doc: Any, path: str, options: MatchOptions) -> Any:
+    """A parsed body as matching compares it: in canonical form (with ``equivalence``), then
+    without the ignored fields. The explanation's pointers refer to this form, so the options
+    it suggests act on what it showed."""
+    if doc is _MISSING:
+        return doc
+    if options.equivalence:
+        doc = canonical(path, doc)
     for pointer in options._pointers:
-        a, b = _drop(a, pointer), _drop(b, pointer)
-    found = _first_json_difference(a, b)
-    if found is None:
-        return None
-    path, x, y = found
-    return Difference("body", _short(x), _short(y), pointer=_format_pointer(path))
+        doc = _drop(doc, pointer)
+    return doc
+
+
+def _body_differences(
+    recorded: Request, requested: Request, options: MatchOptions
+) -> list[Difference]:
+    a, b = _parse_json(recorded.body), _parse_json(requested.body)
+    if a is _MISSING or b is _MISSING:
+        if recorded.body == requested.body:
+            return []
+        return [
+            Difference(
+                "body", f"{len(recorded.body)} bytes", f"{len(requested.body)} bytes (not equal)"
+            )
+        ]
+    a, b = _comparable(a, recorded.path, options), _comparable(b, requested.path, options)
+    out = []
+    for path, x, y in _json_differences(a, b):
+        pointer = _format_pointer(path)
+        option = f"--ignore-body-field {pointer}" if path else None
+        out.append(Difference("body", _short(x), _short(y), pointer=pointer, option=option))
+    return out
 
 
 def _query(url: str, options: MatchOptions) -> list[tuple[str, str]]:
@@ -256,45 +372,71 @@ def _query(url: str, options: MatchOptions) -> list[tuple[str, str]]:
     )
 
 
-def _query_difference(recorded: str, requested: str, options: MatchOptions) -> Difference | None:
+def _query_differences(recorded: str, requested: str, options: MatchOptions) -> list[Difference]:
     a, b = _query(recorded, options), _query(requested, options)
     redacted = {k for k, v in a if _is_redacted(v)}
     a = [(k, v) for k, v in a if k not in redacted]
     b = [(k, v) for k, v in b if k not in redacted]
     if a == b:
-        return None
+        return []
 
     def show(pairs: list[tuple[str, str]]) -> str:
         return "&".join(f"{k}={v}" for k, v in pairs) or "(none)"
 
-    return Difference("query", show(a), show(b))
+    out = []
+    for name in dict.fromkeys(k for k, _ in a + b):
+        x = [(k, v) for k, v in a if k == name]
+        y = [(k, v) for k, v in b if k == name]
+        if x != y:
+            out.append(
+                Difference("query", show(x), show(y), option=f"--ignore-query {quote(name)}")
+            )
+    return out
+
+
+def _host(url: str) -> str:
+    return urlsplit(url).netloc.lower()
 
 
 def diff_requests(
     recorded: Request, requested: Request, options: MatchOptions = MatchOptions()
 ) -> tuple[Difference, ...]:
-    """Every part in which ``requested`` differs from ``recorded``; empty means they match."""
+    """Every part in which ``requested`` differs from ``recorded``; empty means they match.
+
+    Ranked: host (with ``match_host``), method, path, each query parameter, each body member.
+    """
     diffs: list[Difference] = []
+    if options.match_host and _host(recorded.url) != _host(requested.url):
+        diffs.append(Difference("host", _host(recorded.url), _host(requested.url)))
     if recorded.method.upper() != requested.method.upper():
         diffs.append(Difference("method", recorded.method, requested.method))
-    if options.match_host:
-        a, b = urlsplit(recorded.url).netloc.lower(), urlsplit(requested.url).netloc.lower()
-        if a != b:
-            diffs.append(Difference("host", a, b))
     if recorded.path != requested.path:
         diffs.append(Difference("path", recorded.path, requested.path))
-    query = _query_difference(recorded.url, requested.url, options)
-    if query is not None:
-        diffs.append(query)
-    body = _body_difference(recorded.body, requested.body, options)
-    if body is not None:
-        diffs.append(body)
+    diffs.extend(_query_differences(recorded.url, requested.url, options))
+    diffs.extend(_body_differences(recorded, requested, options))
     return tuple(diffs)
+
+
+def explain_differences(
+    recorded: Request, requested: Request, options: MatchOptions = MatchOptions()
+) -> tuple[Difference, ...]:
+    """:func:`diff_requests`, plus a different host shown first even when it is not compared:
+    a request to another host (a cost map, a telemetry endpoint) is told apart at a glance."""
+    diffs = diff_requests(recorded, requested, options)
+    a, b = _host(recorded.url), _host(requested.url)
+    if not options.match_host and a and b and a != b:
+        diffs = (Difference("host", a, b, compared=False), *diffs)
+    return diffs
 
 
 # A miss is explained against the recorded interaction that differs least; a different method
 # or path says more about "which one did you mean" than a different body does.
+# Ties go to the interaction with fewer differences, then to one recorded for the same host.
 _WEIGHT = {"method": 4, "path": 8, "host": 2, "query": 2, "body": 1}
+
+
+def _weight(diffs: Sequence[Difference]) -> int:
+    return sum(_WEIGHT[part] for part in {d.part for d in diffs})
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,10 +460,7 @@ class _Key:
 def _key(request: Request, options: MatchOptions) -> _Key:
     parts = urlsplit(request.url)
     query = _query(request.url, options)
-    doc = _parse_json(request.body)
-    if doc is not _MISSING:
-        for pointer in options._pointers:
-            doc = _drop(doc, pointer)
+    doc = _comparable(_parse_json(request.body), request.path, options)
     return _Key(
         request.method.upper(),
         parts.netloc.lower() if options.match_host else "",
@@ -377,15 +516,29 @@ class Matcher:
         if candidates and self.options.allow_repeats:
             return self._use(candidates[-1])
         if candidates:
-            return Miss(describe_request(request), candidates[-1], (), used_up=True)
+            return Miss(
+                describe_request(request),
+                candidates[-1],
+                (),
+                used_up=True,
+                host=_host(request.url),
+            )
         diffs = [diff_requests(i.request, request, self.options) for i in self.interactions]
         if not diffs:
-            return Miss(describe_request(request), None, ())
+            return Miss(describe_request(request), None, (), host=_host(request.url))
+        host = _host(request.url)
         nearest = min(
             range(len(diffs)),
-            key=lambda n: (sum(_WEIGHT[d.part] for d in diffs[n]), self.uses[n] > 0, n),
+            key=lambda n: (
+                _weight(diffs[n]),
+                len(diffs[n]),
+                _host(self.interactions[n].request.url) != host,
+                self.uses[n] > 0,
+                n,
+            ),
         )
-        return Miss(describe_request(request), nearest, diffs[nearest])
+        explained = explain_differences(self.interactions[nearest].request, request, self.options)
+        return Miss(describe_request(request), nearest, explained, host=host)
 
     def _use(self, n: int) -> Hit:
         hit = Hit(n, self.uses[n])

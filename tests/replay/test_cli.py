@@ -76,8 +76,8 @@ def test_forward_mode_serves_a_wrapped_sdk_and_prints_the_summary(confdir: Path)
     assert lines[1] == f"ca-cert {confdir / 'mitmproxy-ca-cert.pem'}"
     assert lines[2].startswith("Hello! I'm doing well")
     assert done.stderr.strip().splitlines()[-1] == (
-        "replayproxy: 1 interactions served, 0 unmatched requests, "
-        "0 of 1 recorded interactions never used"
+        "replayproxy: 1 interaction served, 0 unmatched requests, "
+        "0 of 1 recorded interaction never used"
     )
 
 
@@ -113,7 +113,7 @@ def test_unmatched_request_fails_the_run_unless_allowed(tmp_path: Path) -> None:
     assert "closest recorded interaction: #0" in done.stdout
     assert "body at /model" in done.stdout
     assert "unmatched: no recorded interaction matches POST /v1/messages" in done.stderr
-    assert "0 interactions served, 1 unmatched requests, 1 of 1" in done.stderr
+    assert "0 interactions served, 1 unmatched request, 1 of 1" in done.stderr
     allowed = run(
         "replay", str(ANTHROPIC), "--upstream", "https://api.anthropic.invalid",
         "--listen", "127.0.0.1:0", "--allow-unmatched", "--", sys.executable, "-c", MISS_CLIENT,
@@ -208,7 +208,7 @@ def test_torn_cassette_replays_what_loaded_with_a_warning(tmp_path: Path) -> Non
     assert done.returncode == 0, done.stderr
     assert "200 data: 1" in done.stdout
     assert done.stderr.startswith("warning: ") and "torn tail" in done.stderr
-    assert "1 interactions served, 0 unmatched requests, 0 of 1" in done.stderr
+    assert "1 interaction served, 0 unmatched requests, 0 of 1" in done.stderr
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])

@@ -20,7 +20,7 @@ owns an :class:`~replayproxy.engine.origin.Origin` on mitmproxy's own loop (star
 Options (prefix ``replayproxy_``, usable from ``mitmdump -s mitmdump_replay.py --set ...``):
 ``replayproxy_replay`` (cassette path), ``replayproxy_speed``, ``replayproxy_faults``,
 ``replayproxy_ignore_query``, ``replayproxy_ignore_body_field``, ``replayproxy_allow_repeats``,
-``replayproxy_match_host``. The CLI passes a ready session to the constructor instead.
+``replayproxy_match_host``, ``replayproxy_equivalence``. The CLI passes a ready session to the constructor instead.
 
 All hooks run on mitmproxy's event loop, the same loop as the origin, so the token table needs
 no lock; the session has its own lock for readers on other threads.
@@ -94,6 +94,13 @@ class Replayer:
             "Serve the last matching interaction again once all are used up.",
         )
         loader.add_option("replayproxy_match_host", bool, False, "Also require the host to match.")
+        loader.add_option(
+            "replayproxy_equivalence",
+            bool,
+            True,
+            "Match requests the provider documents as identical (one text part vs a string, "
+            "...); false compares bodies exactly.",
+        )
 
     def configure(self, updated: set[str]) -> None:
         opts: Any = ctx.options  # mitmproxy's option attributes are dynamic
@@ -110,6 +117,7 @@ class Replayer:
                             ignore_body_fields=tuple(opts.replayproxy_ignore_body_field),
                             match_host=opts.replayproxy_match_host,
                             allow_repeats=opts.replayproxy_allow_repeats,
+                            equivalence=opts.replayproxy_equivalence,
                         ),
                         on_miss=_log_miss,
                         on_warning=log.warning,
