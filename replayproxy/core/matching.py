@@ -74,6 +74,10 @@ def _format_pointer(tokens: Sequence[str]) -> str:
     return "".join("/" + t.replace("~", "~0").replace("/", "~1") for t in tokens)
 
 
+def _pointer_order(tokens: tuple[str, ...]) -> tuple[tuple[int, int, str], ...]:
+    return tuple((0, int(t), "") if t.isdigit() else (1, 0, t) for t in tokens)
+
+
 @dataclass(frozen=True, slots=True)
 class MatchOptions:
     """How requests are compared. ``ignore_body_fields`` are JSON pointers (``/stream_options``)."""
@@ -90,6 +94,9 @@ class MatchOptions:
         pointers = tuple(parse_pointer(p) for p in self.ignore_body_fields)
         if any(p == () for p in pointers):
             raise UsageError("--ignore-body-field '' would ignore the whole body")
+        # Later array items first: "/x/0 /x/1" then name the items as they were in the request
+        # (dropping /x/0 first would shift /x/1 out of reach).
+        pointers = tuple(sorted(pointers, key=_pointer_order, reverse=True))
         object.__setattr__(self, "_pointers", pointers)
 
 
@@ -202,8 +209,9 @@ class Miss:
             out.append("the host is compared because of --match-host; leave it out to ignore it")
         parts = [p for p in ("method", "path", "body") if any(d.part == p for d in fixed)]
         if parts:
+            named = parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} or {parts[-1]}"
             out.append(
-                f"no option makes a different {' or '.join(parts)} match: record this request "
+                f"no option makes a different {named} match: record this request "
                 "(replayproxy record --append CASSETTE)"
             )
         return out
