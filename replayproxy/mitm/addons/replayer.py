@@ -20,7 +20,8 @@ owns an :class:`~replayproxy.engine.origin.Origin` on mitmproxy's own loop (star
 Options (prefix ``replayproxy_``, usable from ``mitmdump -s mitmdump_replay.py --set ...``):
 ``replayproxy_replay`` (cassette path), ``replayproxy_speed``, ``replayproxy_faults``,
 ``replayproxy_ignore_query``, ``replayproxy_ignore_body_field``, ``replayproxy_allow_repeats``,
-``replayproxy_match_host``, ``replayproxy_equivalence``. The CLI passes a ready session to the constructor instead.
+``replayproxy_match_host``, ``replayproxy_equivalence``. The CLI passes a ready session to the
+constructor instead.
 
 All hooks run on mitmproxy's event loop, the same loop as the origin, so the token table needs
 no lock; the session has its own lock for readers on other threads.
