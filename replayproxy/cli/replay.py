@@ -178,7 +178,7 @@ def replay(
     bypassed = command and summary.recorded and not (summary.served or summary.unmatched)
     if bypassed:
         label = "error" if fail_if_bypassed else "warning"
-        click.echo(f"{label}: {bypass_hint(upstream is None)}", err=True)
+        click.echo(f"{label}: {bypass_hint(upstream is None, summary.recorded)}", err=True)
     if command and status == 0 and summary.unmatched and not allow_unmatched:
         status = UNMATCHED_EXIT_STATUS
     if bypassed and fail_if_bypassed and status == 0:
@@ -186,19 +186,24 @@ def replay(
     sys.exit(status)
 
 
-def bypass_hint(forward: bool) -> str:
-    """Why a command may have sent no request through the proxy, and what to do."""
+def bypass_hint(forward: bool, recorded: int) -> str:
+    """Why a wrapped command may have sent no request through the proxy, and what to do."""
+    noun = "interaction" if recorded == 1 else "interactions"
+    first = (
+        "the command ended and no request reached replayproxy, though the cassette has "
+        f"{recorded} {noun}: "
+    )
     if forward:
-        return (
-            "the command ended and no request reached replayproxy: its client probably "
-            "ignores HTTPS_PROXY (Node's fetch before Node 24 and 22.21 does; set "
-            "NODE_USE_ENV_PROXY=1 (done for you) on those, or undici's EnvHttpProxyAgent on "
-            "Node 20; Go, Java and .NET need their own setting: see docs/clients.md), or it "
-            "went to the network directly; check the client's proxy setting"
+        return first + (
+            "its client probably ignores HTTPS_PROXY and went to the network directly. "
+            "Node 20's fetch (the openai and anthropic Node SDKs) does: use undici's "
+            "EnvHttpProxyAgent there, or Node 24 / 22.21+ (NODE_USE_ENV_PROXY=1 is set for "
+            "you); Java and others need their own settings (docs/clients.md). "
+            "--fail-if-bypassed makes this an error"
         )
-    return (
-        "the command ended and no request reached replayproxy: point the client's base URL at "
-        "$REPLAYPROXY_URL (see docs/clients.md)"
+    return first + (
+        "point the client's base URL at $REPLAYPROXY_URL (docs/clients.md). "
+        "--fail-if-bypassed makes this an error"
     )
 
 
