@@ -51,8 +51,12 @@ def test_litellm_anthropic_text_blocks_replay_an_sdk_recording(
 ) -> None:
     """litellm sends Anthropic content as text blocks; the string-content recording matches."""
     litellm = pytest.importorskip("litellm", reason=WHY)
+    from litellm.llms.custom_httpx.http_handler import HTTPHandler
+
     session = replay_proxy.serve(CASSETTES / "anthropic-text.cassette")
     stream = litellm.completion(
+        # litellm keeps HTTP clients that read the proxy environment once: give it a new one.
+        client=HTTPHandler(),
         model="anthropic/claude-sonnet-4-5-20250929",
         api_base=replay_proxy.base_url,
         api_key="sk-ant-test",
@@ -69,6 +73,7 @@ def test_litellm_openai_chat_replays_an_sdk_recording(
 ) -> None:
     """litellm's OpenAI request matches the recording made with the openai SDK."""
     litellm = pytest.importorskip("litellm", reason=WHY)
+    litellm.in_memory_llm_clients_cache.flush_cache()
     session = replay_proxy.serve(CASSETTES / "openai-chat-text.cassette")
     stream = litellm.completion(
         model="openai/gpt-4.1-nano",
