@@ -62,12 +62,13 @@ def test_anthropic_sdk_exception_carries_the_explanation(
 ) -> None:
     """anthropic's error message contains the explanation, in its error shape; no retries."""
     session = replay_proxy.serve(CASSETTES / "anthropic-text.cassette")
-    request = body_of("anthropic-text") | {"max_tokens": 7, "temperature": 0.5}
+    # (anthropic 2.x has no `temperature` argument any more: stop_sequences exists in all.)
+    request = body_of("anthropic-text") | {"max_tokens": 7, "stop_sequences": ["END"]}
     with pytest.raises(anthropic.InternalServerError) as caught:
         anthropic_client(replay_proxy).messages.create(**request)
     e = caught.value
     assert "--ignore-body-field /max_tokens" in str(e)
-    assert "--ignore-body-field /temperature" in str(e)
+    assert "--ignore-body-field /stop_sequences" in str(e)
     assert isinstance(e.body, dict) and e.body["type"] == "error"
     assert "body at /max_tokens: recorded 1024, requested 7" in e.body["error"]["message"]
     assert len(session.misses) == 1
