@@ -41,12 +41,13 @@ from urllib.parse import urlsplit
 import click
 
 from replayproxy.errors import UsageError
-from replayproxy.harness.env import CA_ENV_VARS, PROXY_ENV_VARS, child_env
+from replayproxy.harness.env import CA_ENV_VARS, NODE_PROXY_ENV, PROXY_ENV_VARS, child_env
 from replayproxy.mitm.embedded import DEFAULT_CONFDIR, EmbeddedProxy
 
 __all__ = [
     "CA_ENV_VARS",
     "DEFAULT_LISTEN",
+    "NODE_PROXY_ENV",
     "PROXY_ENV_VARS",
     "child_env",
     "command_argument",

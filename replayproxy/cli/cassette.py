@@ -28,6 +28,7 @@ from replayproxy.cli._cassette_common import (
 )
 from replayproxy.cli.cassette_edit import edit
 from replayproxy.core import textform, textload
+from replayproxy.core.diff import Timing
 from replayproxy.core.diff import diff as diff_cassettes
 from replayproxy.core.events import NotAStreamError
 from replayproxy.core.inspect import event_rows, format_ns, frame_rows, interaction_rows
@@ -231,11 +232,36 @@ def textconv(path: str) -> None:
 @cassette.command(short_help="Differences between two cassettes.")
 @click.argument("a", metavar="A")
 @click.argument("b", metavar="B")
+@click.option(
+    "--ignore-timing",
+    is_flag=True,
+    help="Leave times out (time to first byte, frame times, end time) and report frames "
+    "split differently over the same bytes as one line: two recordings of one stream.",
+)
+@click.option(
+    "--time-tolerance",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    metavar="MS",
+    help="Treat times within MS milliseconds as equal.",
+)
 @json_option
 @click.pass_context
-def diff(ctx: click.Context, a: str, b: str, as_json: bool) -> None:
-    """Interaction, frame and event differences between cassettes A and B (exit 1 if any)."""
-    found = diff_cassettes(load_cassette(a), load_cassette(b))
+def diff(
+    ctx: click.Context,
+    a: str,
+    b: str,
+    ignore_timing: bool,
+    time_tolerance: float,
+    as_json: bool,
+) -> None:
+    """Interaction, frame and event differences between cassettes A and B (exit 1 if any).
+
+    Two recordings of one stream differ in timing on every frame: --ignore-timing (or
+    --time-tolerance MS) shows what else differs.
+    """
+    timing = Timing(tolerance_ns=round(time_tolerance * 1_000_000), ignore=ignore_timing)
+    found = diff_cassettes(load_cassette(a), load_cassette(b), timing)
     if as_json:
         print_json([dataclasses.asdict(d) for d in found])
     for d in found if not as_json else ():

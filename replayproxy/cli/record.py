@@ -48,6 +48,12 @@ __all__ = ["COMMANDS", "record"]
     is_flag=True,
     help="Do not verify upstream HTTPS certificates at all.",
 )
+@click.option(
+    "--record-tls-failures",
+    is_flag=True,
+    help="Also record requests that failed because the upstream certificate was not "
+    "trusted (as no_response); by default they are reported with the --upstream-ca hint.",
+)
 @listen_option
 @confdir_option
 @click.option("--append", is_flag=True, help="Add to an existing cassette.")
@@ -77,6 +83,7 @@ def record(
     upstream: str | None,
     upstream_ca: str | None,
     insecure_upstream: bool,
+    record_tls_failures: bool,
     listen: tuple[str, int],
     confdir: str,
     append: bool,
@@ -114,6 +121,7 @@ def record(
             "replayproxy_redact_headers": list(redact_headers),
             "replayproxy_redact_query": list(redact_query),
             "replayproxy_no_redact": no_redact,
+            "replayproxy_record_tls_failures": record_tls_failures,
             # Reverse mode connects upstream per request (lazy), so an unreachable upstream
             # gives the client mitmproxy's 502 and a recorded no_response, rather than a
             # dropped connection. Forward mode keeps eager: the client's ALPN then mirrors the
@@ -138,7 +146,8 @@ def record(
                 status = serve(proxy, forward=forward, command=command)
         finally:
             proxy.stop()
-            click.echo(f"{recorder.count} interaction(s) recorded to {cassette}", err=True)
+            noun = "interaction" if recorder.count == 1 else "interactions"
+            click.echo(f"{recorder.count} {noun} recorded to {cassette}", err=True)
     sys.exit(status)
 
 

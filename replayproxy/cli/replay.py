@@ -13,7 +13,9 @@ record modes (:mod:`replayproxy.core.record_mode`) forward what the cassette doe
 record it, in the same proxy (the :class:`Replayer` is the :class:`Recorder`'s sink).
 
 On exit a one-line summary goes to stderr; with ``-- COMMAND`` an unmatched request makes the
-exit status non-zero unless ``--allow-unmatched``.
+exit status non-zero unless ``--allow-unmatched``,
+and a command whose requests never reached the proxy (a client that ignores ``HTTPS_PROXY``)
+gets a warning, or exit status 1 with ``--fail-if-bypassed``.
 """
 
 from __future__ import annotations
@@ -41,10 +43,13 @@ from replayproxy.mitm.addons.replayer import Replayer
 from replayproxy.mitm.embedded import EmbeddedProxy
 from replayproxy.mitm.trust import trust_bundle
 
-__all__ = ["COMMANDS", "UNMATCHED_EXIT_STATUS", "replay"]
+__all__ = ["BYPASSED_EXIT_STATUS", "COMMANDS", "UNMATCHED_EXIT_STATUS", "bypass_hint", "replay"]
 
 UNMATCHED_EXIT_STATUS = 1
 """Exit status when the wrapped command passed but a request was unmatched."""
+
+BYPASSED_EXIT_STATUS = 1
+"""Exit status with ``--fail-if-bypassed`` when no request reached the proxy."""
 
 
 def _report_miss(miss: Miss) -> None:
@@ -74,6 +79,12 @@ def _warn(message: str) -> None:
     help="When recording: also trust this CA certificate for upstream HTTPS.",
 )
 @click.option(
+    "--fail-if-bypassed",
+    is_flag=True,
+    help="With -- COMMAND, fail the run (exit 1) when the command ended and no request "
+    "reached the proxy although the cassette has interactions (a warning otherwise).",
+)
+@click.option(
     "--allow-unmatched",
     is_flag=True,
     help="With -- COMMAND, do not fail the run because of unmatched requests.",
@@ -85,6 +96,7 @@ def replay(
     confdir: str,
     upstream: str | None,
     upstream_ca: str | None,
+    fail_if_bypassed: bool,
     allow_unmatched: bool,
     command: tuple[str, ...],
     **replay_values: Any,
@@ -104,6 +116,10 @@ def replay(
     CASSETTE: once (record only if CASSETTE does not exist), new_episodes (replay
     what matches, append the rest), all (record everything again, replacing it).
     A one-line summary goes to stderr on exit.
+
+    Each recording is served once per run: restart, or pass --allow-repeats, to ask
+    again. With -- COMMAND the command runs with HTTPS_PROXY, the CA variables and
+    NODE_USE_ENV_PROXY=1 set (forward mode) or REPLAYPROXY_URL (base-URL mode).
     """
     setup_logging()
     settings = settings_from(replay_values)
@@ -139,11 +155,39 @@ def replay(
     click.echo(summary.line(), err=True)
     for error in session.errors:
         click.echo(f"error: {error}", err=True)
+    reached = summary.served or summary.unmatched or summary.new or session.errors
+    bypassed = bool(command) and bool(summary.recorded) and not reached
+    if bypassed:
+        label = "error" if fail_if_bypassed else "warning"
+        click.echo(f"{label}: {bypass_hint(upstream is None, summary.recorded)}", err=True)
     if command and status == 0 and summary.unmatched and not allow_unmatched:
         status = UNMATCHED_EXIT_STATUS
     if command and status == 0 and session.errors:
         status = UNMATCHED_EXIT_STATUS
+    if bypassed and fail_if_bypassed and status == 0:
+        status = BYPASSED_EXIT_STATUS
     sys.exit(status)
+
+
+def bypass_hint(forward: bool, recorded: int) -> str:
+    """Why a wrapped command may have sent no request through the proxy, and what to do."""
+    noun = "interaction" if recorded == 1 else "interactions"
+    first = (
+        "the command ended and no request reached replayproxy, though the cassette has "
+        f"{recorded} {noun}: "
+    )
+    if forward:
+        return first + (
+            "its client probably ignores HTTPS_PROXY and went to the network directly. "
+            "Node 20's fetch (the openai and anthropic Node SDKs) does: use undici's "
+            "EnvHttpProxyAgent there, or Node 24 / 22.21+ (NODE_USE_ENV_PROXY=1 is set for "
+            "you); Java and others need their own settings (docs/clients.md). "
+            "--fail-if-bypassed makes this an error"
+        )
+    return first + (
+        "point the client's base URL at $REPLAYPROXY_URL (docs/clients.md). "
+        "--fail-if-bypassed makes this an error"
+    )
 
 
 COMMANDS = [replay]

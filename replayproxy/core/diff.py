@@ -6,6 +6,11 @@ changed in the request, the response head, the ending and the stored faults; how
 changed (bytes, splits, times); and, for event streams, which events were added, removed or
 changed. Each difference is a :class:`Difference` whose ``a`` and ``b`` are safe one-line
 renderings (see :func:`~replayproxy.core.inspect.escape`); an empty side means "absent".
+
+Two recordings of one stream differ in timing on every frame. :class:`Timing` says how to
+compare times: within ``tolerance_ns`` they are equal, and ``ignore`` leaves times out
+altogether and reports a different byte split of the same bytes as one difference
+(``frame splits``) instead of one per frame.
 """
 
 from __future__ import annotations
@@ -19,7 +24,19 @@ from replayproxy.core.inspect import escape
 from replayproxy.core.model import Cassette, Frame, Header, Interaction, Response
 from replayproxy.core.textform import format_time, quote
 
-__all__ = ["Difference", "diff"]
+__all__ = ["Difference", "Timing", "diff"]
+
+
+@dataclass(frozen=True, slots=True)
+class Timing:
+    """How :func:`diff` compares times: equal within ``tolerance_ns``; ``ignore`` skips them
+    (time to first byte, frame times, end time) and summarizes re-split frames."""
+
+    tolerance_ns: int = 0
+    ignore: bool = False
+
+    def same(self, a: int, b: int) -> bool:
+        return self.ignore or abs(a - b) <= self.tolerance_ns
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,8 +85,12 @@ class _Collector:
             self.add("interaction", what, render(a), render(b))
 
 
-def _frames(c: _Collector, a: Sequence[Frame], b: Sequence[Frame]) -> None:
+def _frames(c: _Collector, a: Sequence[Frame], b: Sequence[Frame], timing: Timing) -> None:
     if a == b:
+        return
+    if timing.ignore and b"".join(f.data for f in a) == b"".join(f.data for f in b):
+        if len(a) != len(b) or any(x.data != y.data for x, y in zip(a, b, strict=True)):
+            c.add("frame", "frame splits (same bytes)", f"{len(a)} frames", f"{len(b)} frames")
         return
     if len(a) != len(b):
         c.add("frame", "frame count", str(len(a)), str(len(b)))
@@ -77,7 +98,7 @@ def _frames(c: _Collector, a: Sequence[Frame], b: Sequence[Frame]) -> None:
     for op, a1, a2, b1, b2 in matcher.get_opcodes():
         if op == "equal":
             for i, j in zip(range(a1, a2), range(b1, b2), strict=True):
-                if a[i].offset_ns != b[j].offset_ns:
+                if not timing.same(a[i].offset_ns, b[j].offset_ns):
                     c.add(
                         "frame", f"frame {i} time", format_time(a[i].offset_ns),
                         format_time(b[j].offset_ns),
@@ -87,7 +108,8 @@ def _frames(c: _Collector, a: Sequence[Frame], b: Sequence[Frame]) -> None:
             fa = a[a1 + k] if a1 + k < a2 else None
             fb = b[b1 + k] if b1 + k < b2 else None
             where = f"frame {a1 + k}" if fa is not None else f"frame {b1 + k} (B)"
-            c.add("frame", where, _frame(fa) if fa else "", _frame(fb) if fb else "")
+            show = (lambda f: _short(f.data)) if timing.ignore else _frame
+            c.add("frame", where, show(fa) if fa else "", show(fb) if fb else "")
 
 
 def _event_bytes(resp: Response) -> list[bytes] | None:
@@ -123,7 +145,7 @@ def _events(c: _Collector, a: Response, b: Response) -> None:
             c.add("event", where, _short(xa) if xa else "", _short(xb) if xb else "")
 
 
-def _pair(ai: int, x: Interaction, bi: int, y: Interaction) -> list[Difference]:
+def _pair(ai: int, x: Interaction, bi: int, y: Interaction, timing: Timing) -> list[Difference]:
     c = _Collector(ai, bi, _label(x))
     rq, ry = x.request, y.request
     c.field("method", rq.method, ry.method)
@@ -140,11 +162,13 @@ def _pair(ai: int, x: Interaction, bi: int, y: Interaction) -> list[Difference]:
         c.field("reason", a.reason, b.reason)
         c.field("response http version", a.http_version, b.http_version)
         c.field("response headers", a.headers, b.headers, _headers)
-        c.field("time to first byte", a.head_offset_ns, b.head_offset_ns, format_time)
-        _frames(c, a.frames, b.frames)
+        if not timing.same(a.head_offset_ns, b.head_offset_ns):
+            c.field("time to first byte", a.head_offset_ns, b.head_offset_ns, format_time)
+        _frames(c, a.frames, b.frames, timing)
         _events(c, a, b)
     c.field("end", x.end.kind.value, y.end.kind.value)
-    c.field("end time", x.end.offset_ns, y.end.offset_ns, format_time)
+    if not timing.same(x.end.offset_ns, y.end.offset_ns):
+        c.field("end time", x.end.offset_ns, y.end.offset_ns, format_time)
     c.field("end message", x.end.message, y.end.message)
     c.field("faults", x.faults, y.faults, lambda f: " ".join(f) or "(none)")
     return c.out
@@ -154,8 +178,9 @@ def _key(x: Interaction) -> tuple[str, str, bytes]:
     return (x.request.method, x.request.url, x.request.body)
 
 
-def diff(a: Cassette, b: Cassette) -> list[Difference]:
-    """Every difference between cassettes ``a`` and ``b`` (empty if they are equal)."""
+def diff(a: Cassette, b: Cassette, timing: Timing = Timing()) -> list[Difference]:
+    """Every difference between cassettes ``a`` and ``b`` (empty if they are equal), with
+    times compared as ``timing`` says."""
     out: list[Difference] = []
     if a.meta != b.meta:
         ma, mb = (", ".join(f"{k}={v}" for k, v in c.meta) for c in (a, b))
@@ -165,7 +190,7 @@ def diff(a: Cassette, b: Cassette) -> list[Difference]:
     for op, a1, a2, b1, b2 in matcher.get_opcodes():
         paired = min(a2 - a1, b2 - b1) if op == "replace" else (a2 - a1 if op == "equal" else 0)
         for k in range(paired):
-            out.extend(_pair(a1 + k, xs[a1 + k], b1 + k, ys[b1 + k]))
+            out.extend(_pair(a1 + k, xs[a1 + k], b1 + k, ys[b1 + k], timing))
         for i in range(a1 + paired, a2):
             out.append(Difference("interaction", i, None, _label(xs[i]), "only in A", "", ""))
         for j in range(b1 + paired, b2):

@@ -11,13 +11,17 @@ are equal, where:
   ignored); fields named by JSON pointer in ``ignore_body_fields`` are dropped from both sides;
   other bodies are compared byte for byte;
 - a value the recorder redacted (see :data:`REDACTED`) matches anything: the secret is gone, so
-  it cannot be compared.
+  it cannot be compared;
+- with ``equivalence`` (the default), bodies the provider documents as the same request are
+  equal (:mod:`replayproxy.core.equivalence`: one text part vs a string, ``tool_choice: "auto"``
+  with tools vs absent, ...).
 
 Identical requests take identical recorded interactions in recorded order. When they are used
 up, the next one is a miss unless ``allow_repeats`` (then the last one is served again).
 
-A miss carries the nearest recorded interaction and the differences, including the first
-differing JSON pointer, so the report can say *why* nothing matched.
+A miss carries the nearest recorded interaction and **every** difference from it, ranked (host,
+method, path, query, then each differing body member by JSON pointer), with the options that
+would make it match, so one run says everything that has to change.
 
 The :class:`Matcher` keeps the "used" counts; it is not thread-safe (callers hold a lock).
 """
@@ -26,11 +30,13 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, quote, urlsplit
 
+from replayproxy.core.equivalence import canonical
+from replayproxy.core.explanation import Difference, Miss
 from replayproxy.core.model import Interaction, Request
 from replayproxy.core.redact import DEFAULT_QUERY_PARAMS, REDACTED_TEXT, is_redacted, redact_url
 from replayproxy.errors import UsageError
@@ -44,6 +50,7 @@ __all__ = [
     "Miss",
     "describe_request",
     "diff_requests",
+    "explain_differences",
     "parse_pointer",
 ]
 
@@ -68,6 +75,10 @@ def _format_pointer(tokens: Sequence[str]) -> str:
     return "".join("/" + t.replace("~", "~0").replace("/", "~1") for t in tokens)
 
 
+def _pointer_order(tokens: tuple[str, ...]) -> tuple[tuple[int, int, str], ...]:
+    return tuple((0, int(t), "") if t.isdigit() else (1, 0, t) for t in tokens)
+
+
 @dataclass(frozen=True, slots=True)
 class MatchOptions:
     """How requests are compared. ``ignore_body_fields`` are JSON pointers (``/stream_options``)."""
@@ -76,27 +87,18 @@ class MatchOptions:
     ignore_body_fields: tuple[str, ...] = ()
     match_host: bool = False
     allow_repeats: bool = False
+    equivalence: bool = True
+    """Treat requests the provider documents as identical as equal (see module docstring)."""
     _pointers: tuple[tuple[str, ...], ...] = field(default=(), init=False, repr=False)
 
     def __post_init__(self) -> None:
         pointers = tuple(parse_pointer(p) for p in self.ignore_body_fields)
         if any(p == () for p in pointers):
             raise UsageError("--ignore-body-field '' would ignore the whole body")
+        # Later array items first: "/x/0 /x/1" then name the items as they were in the request
+        # (dropping /x/0 first would shift /x/1 out of reach).
+        pointers = tuple(sorted(pointers, key=_pointer_order, reverse=True))
         object.__setattr__(self, "_pointers", pointers)
-
-
-@dataclass(frozen=True, slots=True)
-class Difference:
-    """One way a request differs from a recorded one (``part`` is method/host/path/query/body)."""
-
-    part: str
-    recorded: str
-    requested: str
-    pointer: str | None = None
-
-    def __str__(self) -> str:
-        where = self.part if self.pointer is None else f"body at {self.pointer or '/'}"
-        return f"{where}: recorded {self.recorded}, requested {self.requested}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,47 +107,6 @@ class Hit:
 
     index: int
     replay_count: int
-
-
-@dataclass(frozen=True, slots=True)
-class Miss:
-    """No recorded interaction is available; ``nearest`` and ``differences`` say why."""
-
-    request: str
-    nearest: int | None
-    differences: tuple[Difference, ...]
-    used_up: bool = False
-    reason: str = ""
-    """Set when the request matched but could not be served (e.g. a fault that cannot apply)."""
-
-    def explain(self) -> str:
-        """A multi-line, human-readable explanation (the unmatched response body)."""
-        lines = [f"replayproxy: no recorded interaction matches {self.request}"]
-        if self.reason:
-            lines[0] = f"replayproxy: cannot serve {self.request} (recorded #{self.nearest})"
-            lines.append(self.reason)
-        elif self.nearest is None:
-            lines.append("the cassette holds no interactions")
-        elif self.used_up:
-            lines.append(
-                f"it matches recorded interaction #{self.nearest}, but every matching "
-                "interaction was already replayed (pass --allow-repeats to serve the last again)"
-            )
-        else:
-            lines.append(f"closest recorded interaction: #{self.nearest}, which differs in")
-            lines.extend(f"  {d}" for d in self.differences)
-        return "\n".join(lines)
-
-    def one_line(self) -> str:
-        """A one-line summary, for stderr."""
-        if self.reason:
-            return f"cannot serve {self.request} (#{self.nearest}): {self.reason}"
-        if self.nearest is None:
-            return f"unmatched {self.request}: the cassette is empty"
-        if self.used_up:
-            return f"unmatched {self.request}: #{self.nearest} matches but was used up"
-        diffs = "; ".join(str(d) for d in self.differences)
-        return f"unmatched {self.request}: nearest #{self.nearest} differs in {diffs}"
 
 
 def describe_request(request: Request) -> str:
@@ -190,32 +151,35 @@ def _drop(doc: Any, tokens: tuple[str, ...]) -> Any:
     return doc
 
 
-def _first_json_difference(
+def _json_differences(
     recorded: Any, requested: Any, path: tuple[str, ...] = ()
-) -> tuple[tuple[str, ...], Any, Any] | None:
-    """The first place (in document order) where two JSON values differ, or ``None``."""
+) -> Iterator[tuple[tuple[str, ...], Any, Any]]:
+    """Every place (in document order) where two JSON values differ: the leaves that differ,
+    and the members or items only one side has."""
     if _is_redacted(recorded):
-        return None
+        return
     if isinstance(recorded, dict) and isinstance(requested, dict):
         for key in list(recorded) + [k for k in requested if k not in recorded]:
-            found = _first_json_difference(
+            yield from _json_differences(
                 recorded.get(key, _MISSING), requested.get(key, _MISSING), (*path, key)
             )
-            if found is not None:
-                return found
-        return None
+        return
     if isinstance(recorded, list) and isinstance(requested, list):
         for i in range(max(len(recorded), len(requested))):
             a = recorded[i] if i < len(recorded) else _MISSING
             b = requested[i] if i < len(requested) else _MISSING
-            found = _first_json_difference(a, b, (*path, str(i)))
-            if found is not None:
-                return found
-        return None
+            yield from _json_differences(a, b, (*path, str(i)))
+        return
     # bool is an int in Python: keep `true` and `1` apart.
     if type(recorded) is not type(requested) or recorded != requested:
-        return (path, recorded, requested)
-    return None
+        yield (path, recorded, requested)
+
+
+def _first_json_difference(
+    recorded: Any, requested: Any
+) -> tuple[tuple[str, ...], Any, Any] | None:
+    """The first place where two JSON values differ, or ``None`` (stops there: the fast path)."""
+    return next(_json_differences(recorded, requested), None)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -230,19 +194,38 @@ def _parse_json(body: bytes) -> Any:
         return _MISSING
 
 
-def _body_difference(recorded: bytes, requested: bytes, options: MatchOptions) -> Difference | None:
-    a, b = _parse_json(recorded), _parse_json(requested)
-    if a is _MISSING or b is _MISSING:
-        if recorded == requested:
-            return None
-        return Difference("body", f"{len(recorded)} bytes", f"{len(requested)} bytes (not equal)")
+def _comparable(doc: Any, path: str, options: MatchOptions) -> Any:
+    """A parsed body as matching compares it: in canonical form (with ``equivalence``), then
+    without the ignored fields. The explanation's pointers refer to this form, so the options
+    it suggests act on what it showed."""
+    if doc is _MISSING:
+        return doc
+    if options.equivalence:
+        doc = canonical(path, doc)
     for pointer in options._pointers:
-        a, b = _drop(a, pointer), _drop(b, pointer)
-    found = _first_json_difference(a, b)
-    if found is None:
-        return None
-    path, x, y = found
-    return Difference("body", _short(x), _short(y), pointer=_format_pointer(path))
+        doc = _drop(doc, pointer)
+    return doc
+
+
+def _body_differences(
+    recorded: Request, requested: Request, options: MatchOptions
+) -> list[Difference]:
+    a, b = _parse_json(recorded.body), _parse_json(requested.body)
+    if a is _MISSING or b is _MISSING:
+        if recorded.body == requested.body:
+            return []
+        return [
+            Difference(
+                "body", f"{len(recorded.body)} bytes", f"{len(requested.body)} bytes (not equal)"
+            )
+        ]
+    a, b = _comparable(a, recorded.path, options), _comparable(b, requested.path, options)
+    out = []
+    for path, x, y in _json_differences(a, b):
+        pointer = _format_pointer(path)
+        option = f"--ignore-body-field {pointer}" if path else None
+        out.append(Difference("body", _short(x), _short(y), pointer=pointer, option=option))
+    return out
 
 
 def _query(url: str, options: MatchOptions) -> list[tuple[str, str]]:
@@ -256,45 +239,71 @@ def _query(url: str, options: MatchOptions) -> list[tuple[str, str]]:
     )
 
 
-def _query_difference(recorded: str, requested: str, options: MatchOptions) -> Difference | None:
+def _query_differences(recorded: str, requested: str, options: MatchOptions) -> list[Difference]:
     a, b = _query(recorded, options), _query(requested, options)
     redacted = {k for k, v in a if _is_redacted(v)}
     a = [(k, v) for k, v in a if k not in redacted]
     b = [(k, v) for k, v in b if k not in redacted]
     if a == b:
-        return None
+        return []
 
     def show(pairs: list[tuple[str, str]]) -> str:
         return "&".join(f"{k}={v}" for k, v in pairs) or "(none)"
 
-    return Difference("query", show(a), show(b))
+    out = []
+    for name in dict.fromkeys(k for k, _ in a + b):
+        x = [(k, v) for k, v in a if k == name]
+        y = [(k, v) for k, v in b if k == name]
+        if x != y:
+            out.append(
+                Difference("query", show(x), show(y), option=f"--ignore-query {quote(name)}")
+            )
+    return out
+
+
+def _host(url: str) -> str:
+    return urlsplit(url).netloc.lower()
 
 
 def diff_requests(
     recorded: Request, requested: Request, options: MatchOptions = MatchOptions()
 ) -> tuple[Difference, ...]:
-    """Every part in which ``requested`` differs from ``recorded``; empty means they match."""
+    """Every part in which ``requested`` differs from ``recorded``; empty means they match.
+
+    Ranked: host (with ``match_host``), method, path, each query parameter, each body member.
+    """
     diffs: list[Difference] = []
+    if options.match_host and _host(recorded.url) != _host(requested.url):
+        diffs.append(Difference("host", _host(recorded.url), _host(requested.url)))
     if recorded.method.upper() != requested.method.upper():
         diffs.append(Difference("method", recorded.method, requested.method))
-    if options.match_host:
-        a, b = urlsplit(recorded.url).netloc.lower(), urlsplit(requested.url).netloc.lower()
-        if a != b:
-            diffs.append(Difference("host", a, b))
     if recorded.path != requested.path:
         diffs.append(Difference("path", recorded.path, requested.path))
-    query = _query_difference(recorded.url, requested.url, options)
-    if query is not None:
-        diffs.append(query)
-    body = _body_difference(recorded.body, requested.body, options)
-    if body is not None:
-        diffs.append(body)
+    diffs.extend(_query_differences(recorded.url, requested.url, options))
+    diffs.extend(_body_differences(recorded, requested, options))
     return tuple(diffs)
+
+
+def explain_differences(
+    recorded: Request, requested: Request, options: MatchOptions = MatchOptions()
+) -> tuple[Difference, ...]:
+    """:func:`diff_requests`, plus a different host shown first even when it is not compared:
+    a request to another host (a cost map, a telemetry endpoint) is told apart at a glance."""
+    diffs = diff_requests(recorded, requested, options)
+    a, b = _host(recorded.url), _host(requested.url)
+    if not options.match_host and a and b and a != b:
+        diffs = (Difference("host", a, b, compared=False), *diffs)
+    return diffs
 
 
 # A miss is explained against the recorded interaction that differs least; a different method
 # or path says more about "which one did you mean" than a different body does.
+# Ties go to the interaction with fewer differences, then to one recorded for the same host.
 _WEIGHT = {"method": 4, "path": 8, "host": 2, "query": 2, "body": 1}
+
+
+def _weight(diffs: Sequence[Difference]) -> int:
+    return sum(_WEIGHT[part] for part in {d.part for d in diffs})
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,10 +327,7 @@ class _Key:
 def _key(request: Request, options: MatchOptions) -> _Key:
     parts = urlsplit(request.url)
     query = _query(request.url, options)
-    doc = _parse_json(request.body)
-    if doc is not _MISSING:
-        for pointer in options._pointers:
-            doc = _drop(doc, pointer)
+    doc = _comparable(_parse_json(request.body), request.path, options)
     return _Key(
         request.method.upper(),
         parts.netloc.lower() if options.match_host else "",
@@ -392,15 +398,29 @@ class Matcher:
         if candidates and self.options.allow_repeats:
             return self._use(candidates[-1])
         if candidates:
-            return Miss(describe_request(request), candidates[-1], (), used_up=True)
+            return Miss(
+                describe_request(request),
+                candidates[-1],
+                (),
+                used_up=True,
+                host=_host(request.url),
+            )
         diffs = [diff_requests(i.request, request, self.options) for i in self.interactions]
         if not diffs:
-            return Miss(describe_request(request), None, ())
+            return Miss(describe_request(request), None, (), host=_host(request.url))
+        host = _host(request.url)
         nearest = min(
             range(len(diffs)),
-            key=lambda n: (sum(_WEIGHT[d.part] for d in diffs[n]), self.uses[n] > 0, n),
+            key=lambda n: (
+                _weight(diffs[n]),
+                len(diffs[n]),
+                _host(self.interactions[n].request.url) != host,
+                self.uses[n] > 0,
+                n,
+            ),
         )
-        return Miss(describe_request(request), nearest, diffs[nearest])
+        explained = explain_differences(self.interactions[nearest].request, request, self.options)
+        return Miss(describe_request(request), nearest, explained, host=host)
 
     def _use(self, n: int) -> Hit:
         hit = Hit(n, self.uses[n])

@@ -141,6 +141,14 @@ REPLAY_OPTIONS: tuple[OptionDef, ...] = (
         False,
         "Also require the host to match (ignored by default).",
     ),
+    OptionDef(
+        "no_equivalence",
+        Kind.FLAG,
+        False,
+        "Compare request bodies exactly (key order still ignored), not the shapes the provider "
+        "documents as identical (a string vs one text part, tool_choice auto, ...; see "
+        "docs/replay.md).",
+    ),
 )
 
 _BY_NAME = {o.name: o for o in REPLAY_OPTIONS}
@@ -199,5 +207,6 @@ def settings_from(values: Mapping[str, Any]) -> ReplaySettings:
             ignore_body_fields=_strings(get["ignore_body_field"]),
             match_host=bool(get["match_host"]),
             allow_repeats=bool(get["allow_repeats"]),
+            equivalence=not get["no_equivalence"],
         ),
     )

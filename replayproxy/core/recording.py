@@ -35,7 +35,13 @@ from dataclasses import dataclass
 from replayproxy.core.model import Ending, EndKind, Frame, Header, Interaction, Request, Response
 from replayproxy.core.redact import Redactor
 
-__all__ = ["ResponseHead", "build_interaction", "classify_end", "ending_from_error"]
+__all__ = [
+    "ResponseHead",
+    "build_interaction",
+    "classify_end",
+    "ending_from_error",
+    "is_tls_verification_failure",
+]
 
 _INCOMPLETE = re.compile(
     r"incomplete chunked read|received \d+ bytes, expected \d+|peer closed connection"
@@ -44,6 +50,15 @@ _INCOMPLETE = re.compile(
 )
 _RESET = re.compile(r"stream reset|connection reset|econnreset|errno 104\b", re.IGNORECASE)
 _CLIENT_GONE = re.compile(r"client disconnected|\(CANCEL\)", re.IGNORECASE)
+# mitmproxy 11/12: "Server TLS handshake failed. Certificate verify failed: unable to get local
+# issuer certificate" (the flow's error), OpenSSL's "CERTIFICATE_VERIFY_FAILED".
+_TLS_VERIFY = re.compile(r"certificate verify failed|certificate_verify_failed", re.IGNORECASE)
+
+
+def is_tls_verification_failure(message: str) -> bool:
+    """Whether an error means the upstream's certificate was not trusted: a setup problem of
+    the recording (``--upstream-ca``), not something the API did, so not an interaction."""
+    return bool(_TLS_VERIFY.search(message))
 
 
 @dataclass(frozen=True, slots=True)

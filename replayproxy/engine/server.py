@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
 import threading
 from collections.abc import Sequence
@@ -38,6 +39,8 @@ class ReplayServer:
         speed: 1 = as recorded, 2 = twice as fast, 0 = no waiting.
         faults: fault specs (strings or parsed ``FaultSpec``) applied to every response.
         options: :class:`~replayproxy.core.matching.MatchOptions`.
+        equivalence: ``False`` compares request bodies exactly instead of treating requests
+            the provider documents as identical as equal (overrides ``options.equivalence``).
         on_miss: called (on the server thread) with each :class:`~replayproxy.core.matching.Miss`.
         port: 0 picks a free port.
 
@@ -45,7 +48,9 @@ class ReplayServer:
     ``stop()`` closes every connection (a hung response ends then). ``session`` exposes the
     :class:`~replayproxy.engine.session.ReplaySession` (``session.misses``), ``summary()``
     the totals.
-    Unmatched requests get a 500 with ``x-replayproxy-unmatched: 1`` and an explanation.
+    Unmatched requests get a 500 with ``x-replayproxy-unmatched: 1`` and an explanation in the
+    provider's JSON error shape (so SDK exceptions show it); ``on_miss`` or ``session.misses``
+    give the :class:`~replayproxy.core.matching.Miss` itself (``miss.explain()``).
     """
 
     def __init__(
@@ -55,9 +60,12 @@ class ReplayServer:
         speed: float = 1.0,
         faults: Sequence[str | FaultSpec] = (),
         options: MatchOptions | None = None,
+        equivalence: bool | None = None,
         on_miss: MissHandler | None = None,
         port: int = 0,
     ) -> None:
+        if equivalence is not None:
+            options = dataclasses.replace(options or MatchOptions(), equivalence=equivalence)
         self.session = ReplaySession(
             cassette, speed=speed, faults=faults, options=options, on_miss=on_miss
         )

@@ -22,9 +22,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from replayproxy import store
 from replayproxy.core import faults as faults_mod
+from replayproxy.core.error_body import error_body
 from replayproxy.core.faults import FaultSpec
 from replayproxy.core.matching import Matcher, MatchOptions, Miss, describe_request
 from replayproxy.core.model import Cassette, Interaction, Request
@@ -35,6 +37,7 @@ from replayproxy.engine.recording import CassetteSink
 from replayproxy.errors import ReplayProxyError, UsageError
 
 __all__ = [
+    "UNMATCHED_EXPLANATION_HEADER",
     "UNMATCHED_HEADER",
     "UNMATCHED_STATUS",
     "Passthrough",
@@ -85,23 +88,42 @@ class Summary:
 
     def line(self) -> str:
         """The one-line summary printed to stderr on exit."""
-        unused = f"{len(self.unused)} of {self.recorded} recorded interactions never used"
+        unused = f"{len(self.unused)} of {_count(self.recorded, 'recorded interaction')} never used"
         if self.unused:
             shown = ", ".join(f"#{n}" for n in self.unused[:10])
             unused += f" ({shown}{', ...' if len(self.unused) > 10 else ''})"
-        new = f", {self.new} new interactions recorded" if self.new else ""
+        new = f", {_count(self.new, 'new interaction')} recorded" if self.new else ""
         return (
-            f"replayproxy: {self.served} interactions served, "
-            f"{self.unmatched} unmatched requests, {unused}{new}"
+            f"replayproxy: {_count(self.served, 'interaction')} served, "
+            f"{_count(self.unmatched, 'unmatched request')}, {unused}{new}"
         )
 
 
-def unmatched_response(miss: Miss) -> tuple[int, tuple[tuple[bytes, bytes], ...], bytes]:
-    """Status, headers and body of the response sent for an unmatched request."""
-    body = (miss.explain() + "\n").encode("utf-8")
+def _count(n: int, noun: str) -> str:
+    """``1 interaction``, ``2 interactions`` (English plural, the nouns used here)."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+UNMATCHED_EXPLANATION_HEADER = "x-replayproxy-explanation"
+"""A one-line, ASCII form of the explanation (:meth:`Miss.short`)."""
+
+
+def unmatched_response(
+    miss: Miss, path: str | None = None
+) -> tuple[int, tuple[tuple[bytes, bytes], ...], bytes]:
+    """Status, headers and body of the response sent for an unmatched request.
+
+    The body is the provider's JSON error shape for ``path`` (by default the path in
+    ``miss.request``), its message the full explanation, so SDK exceptions show it
+    (:func:`~replayproxy.core.error_body.error_body`).
+    """
+    if path is None:
+        path = urlsplit(miss.request.partition(" ")[2]).path
+    extra, body = error_body(path, miss.explain(), status=UNMATCHED_STATUS)
     headers = (
-        (b"content-type", b"text/plain; charset=utf-8"),
+        *extra,
         (UNMATCHED_HEADER.encode(), b"1"),
+        (UNMATCHED_EXPLANATION_HEADER.encode(), miss.short().encode("ascii")),
         (b"content-length", str(len(body)).encode()),
     )
     return UNMATCHED_STATUS, headers, body

@@ -11,7 +11,7 @@ import os
 from collections.abc import Iterator, Mapping
 from urllib.parse import urlsplit
 
-__all__ = ["CA_ENV_VARS", "PROXY_ENV_VARS", "child_env", "patched_environ"]
+__all__ = ["CA_ENV_VARS", "NODE_PROXY_ENV", "PROXY_ENV_VARS", "child_env", "patched_environ"]
 
 PROXY_ENV_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")
 """Set to the proxy URL for a wrapped command in forward mode."""
@@ -25,6 +25,11 @@ CA_ENV_VARS = (
 )
 """Set to mitmproxy's CA certificate for a wrapped command in forward mode: OpenSSL-based
 clients (httpx, the openai/anthropic SDKs, Python ``ssl``), requests, curl, Node, boto3."""
+
+NODE_PROXY_ENV = {"NODE_USE_ENV_PROXY": "1"}
+"""Set in forward mode: Node's built-in ``fetch`` (which the openai and anthropic Node SDKs
+use) ignores ``HTTPS_PROXY`` unless this is set (honoured from Node 24 and 22.21; older Node
+ignores it, see docs/clients.md)."""
 
 _NO_PROXY_VARS = ("NO_PROXY", "no_proxy")
 
@@ -42,7 +47,8 @@ def child_env(
 
     Forward mode: ``HTTP_PROXY``/``HTTPS_PROXY`` and their lower-case twins point at the
     proxy; ``SSL_CERT_FILE``, ``REQUESTS_CA_BUNDLE``, ``CURL_CA_BUNDLE``,
-    ``NODE_EXTRA_CA_CERTS``, ``AWS_CA_BUNDLE`` at its CA; ``NO_PROXY``/``no_proxy`` are set to
+    ``NODE_EXTRA_CA_CERTS``, ``AWS_CA_BUNDLE`` at its CA; ``NODE_USE_ENV_PROXY=1`` makes Node's
+    ``fetch`` (Node 24, 22.21+) use the proxy; ``NO_PROXY``/``no_proxy`` are set to
     ``""`` so that an inherited bypass list (often ``localhost,127.0.0.1``) does not route
     loopback or internal hosts around the proxy. (httpx, requests and curl 7.88 do not bypass
     proxies for loopback on their own; only ``NO_PROXY`` makes them.)
@@ -60,6 +66,7 @@ def child_env(
                 env[name] = os.fspath(ca_cert)
         for name in _NO_PROXY_VARS:
             env[name] = ""
+        env.update(NODE_PROXY_ENV)
     else:
         host = urlsplit(proxy_url).hostname or "127.0.0.1"
         for name in _NO_PROXY_VARS:

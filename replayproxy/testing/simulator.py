@@ -215,10 +215,44 @@ class Simulator:
         self.stop()
 
 
+_DESCRIPTION = """\
+A local stand-in for the LLM provider APIs: it streams real provider payloads (shipped in
+replayproxy/testing/payloads) with provider-like timing, offline, on 127.0.0.1. Use it to try
+`replayproxy record` without an API key, or as the upstream in tests.
+
+Routes (POST unless noted; anything else is a 404 in the provider's error shape):
+  /v1/chat/completions                       OpenAI Chat (tool call when the body has "tools";
+                                             one JSON body when "stream" is not true)
+  /v1/responses                              OpenAI Responses
+  /v1/messages                               Anthropic Messages (tool use with "tools")
+  /v1beta/models/MODEL:streamGenerateContent Gemini (SSE, as ?alt=sse)
+  /model/MODEL/converse-stream               Bedrock ConverseStream (AWS event stream)
+  GET /v1/models                             OpenAI model list
+Per-request knobs (x-sim-* headers or sim-* query parameters: ttfb, gaps, errors, resets,
+...) are listed in replayproxy.testing.behavior.
+
+Prints "listening on URL" once ready; stops cleanly on Ctrl-C or SIGTERM."""
+
+_EPILOG = """\
+HTTPS: make a throwaway CA and a certificate for 127.0.0.1/localhost with trustme (installed
+with replayproxy's test extra, or `pip install trustme`):
+
+  python -m trustme        # writes server.pem, server.key and client.pem (the CA) here
+  python -m replayproxy.testing.simulator --tls-cert server.pem --tls-key server.key
+
+Clients then trust client.pem: SSL_CERT_FILE=client.pem, or
+`replayproxy record --upstream https://127.0.0.1:PORT --upstream-ca client.pem ...`."""
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run a simulator in the foreground (see module doc)."""
-    ap = argparse.ArgumentParser(prog="python -m replayproxy.testing.simulator")
-    ap.add_argument("--port", type=int, default=0)
+    ap = argparse.ArgumentParser(
+        prog="python -m replayproxy.testing.simulator",
+        description=_DESCRIPTION,
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0: any free port)")
     ap.add_argument("--tls-cert", help="PEM file: server certificate chain")
     ap.add_argument("--tls-key", help="PEM file: private key")
     ap.add_argument("--ttfb-ms", help="default time to first byte (ms)")

@@ -149,6 +149,27 @@ def test_diff_exits_1_and_lists_differences(sample: Path, tmp_path: Path) -> Non
     assert {d["level"] for d in found} == {"frame", "event"}
 
 
+def test_diff_ignore_timing_and_tolerance_on_a_rerecording(tmp_path: Path) -> None:
+    """--ignore-timing shrinks a jittered, re-split re-recording to one line; --time-tolerance
+    hides jitter within it; both still exit 1 on a real difference, 0 without one."""
+    from tests.core.test_diff import rerecorded
+
+    a = ROOT / "cassettes" / "openai-chat-text.cassette"
+    b, c = tmp_path / "b.cassette", tmp_path / "c.cassette"
+    store.save(b, rerecorded(store.load(a), 3_000_000, seed=3, resplit=True))
+    store.save(c, rerecorded(store.load(a), 3_000_000, seed=3))
+    code, out, _ = rp("cassette", "diff", str(a), str(b))
+    assert code == 1 and len(out.splitlines()) > 100
+    code, out, _ = rp("cassette", "diff", str(a), str(b), "--ignore-timing")
+    assert code == 1
+    assert out.splitlines()[0].endswith("frame splits (same bytes):")
+    assert len(out.splitlines()) == 3
+    assert rp("cassette", "diff", str(a), str(c), "--time-tolerance", "3") == (0, "", "")
+    assert rp("cassette", "diff", str(a), str(c), "--time-tolerance", "0.5")[0] == 1
+    code, _, err = rp("cassette", "diff", str(a), str(c), "--time-tolerance", "-1")
+    assert code == 2 and "-1" in err
+
+
 @examples
 def test_plot_is_valid_svg_for_every_example(example: Path, tmp_path: Path) -> None:
     """plot writes a well-formed SVG with a lane label per interaction."""

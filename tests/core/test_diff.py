@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 from hypothesis import given
+from hypothesis import strategies as st
 
-from replayproxy.core.diff import diff
+from replayproxy import store
+from replayproxy.core.diff import Timing, diff
 from replayproxy.core.edit import Edits, apply
-from replayproxy.core.model import Cassette, EndKind
+from replayproxy.core.model import Cassette, EndKind, Frame
 from tests.cassette.builders import cassettes, sample_cassette
 
 
@@ -68,3 +71,66 @@ def test_timing_changes_show_per_frame() -> None:
     times = [(d.what, d.a, d.b) for d in diff(a, b) if d.level == "frame"]
     assert times[0] == ("frame 0 time", "+70ms", "+140ms")
     assert len(times) == 4
+
+
+# -- two recordings of one stream: timing jitter and re-split frames ----------------------------
+
+import random  # noqa: E402
+
+SHIPPED = Path(__file__).resolve().parents[2] / "cassettes" / "openai-chat-text.cassette"
+
+
+def rerecorded(c: Cassette, jitter_ns: int, seed: int, resplit: bool = False) -> Cassette:
+    """The same stream as a second recording would give it: every time moved by up to
+    ``jitter_ns``, and (``resplit``) neighbouring frames coalesced now and then."""
+    rnd = random.Random(seed)
+    (x,) = c.interactions
+    assert x.response is not None
+    frames: list[Frame] = []
+    for f in x.response.frames:
+        t = max(0, f.offset_ns + rnd.randint(-jitter_ns, jitter_ns))
+        t = max(t, frames[-1].offset_ns if frames else 0)
+        if resplit and frames and rnd.random() < 0.2:
+            frames[-1] = Frame(frames[-1].offset_ns, frames[-1].data + f.data)
+        else:
+            frames.append(Frame(t, f.data))
+    response = replace(
+        x.response,
+        frames=tuple(frames),
+        head_offset_ns=x.response.head_offset_ns + rnd.randint(0, jitter_ns),
+    )
+    end = replace(x.end, offset_ns=x.end.offset_ns + jitter_ns)
+    return c.with_interactions((replace(x, response=response, end=end),))
+
+
+def test_ignore_timing_reduces_a_rerecording_to_its_real_differences() -> None:
+    """Jittered, re-split: hundreds of lines; --ignore-timing leaves one 'frame splits' line."""
+    a = store.load(SHIPPED)
+    b = rerecorded(a, 3_000_000, seed=1, resplit=True)
+    assert len(diff(a, b)) > 50
+    (d,) = diff(a, b, Timing(ignore=True))
+    assert d.what == "frame splits (same bytes)" and d.a != d.b
+
+
+def test_a_real_content_difference_survives_ignore_timing() -> None:
+    """A changed byte is still reported with timing ignored."""
+    a = store.load(SHIPPED)
+    b = rerecorded(a, 3_000_000, seed=2)
+    (x,) = b.interactions
+    assert x.response is not None
+    frames = list(x.response.frames)
+    frames[5] = Frame(frames[5].offset_ns, frames[5].data.replace(b"data:", b"data: "))
+    b = b.with_interactions((replace(x, response=replace(x.response, frames=tuple(frames))),))
+    whats = {d.what for d in diff(a, b, Timing(ignore=True))}
+    assert "frame 5" in whats and any(w.startswith("event ") for w in whats)
+    assert not any("time" in w for w in whats)
+
+
+@given(st.integers(0, 5_000_000), st.integers(0, 2**16))
+def test_times_within_the_tolerance_are_equal(jitter_ns: int, seed: int) -> None:
+    """Jitter within the tolerance gives no difference; the tolerance is inclusive."""
+    a = store.load(SHIPPED)
+    b = rerecorded(a, jitter_ns, seed)
+    assert diff(a, b, Timing(tolerance_ns=jitter_ns)) == []
+    if jitter_ns and diff(a, b):
+        assert all("time" in d.what for d in diff(a, b))

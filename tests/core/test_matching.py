@@ -253,6 +253,7 @@ _options = st.builds(
     ignore_body_fields=st.sampled_from([(), ("/stream_options",), ("/stream_options/x", "/n")]),
     match_host=st.booleans(),
     allow_repeats=st.booleans(),
+    equivalence=st.booleans(),
 )
 
 
@@ -325,3 +326,118 @@ def test_matcher_picks_what_diff_requests_says_matches(
             assert got.used_up == bool(candidates)
             if candidates:
                 assert got.nearest == candidates[-1]
+
+
+# -- explaining a miss: every difference, ranked, with the options that fix it ------------------
+
+RESPONSES = "https://api.openai.com/v1/responses"
+
+
+def test_a_miss_names_every_difference_and_the_host_with_a_pasteable_fix() -> None:
+    """Three differing body fields and another host give one explanation naming all four."""
+    rec = post(RESPONSES, {"model": "m", "input": "hi", "stream": True})
+    req = post(
+        "http://127.0.0.1:9/v1/responses",
+        {
+            "model": "m",
+            "input": "hello",
+            "stream": True,
+            "include": ["reasoning.encrypted_content"],
+            "tool_choice": "required",
+        },
+    )
+    miss = Matcher(recorded(rec)).match(req)
+    assert isinstance(miss, Miss) and miss.nearest == 0 and miss.host == "127.0.0.1:9"
+    assert [(d.part, d.pointer) for d in miss.differences] == [
+        ("host", None),
+        ("body", "/input"),
+        ("body", "/include"),
+        ("body", "/tool_choice"),
+    ]
+    text = miss.explain()
+    assert "host 127.0.0.1:9" in text.splitlines()[0]
+    assert "differs in 4 places" in text
+    assert "host: recorded api.openai.com, requested 127.0.0.1:9 (not compared" in text
+    fix = "--ignore-body-field /input --ignore-body-field /include --ignore-body-field /tool_choice"
+    assert f"to match it, add: {fix}" in text
+    assert miss.fixable
+    assert " ".join(miss.options) == fix
+    # The options it suggests do make the request match.
+    opts = MatchOptions(ignore_body_fields=("/input", "/include", "/tool_choice"))
+    assert isinstance(Matcher(recorded(rec), opts).match(req), Hit)
+    short = miss.short()
+    assert short.isascii() and "\n" not in short
+    assert "host, /input, /include, /tool_choice" in short and fix in short
+
+
+def test_query_differences_are_one_per_parameter_with_ignore_query() -> None:
+    """Each differing query parameter is its own difference with its --ignore-query option."""
+    miss = Matcher(recorded(post(CHAT + "?a=1&b=2&c=3"))).match(post(CHAT + "?a=1&b=9&c=4"))
+    assert isinstance(miss, Miss)
+    assert [str(d) for d in miss.differences] == [
+        "query: recorded b=2, requested b=9",
+        "query: recorded c=3, requested c=4",
+    ]
+    assert miss.options == ("--ignore-query b", "--ignore-query c") and miss.fixable
+
+
+def test_a_different_path_or_method_has_no_option_and_says_to_record() -> None:
+    """No option makes another path match: the explanation says to record the request."""
+    miss = Matcher(recorded(post(CHAT, {"a": 1}))).match(
+        post("https://api.openai.com/v1/embeddings", {"a": 2})
+    )
+    assert isinstance(miss, Miss) and not miss.fixable
+    text = miss.explain()
+    assert "path: recorded /v1/chat/completions, requested /v1/embeddings" in text
+    assert "no option makes a different path match" in text and "record --append" in text
+    assert "these options clear the other differences: --ignore-body-field /a" in text
+
+
+def test_match_host_differences_say_how_to_stop_comparing_hosts() -> None:
+    """With --match-host a different host is compared and the fix is to leave the flag out."""
+    opts = MatchOptions(match_host=True)
+    miss = Matcher(recorded(post(CHAT)), opts).match(
+        post("https://other.example/v1/chat/completions")
+    )
+    assert isinstance(miss, Miss) and miss.differences[0].compared
+    assert "leave it out" in miss.explain()
+    assert "not compared" not in miss.explain()
+
+
+def test_long_lists_of_differences_are_capped_but_counted() -> None:
+    """A body differing in 30 members lists 20 and counts the rest."""
+    rec = post(body={f"k{i}": i for i in range(30)})
+    miss = Matcher(recorded(rec)).match(post(body={f"k{i}": -i - 1 for i in range(30)}))
+    assert isinstance(miss, Miss) and len(miss.differences) == 30
+    text = miss.explain()
+    assert "differs in 30 places" in text and "... and 10 more" in text
+    assert "body at /k19:" in text and "body at /k20:" not in text
+    assert len(miss.options) == 30
+
+
+def test_the_nearest_is_the_one_with_fewest_differences() -> None:
+    """Between two body-only misses, the one with fewer differing members is nearest."""
+    m = Matcher(recorded(post(body={"a": 1, "b": 1, "c": 1}), post(body={"a": 1, "b": 2, "c": 2})))
+    miss = m.match(post(body={"a": 2, "b": 2, "c": 2}))
+    assert isinstance(miss, Miss) and miss.nearest == 1 and len(miss.differences) == 1
+
+
+def test_used_up_says_restart_or_allow_repeats() -> None:
+    """A used-up recording tells the newcomer each recording is served once per run."""
+    m = Matcher(recorded(post(body={"a": 1})))
+    m.match(post(body={"a": 1}))
+    miss = m.match(post(body={"a": 1}))
+    assert isinstance(miss, Miss) and "restart replayproxy" in miss.explain()
+    assert "--allow-repeats" in miss.short()
+
+
+@given(json_values, json_values)
+def test_every_difference_listed_is_real_and_the_fix_makes_it_match(a: object, b: object) -> None:
+    """Ignoring every suggested pointer makes any two JSON objects match (when fixable)."""
+    rec, req = post(body={"x": a, "y": 1}), post(body={"x": b, "y": 2})
+    miss = Matcher(recorded(rec)).match(req)
+    if isinstance(miss, Miss) and miss.fixable:
+        pointers = tuple(o.removeprefix("--ignore-body-field ") for o in miss.options)
+        assert isinstance(
+            Matcher(recorded(rec), MatchOptions(ignore_body_fields=pointers)).match(req), Hit
+        )

@@ -91,3 +91,16 @@ def test_build_interaction_without_head() -> None:
     )
     assert interaction.response is None
     assert interaction.end.kind is EndKind.NO_RESPONSE
+
+
+def test_tls_verification_failures_are_recognised() -> None:
+    """mitmproxy's and OpenSSL's certificate-verify messages are TLS setup failures; others not."""
+    from replayproxy.core.recording import is_tls_verification_failure
+
+    assert is_tls_verification_failure(
+        "Server TLS handshake failed. Certificate verify failed: unable to get local issuer "
+        "certificate"
+    )
+    assert is_tls_verification_failure("[SSL: CERTIFICATE_VERIFY_FAILED] self-signed certificate")
+    assert not is_tls_verification_failure("Connection refused")
+    assert not is_tls_verification_failure("Server TLS handshake failed. handshake timeout")

@@ -56,7 +56,7 @@ def test_forward_mode_child_env_and_exit_status(tmp_path: Path, confdir: Path) -
     for name in ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS"):
         assert child[name] == ca
     assert child["NO_PROXY"] == child["no_proxy"] == ""
-    assert "0 interaction(s) recorded to" in done.stderr
+    assert "0 interactions recorded to" in done.stderr
     assert load_quiet(cassette).interactions == ()
 
 
@@ -92,7 +92,7 @@ def test_sigint_stops_cleanly_and_keeps_everything(
             proc.signal(signal.SIGINT)
             _out, err = proc.finish()
     assert proc.proc.returncode == 0, err
-    assert err.strip().splitlines()[-1] == f"2 interaction(s) recorded to {cassette}"
+    assert err.strip().splitlines()[-1] == f"2 interactions recorded to {cassette}"
     first, in_flight = load_quiet(cassette).interactions
     assert first.end.kind is EndKind.COMPLETE
     assert in_flight.end.kind is EndKind.ERROR
@@ -115,7 +115,7 @@ def test_sigterm_with_command_stops_command_and_recorder(tmp_path: Path, confdir
     finally:
         proc.kill()
     assert proc.proc.returncode == 128 + signal.SIGTERM, err
-    assert "0 interaction(s) recorded to" in err
+    assert "0 interactions recorded to" in err
 
 
 def test_kill_9_keeps_finished_interactions(
@@ -283,7 +283,8 @@ def test_addon_path_prints_existing_scripts(runner: CliRunner) -> None:
 def test_tls_trust_problems_are_explained_on_stderr(
     tmp_path: Path, confdir: Path, ca_pem: Path, tls_sim: Simulator
 ) -> None:
-    """An untrusted upstream (no --upstream-ca) and a client not trusting mitmproxy are named."""
+    """An untrusted upstream suggests --upstream-ca and is not recorded (unless asked); a
+    client not trusting mitmproxy is named."""
     cassette = tmp_path / "c.cassette"
     url = tls_sim.url + "/v1/models"
     script = f"curl -s -o /dev/null {url}; curl -s -o /dev/null --cacert {ca_pem} {url}; exit 0"
@@ -295,7 +296,17 @@ def test_tls_trust_problems_are_explained_on_stderr(
         "warning: mitmproxy: Server TLS handshake failed. Certificate verify failed" in done.stderr
     )
     assert "warning: mitmproxy: Client TLS handshake failed." in done.stderr
-    assert f"warning: no response from {url}" in done.stderr
-    (interaction,) = load_quiet(cassette).interactions
+    assert f"warning: cannot verify the TLS certificate of {url}" in done.stderr
+    assert "pass --upstream-ca PEM" in done.stderr and "not recorded" in done.stderr
+    assert "0 interactions recorded to" in done.stderr
+    assert load_quiet(cassette).interactions == ()
+    kept = tmp_path / "kept.cassette"
+    done = run_record(
+        ["--confdir", str(confdir), "--record-tls-failures", str(kept), "--",
+         "sh", "-c", f"curl -s -o /dev/null {url}; exit 0"],
+        clean_env(),
+    )  # fmt: skip
+    assert "recorded as no_response" in done.stderr
+    (interaction,) = load_quiet(kept).interactions
     assert interaction.end.kind is EndKind.NO_RESPONSE
     assert "Certificate verify failed" in interaction.end.message

@@ -65,7 +65,7 @@ def test_openai_sdk_forward(
     done = run_record([*args, "--", sys.executable, "-c", OPENAI_SCRIPT], env)
     assert done.returncode == 0, done.stderr
     assert done.stdout.endswith(expected_text(STREAMS["openai-chat-text"]))
-    assert f"1 interaction(s) recorded to {cassette}" in done.stderr
+    assert f"1 interaction recorded to {cassette}" in done.stderr
     # openai (2.x, 3.x) closes the response right after `data: [DONE]`; when that close reaches
     # mitmproxy before the upstream's chunked terminator, the client really left first:
     # `client_gone`, with every frame recorded (the SDK had read them all).

@@ -53,6 +53,30 @@ def test_options_load_a_session_and_force_lazy_connections(cassette_path: Path) 
         assert replayer.session is None
 
 
+def test_equivalence_option_defaults_on_and_turns_off(cassette_path: Path) -> None:
+    """Equivalence is on by default; replayproxy_no_equivalence gives the session exact matching."""
+    replayer = Replayer()
+    with _context(replayer) as tctx:
+        tctx.configure(replayer, replayproxy_replay=str(cassette_path))
+        assert replayer.session is not None and replayer.session.options.equivalence
+        tctx.configure(replayer, replayproxy_no_equivalence=True)
+        assert replayer.session is not None and not replayer.session.options.equivalence
+
+
+def test_replay_server_equivalence_argument_overrides_options() -> None:
+    """ReplayServer(equivalence=False) turns equivalence off, keeping the other options."""
+    from replayproxy.core.matching import MatchOptions
+    from replayproxy.engine.server import ReplayServer
+
+    server = ReplayServer(
+        cassette(interaction([b"data: 1\n\n"])),
+        options=MatchOptions(allow_repeats=True),
+        equivalence=False,
+    )
+    assert not server.session.options.equivalence and server.session.options.allow_repeats
+    assert ReplayServer(cassette(interaction([b"x"]))).session.options.equivalence
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [

@@ -76,8 +76,8 @@ def test_forward_mode_serves_a_wrapped_sdk_and_prints_the_summary(confdir: Path)
     assert lines[1] == f"ca-cert {confdir / 'mitmproxy-ca-cert.pem'}"
     assert lines[2].startswith("Hello! I'm doing well")
     assert done.stderr.strip().splitlines()[-1] == (
-        "replayproxy: 1 interactions served, 0 unmatched requests, "
-        "0 of 1 recorded interactions never used"
+        "replayproxy: 1 interaction served, 0 unmatched requests, "
+        "0 of 1 recorded interaction never used"
     )
 
 
@@ -113,7 +113,7 @@ def test_unmatched_request_fails_the_run_unless_allowed(tmp_path: Path) -> None:
     assert "closest recorded interaction: #0" in done.stdout
     assert "body at /model" in done.stdout
     assert "unmatched: no recorded interaction matches POST /v1/messages" in done.stderr
-    assert "0 interactions served, 1 unmatched requests, 1 of 1" in done.stderr
+    assert "0 interactions served, 1 unmatched request, 1 of 1" in done.stderr
     allowed = run(
         "replay", str(ANTHROPIC), "--upstream", "https://api.anthropic.invalid",
         "--listen", "127.0.0.1:0", "--allow-unmatched", "--", sys.executable, "-c", MISS_CLIENT,
@@ -208,7 +208,7 @@ def test_torn_cassette_replays_what_loaded_with_a_warning(tmp_path: Path) -> Non
     assert done.returncode == 0, done.stderr
     assert "200 data: 1" in done.stdout
     assert done.stderr.startswith("warning: ") and "torn tail" in done.stderr
-    assert "1 interactions served, 0 unmatched requests, 0 of 1" in done.stderr
+    assert "1 interaction served, 0 unmatched requests, 0 of 1" in done.stderr
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
@@ -235,3 +235,38 @@ def test_a_stop_right_after_the_ready_line_is_clean(tmp_path: Path, signum: int)
             proc.wait()
     assert proc.returncode == 0, err
     assert "replayproxy: 0 interactions served, 0 unmatched requests" in err
+
+
+ENV_CLIENT = "import os; print(os.environ.get('NODE_USE_ENV_PROXY'))"
+
+
+def test_a_command_that_sends_nothing_is_warned_or_failed() -> None:
+    """No request reached the proxy: a warning naming HTTPS_PROXY; --fail-if-bypassed exits 1."""
+    base = ["replay", str(ANTHROPIC), "--listen", "127.0.0.1:0"]
+    done = run(*base, "--", sys.executable, "-c", ENV_CLIENT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "1"  # NODE_USE_ENV_PROXY=1 in forward mode
+    assert (
+        "warning: the command ended and no request reached replayproxy, though the cassette "
+        "has 1 interaction: its client probably ignores HTTPS_PROXY"
+    ) in done.stderr
+    failed = run(*base, "--fail-if-bypassed", "--", sys.executable, "-c", "pass")
+    assert failed.returncode == 1
+    assert "error: the command ended and no request reached replayproxy" in failed.stderr
+    own = run(*base, "--fail-if-bypassed", "--", sys.executable, "-c", "raise SystemExit(4)")
+    assert own.returncode == 4  # the command's own failure wins
+    reverse = run(*base, "--upstream", "https://api.anthropic.invalid", "--",
+                  sys.executable, "-c", ENV_CLIENT)  # fmt: skip
+    assert reverse.stdout.splitlines()[-1] == "None"
+    assert "point the client's base URL at $REPLAYPROXY_URL" in reverse.stderr
+
+
+def test_a_command_whose_requests_arrive_gets_no_bypass_warning() -> None:
+    """A miss counts as a request that reached the proxy: no bypass warning."""
+    done = run(
+        "replay", str(ANTHROPIC), "--upstream", "https://api.anthropic.invalid",
+        "--listen", "127.0.0.1:0", "--fail-if-bypassed", "--allow-unmatched",
+        "--", sys.executable, "-c", MISS_CLIENT,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "no request reached" not in done.stderr

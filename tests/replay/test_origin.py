@@ -150,7 +150,7 @@ def test_unmatched_request_gets_an_explained_500() -> None:
     assert len(misses) == 1
     summary = server.summary()
     assert (summary.served, summary.unmatched, summary.unused) == (0, 1, (0,))
-    assert "0 interactions served, 1 unmatched requests" in summary.line()
+    assert "0 interactions served, 1 unmatched request," in summary.line()
 
 
 def test_speed_zero_does_not_wait_and_speed_two_halves_gaps() -> None:

@@ -40,7 +40,7 @@ def test_new_episodes_replays_matches_and_passes_the_rest_through(tmp_path: Path
     assert [i.request.body for i in store.load(path).interactions] == [BODY_A, BODY_B]
     summary = session.summary()
     assert (summary.served, summary.unmatched, summary.new, summary.unused) == (1, 0, 1, ())
-    assert "1 new interactions recorded" in summary.line()
+    assert "1 new interaction recorded" in summary.line()
     assert isinstance(session.resolve(_request(BODY_A)), Passthrough)  # A used up
 
 
@@ -147,8 +147,8 @@ def test_cli_new_episodes_forwards_only_the_new_request(tmp_path: Path) -> None:
         assert [s.request.body.count(b"second") for s in sim.served] == [1]
     lines = dict(line.split(" ", 1) for line in out.splitlines() if line[:5] in ("first", "secon"))
     assert lines["first"] == lines["second"]  # the same stream, replayed and forwarded
-    assert "1 interactions served, 0 unmatched requests" in out
-    assert "1 new interactions recorded" in out
+    assert "1 interaction served, 0 unmatched requests" in out
+    assert "1 new interaction recorded" in out
     recorded = store.load(path).interactions
     assert len(recorded) == 2
     assert b"sk-secret" not in path.read_bytes()

@@ -74,3 +74,30 @@ def test_bad_arguments_give_one_line_error(tmp_path: Path) -> None:
         assert r.returncode == 2
         lines = r.stderr.decode().strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error: "), r.stderr
+
+
+def test_help_says_what_it_serves_and_how_to_make_a_certificate() -> None:
+    """--help lists the routes and providers and the `python -m trustme` recipe."""
+    out = subprocess.run([*MODULE, "--help"], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0
+    for route in ("/v1/chat/completions", "/v1/responses", "/v1/messages",
+                  ":streamGenerateContent", "/converse-stream"):  # fmt: skip
+        assert route in out.stdout
+    assert "python -m trustme" in out.stdout and "--tls-cert server.pem" in out.stdout
+
+
+def test_the_help_certificate_recipe_works_as_written(tmp_path: Path) -> None:
+    """`python -m trustme` then --tls-cert server.pem --tls-key server.key serves HTTPS that
+    a client trusting client.pem accepts."""
+    made = subprocess.run(
+        [sys.executable, "-m", "trustme", "-q"], cwd=tmp_path, capture_output=True, timeout=60
+    )
+    assert made.returncode == 0, made.stderr
+    cert, key = str(tmp_path / "server.pem"), str(tmp_path / "server.key")
+    with _running("--tls-cert", cert, "--tls-key", key) as url:
+        assert url.startswith("https://127.0.0.1:")
+        r = httpx.get(
+            url + "/v1/models",
+            verify=ssl.create_default_context(cafile=str(tmp_path / "client.pem")),
+        )
+        assert r.status_code == 200

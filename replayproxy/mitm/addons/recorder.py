@@ -7,6 +7,8 @@ Options (declared in :meth:`Recorder.load`, validated in :meth:`Recorder.configu
 - ``replayproxy_redact_headers``: more header names to redact (the defaults always apply).
 - ``replayproxy_redact_query``: more query parameters to redact (``key`` always applies).
 - ``replayproxy_no_redact``: keep secrets (explicit opt-out, off by default).
+- ``replayproxy_record_tls_failures``: also record requests that failed because the upstream's
+  certificate was not trusted (off: they are a setup problem, reported with the fix).
 
 With a ``sink`` (record modes: the :class:`~replayproxy.mitm.addons.replayer.Replayer`, added
 before the recorder), only the flows ``sink.wants(flow)`` are recorded, each handed to
@@ -48,7 +50,12 @@ from typing import Any, Protocol
 from mitmproxy import exceptions, http
 
 from replayproxy.core.model import Ending, EndKind, Interaction, Request
-from replayproxy.core.recording import ResponseHead, build_interaction, ending_from_error
+from replayproxy.core.recording import (
+    ResponseHead,
+    build_interaction,
+    ending_from_error,
+    is_tls_verification_failure,
+)
 from replayproxy.core.redact import NO_REDACTION, Redactor
 from replayproxy.errors import CassetteError, CassetteExistsError
 from replayproxy.mitm.addons._convert import request_of
@@ -136,6 +143,13 @@ class Recorder:
         )
         loader.add_option(
             "replayproxy_no_redact", bool, False, "Record secrets as they are (not redacted)."
+        )
+        loader.add_option(
+            "replayproxy_record_tls_failures",
+            bool,
+            False,
+            "Record a request whose upstream certificate could not be verified as a "
+            "no_response interaction (by default it is only reported).",
         )
 
     def configure(self, updated: set[str]) -> None:
@@ -253,7 +267,22 @@ class Recorder:
         end = ending_from_error(
             message, now, got_response=state.head is not None, connection_reset=reset
         )
-        if end.kind is EndKind.NO_RESPONSE and "client disconnected" not in message.lower():
+        if end.kind is EndKind.NO_RESPONSE and is_tls_verification_failure(message):
+            from mitmproxy import ctx
+
+            keep = bool(getattr(ctx.options, "replayproxy_record_tls_failures", False))
+            logger.warning(
+                "cannot verify the TLS certificate of %s (%s): if it uses a private or test CA, "
+                "pass --upstream-ca PEM (or --insecure-upstream); %s",
+                flow.request.pretty_url,
+                message,
+                "recorded as no_response"
+                if keep
+                else "not recorded (--record-tls-failures keeps such requests)",
+            )
+            if not keep:
+                return
+        elif end.kind is EndKind.NO_RESPONSE and "client disconnected" not in message.lower():
             logger.warning("no response from %s: %s", flow.request.pretty_url, message)
         self._write(flow, state, end)
 

@@ -27,7 +27,8 @@ owns an :class:`~replayproxy.engine.origin.Origin` on mitmproxy's own loop (star
 Options (prefix ``replayproxy_``, usable from ``mitmdump -s mitmdump_replay.py --set ...``):
 ``replayproxy_replay`` (cassette path), ``replayproxy_speed``, ``replayproxy_faults``,
 ``replayproxy_ignore_query``, ``replayproxy_ignore_body_field``, ``replayproxy_allow_repeats``,
-``replayproxy_match_host``, ``replayproxy_replay_record_mode``: generated from
+``replayproxy_match_host``, ``replayproxy_no_equivalence``, ``replayproxy_replay_record_mode``:
+generated from
 :data:`replayproxy.core.options.REPLAY_OPTIONS`. The CLI passes a ready session to the
 constructor instead, and :meth:`Replayer.use` switches sessions (one per test).
 

@@ -1,0 +1,73 @@
+"""Error bodies in the JSON shape each provider's SDK parses, so its exception carries our text.
+
+replayproxy answers some requests itself with a 5xx (an unmatched request, an internal error).
+A plain-text body reaches the user only if their client prints bodies; the SDKs instead parse
+the provider's error shape and put its message in the exception. :func:`error_body` picks the
+shape from the request path (pure; no I/O):
+
+- OpenAI (Chat Completions, Responses, and anything unknown, the shape OpenAI-compatible
+  servers and litellm use): ``{"error": {"message", "type", "param", "code"}}``;
+  the ``openai`` SDK's ``APIStatusError`` message includes it, ``e.body`` is the inner object.
+- Anthropic (``/v1/messages``, ``/v1/complete``):
+  ``{"type": "error", "error": {"type": "api_error", "message"}}``.
+- Gemini (``:generateContent``, ``:streamGenerateContent``, ...):
+  ``{"error": {"code", "message", "status"}}`` as in Google's ``google.rpc.Status`` JSON.
+- Bedrock (``/model/ID/converse``, ``invoke``, and their streaming forms): ``{"message"}``,
+  with the ``x-amzn-errortype`` header the AWS SDKs read the error code from.
+"""
+
+from __future__ import annotations
+
+import json
+
+__all__ = ["ERROR_TYPE", "error_body", "error_family"]
+
+ERROR_TYPE = "replayproxy_error"
+"""The ``type``/``code`` OpenAI-shaped bodies carry, so callers can tell our errors apart."""
+
+_GOOGLE_STATUS = {500: "INTERNAL", 501: "UNIMPLEMENTED", 502: "UNAVAILABLE", 503: "UNAVAILABLE"}
+
+
+def error_family(path: str) -> str:
+    """``anthropic``, ``gemini``, ``bedrock`` or ``openai`` (the default shape) for a path."""
+    path = path.split("?", 1)[0].rstrip("/")
+    if path.endswith(("/messages", "/complete", "/messages/count_tokens")):
+        return "anthropic"
+    if ":" in path.rsplit("/", 1)[-1] and "/models/" in path:
+        return "gemini"  # /v1beta/models/gemini-2.0-flash:streamGenerateContent
+    if path.startswith("/model/") and path.endswith(
+        ("/converse", "/converse-stream", "/invoke", "/invoke-with-response-stream")
+    ):
+        return "bedrock"
+    return "openai"
+
+
+def error_body(
+    path: str, message: str, *, status: int = 500
+) -> tuple[tuple[tuple[bytes, bytes], ...], bytes]:
+    """Extra headers (content type first) and the JSON body of an error for a request to ``path``.
+
+    ``message`` is carried whole (newlines included); ``x-should-retry: false`` tells the
+    Stainless-built SDKs (openai, anthropic, in Python and Node) not to retry, so one miss stays
+    one request instead of three.
+    """
+    family = error_family(path)
+    headers: list[tuple[bytes, bytes]] = [(b"content-type", b"application/json")]
+    doc: object
+    if family == "anthropic":
+        doc = {"type": "error", "error": {"type": "api_error", "message": message}}
+    elif family == "gemini":
+        doc = {
+            "error": {
+                "code": status,
+                "message": message,
+                "status": _GOOGLE_STATUS.get(status, "INTERNAL"),
+            }
+        }
+    elif family == "bedrock":
+        doc = {"message": message}
+        headers.append((b"x-amzn-errortype", b"InternalServerException"))
+    else:
+        doc = {"error": {"message": message, "type": ERROR_TYPE, "param": None, "code": ERROR_TYPE}}
+    headers.append((b"x-should-retry", b"false"))
+    return tuple(headers), (json.dumps(doc, ensure_ascii=False) + "\n").encode("utf-8")
