@@ -24,7 +24,7 @@ from replayproxy.core.faults import FaultSpec
 from replayproxy.core.matching import Matcher, MatchOptions, Miss, describe_request
 from replayproxy.core.model import Cassette, Request
 from replayproxy.core.schedule import Schedule
-from replayproxy.errors import ReplayProxyError, UsageError
+from replayproxy.errors import CassetteFormatError, FaultSpecError, ReplayProxyError, UsageError
 
 __all__ = [
     "UNMATCHED_HEADER",
@@ -33,6 +33,7 @@ __all__ = [
     "Served",
     "Summary",
     "check_speed",
+    "check_stored_faults",
     "parse_faults",
     "unmatched_response",
 ]
@@ -89,6 +90,21 @@ def parse_faults(specs: Sequence[str | FaultSpec]) -> tuple[FaultSpec, ...]:
     return tuple(s if isinstance(s, FaultSpec) else faults_mod.parse(s) for s in specs)
 
 
+def check_stored_faults(cassette: Cassette, source: str | os.PathLike[str] | None = None) -> None:
+    """Parse every fault stored in ``cassette``, so that a bad one stops replay before it starts
+    (naming the interaction) instead of failing requests later. Raises CassetteFormatError."""
+    for i, interaction in enumerate(cassette.interactions):
+        for text in interaction.faults:
+            try:
+                faults_mod.parse(text)
+            except FaultSpecError as e:
+                req = interaction.request
+                raise CassetteFormatError(
+                    f"interaction {i} ({req.method} {req.path}): stored fault {text[:60]!r}: {e}",
+                    path=None if source is None else os.fspath(source),
+                ) from None
+
+
 def check_speed(speed: float | str) -> float:
     """``speed`` as a float >= 0 (0 = no waiting), else a one-line UsageError."""
     try:
@@ -113,8 +129,10 @@ class ReplaySession:
         on_miss: MissHandler | None = None,
         on_warning: Callable[[str], None] | None = None,
     ) -> None:
+        source = None
         if not isinstance(cassette, Cassette):
-            cassette = store.load(cassette, on_warning=on_warning)
+            source, cassette = cassette, store.load(cassette, on_warning=on_warning)
+        check_stored_faults(cassette, source)
         self.cassette = cassette
         self.speed = check_speed(speed)
         self.faults = parse_faults(faults)
