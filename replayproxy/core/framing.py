@@ -83,7 +83,7 @@ class Damaged:
 Piece = Record | Torn | Damaged
 
 
-class _Corrupt(Exception):
+class _Corrupt(ValueError):
     """The bytes at an offset are not one well-formed MessagePack object."""
 
 
