@@ -200,7 +200,7 @@ class CassetteWriter:
     def append(self, interaction: Interaction) -> None:
         """Append one finished interaction; it is loadable as soon as this returns.
 
-        An interaction that breaks the format's rules (docs/cassette-format.md §8) is refused
+        An interaction that breaks the format's rules (docs/cassette-format.md §7) is refused
         with a one-line :class:`CassetteFormatError`, and nothing is written.
         """
         try:

@@ -39,7 +39,7 @@ nasty_bytes = st.lists(st.one_of(st.sampled_from(_NASTY), st.binary(max_size=20)
     b"".join
 )
 any_bytes = st.one_of(nasty_bytes, st.binary(max_size=200))
-# Every value below is as nasty as the format allows (docs/cassette-format.md §8): offsets up
+# Every value below is as nasty as the format allows (docs/cassette-format.md §7): offsets up
 # to the maximum, frames in order, and no CR, LF or NUL where they would reach a status line or
 # a header.
 offsets = st.one_of(st.integers(0, 10**10), st.integers(0, MAX_OFFSET_NS))
