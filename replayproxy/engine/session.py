@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from replayproxy import store
 from replayproxy.core import faults as faults_mod
+from replayproxy.core import validate
 from replayproxy.core.faults import FaultSpec
 from replayproxy.core.matching import Matcher, MatchOptions, Miss, describe_request
 from replayproxy.core.model import Cassette, Request
@@ -91,9 +92,17 @@ def parse_faults(specs: Sequence[str | FaultSpec]) -> tuple[FaultSpec, ...]:
 
 
 def check_stored_faults(cassette: Cassette, source: str | os.PathLike[str] | None = None) -> None:
-    """Parse every fault stored in ``cassette``, so that a bad one stops replay before it starts
-    (naming the interaction) instead of failing requests later. Raises CassetteFormatError."""
+    """Check ``cassette`` before replay starts: every field (as loading a file does; a cassette
+    built in code has not been through a loader) and every stored fault, so that a bad one
+    stops replay up front, naming the interaction, instead of failing requests later or
+    writing an injected header to a client. Raises CassetteFormatError."""
+    path = None if source is None else os.fspath(source)
     for i, interaction in enumerate(cassette.interactions):
+        if source is None:
+            try:
+                validate.check_interaction(interaction)
+            except validate.InvalidField as e:
+                raise CassetteFormatError(f"interaction {i}: {e}", path=path) from None
         for text in interaction.faults:
             try:
                 faults_mod.parse(text)
@@ -101,7 +110,7 @@ def check_stored_faults(cassette: Cassette, source: str | os.PathLike[str] | Non
                 req = interaction.request
                 raise CassetteFormatError(
                     f"interaction {i} ({req.method} {req.path}): stored fault {text[:60]!r}: {e}",
-                    path=None if source is None else os.fspath(source),
+                    path=path,
                 ) from None
 
 

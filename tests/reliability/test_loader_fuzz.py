@@ -157,7 +157,10 @@ nasty = st.sampled_from(NASTY)
 
 
 def _record_map() -> dict[str, Any]:
-    return msgpack.unpackb(codec.encode_interaction(_sample().interactions[0])[framing.HEAD_SIZE :])
+    """The record map (a v2 frame's payload) of a real interaction, to be spoilt."""
+    packed = codec.encode_interaction(_sample().interactions[0])
+    record: dict[str, Any] = msgpack.unpackb(packed[framing.HEAD_SIZE :])
+    return record
 
 
 PATHS = [

@@ -3,6 +3,7 @@ before it starts, naming the interaction, instead of answering errors later."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -69,3 +70,24 @@ def test_inspection_and_repair_still_open_a_cassette_with_a_bad_stored_fault(
     )
     assert fixed.exit_code == 0, fixed.output
     ReplaySession(path)
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"reason": "OK\r\nSet-Cookie: a=1"}, "response.reason contains CR"),
+        ({"headers": ((b"x-a", b"1\r\nInjected: 1"),)}, "response.headers[0].value contains CR"),
+        ({"status": 1000}, "response.status 1000 is not an HTTP status"),
+    ],
+)
+def test_a_cassette_built_in_code_is_checked_like_a_loaded_one(
+    change: dict[str, object], field: str
+) -> None:
+    """A Cassette object handed to ReplaySession/ReplayServer never went through a loader: it is
+    checked the same way, so no header can be injected into a response to a client."""
+    x = store.load(EXAMPLE).interactions[0]
+    assert x.response is not None
+    bad = Cassette((x, replace(x, response=replace(x.response, **change))))  # type: ignore[arg-type]
+    for make in (ReplaySession, ReplayServer):
+        with pytest.raises(CassetteFormatError, match=re.escape(f"interaction 1: {field}")):
+            make(bad)
