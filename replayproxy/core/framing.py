@@ -7,9 +7,9 @@ two are told apart like this (``docs/cassette-format.md`` §5):
 
 - version 2 wraps every record in a checked frame: a fixed 20-byte head (marker, CRC-32 of the
   length, CRC-32 of the payload, length) and the payload. A record is torn only if its head is
-  a correct prefix (and, once complete, its length check passes) and the file ends before the
-  payload does; a failed check anywhere is damage, and a flipped bit in a body is caught by the
-  payload CRC.
+  a correct prefix (and, once complete, its length check passes), the file ends before the
+  payload does, and no intact record follows it; a failed check anywhere is damage, and a
+  flipped bit in a body is caught by the payload CRC.
 - version 1 has no checks. A record that stops at the end of the file is torn only if no intact
   record can be found after it (a flipped bit in a length can make a middle record *look* cut
   short); one found means damage in the middle.
@@ -158,8 +158,13 @@ def split_v2(data: bytes, start: int) -> Iterator[Piece]:
     while at < len(data):
         status, end, reason = _check_frame(data, at)
         if status == "torn":
-            yield Torn(at)
-            return
+            # Cut short, but an intact record after it (another writer's, appended after a
+            # write that was cut) makes it damage: cutting here would delete that record.
+            resume = _resync_v2(data, at)
+            if resume == len(data):
+                yield Torn(at)
+                return
+            status, reason = "damaged", "record is cut short but intact records follow it"
         if status == "damaged":
             resume = _resync_v2(data, at)
             yield Damaged(at, resume, reason)

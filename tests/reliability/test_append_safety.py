@@ -107,6 +107,27 @@ def test_damaged_last_record_is_not_cut_as_a_torn_tail(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("version", [1, 2])
+def test_a_cut_record_followed_by_an_intact_one_is_damage(tmp_path: Path, version: int) -> None:
+    """A big record whose write was cut short, then another writer's small record after it:
+    the short one looks like it runs past the end, but cutting it would delete the intact one;
+    it is damage, append refuses, and repair keeps the intact record."""
+    path = tmp_path / "c.cassette"
+    head = codec.encode_header(version=version)
+    first = codec.encode_interaction(_interaction(0), version=version)
+    big = codec.encode_interaction(_interaction(1, size=200), version=version)
+    small = codec.encode_interaction(_interaction(2), version=version)
+    assert len(small) < len(big) - 100
+    path.write_bytes(head + first + big[:100] + small)
+    before = path.read_bytes()
+    at = len(head) + len(first)
+    with pytest.raises(CassetteFormatError, match=rf"at byte {at}: damaged record"):
+        store.CassetteWriter(path, "append")
+    assert path.read_bytes() == before
+    assert store.repair(path).kept == 2
+    assert store.load(path).interactions == (_interaction(0), _interaction(2))
+
+
+@pytest.mark.parametrize("version", [1, 2])
 def test_torn_tail_is_still_cut_and_appended_after(tmp_path: Path, version: int) -> None:
     """A last record cut short (a killed recorder) is cut off, and appends keep the version."""
     path = tmp_path / "c.cassette"
