@@ -49,6 +49,9 @@ def repair(
     The repaired cassette replaces CASSETTE, which is kept as CASSETTE.bak (CASSETTE.bak.1, ...
     if that exists); with -o it is written to FILE instead. Stop any recorder appending to
     CASSETTE first. `record --append` refuses a damaged cassette; run this, then append.
+
+    Exit status: 0 repaired (or nothing to repair), 1 with --dry-run when a repair is needed,
+    2 on an error (e.g. a header too damaged to read anything).
     """
     if output is not None and Path(output).exists() and not overwrite and not dry_run:
         raise UsageError(f"{output}: already exists; pass --overwrite to replace it")
