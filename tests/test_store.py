@@ -103,7 +103,7 @@ def test_cli_reports_bad_cassettes_in_one_line(tmp_path: Path, kind: str) -> Non
     if kind == "corrupt":
         ends = _write(path, 1)
         path.write_bytes(path.read_bytes() + b"\xc1")
-        expected = f"error: {path} at byte {ends[-1]}: corrupt record"
+        expected = f"error: {path} at byte {ends[-1]}: damaged record"
     else:
         path.write_bytes(msgpack.packb({"format": codec.FORMAT_NAME, "version": 7, "meta": {}}))
         expected = f"error: {path} at byte 0: unknown cassette format version 7"

@@ -3,7 +3,8 @@
 Read commands (``show``, ``frames``, ``events``, ``diff``) print a table, or JSON with
 ``--json``. ``export``/``import`` convert to and from the text form (docs/text-format.md),
 ``textconv`` is ``export`` for git's diff driver, ``edit`` applies the operations of
-:mod:`replayproxy.core.edit` (docs/editing.md), ``plot`` draws an SVG timeline. All the work is
+:mod:`replayproxy.core.edit` (docs/editing.md), ``plot`` draws an SVG timeline, ``repair``
+salvages a damaged cassette (docs/cassette-format.md §5). All the work is
 in the pure core; this module only reads and writes files and formats output.
 """
 
@@ -27,6 +28,7 @@ from replayproxy.cli._cassette_common import (
     print_json,
 )
 from replayproxy.cli.cassette_edit import edit
+from replayproxy.cli.cassette_repair import repair
 from replayproxy.core import textform, textload
 from replayproxy.core.diff import Timing
 from replayproxy.core.diff import diff as diff_cassettes
@@ -41,7 +43,7 @@ __all__ = ["COMMANDS", "cassette"]
 
 @click.group("cassette")
 def cassette() -> None:
-    """Inspect, export/import, edit, diff and plot cassettes."""
+    """Inspect, export/import, edit, diff, plot and repair cassettes."""
 
 
 @cassette.command(short_help="One line per interaction.")
@@ -296,5 +298,6 @@ def plot(path: str, output: str, indices: tuple[int, ...], title: str | None) ->
 
 
 cassette.add_command(edit)
+cassette.add_command(repair)
 
 COMMANDS = [cassette]

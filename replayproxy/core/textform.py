@@ -77,7 +77,9 @@ def _word(text: str) -> str:
 
 def _header(sigil: str, header: Header) -> str:
     name, value = header
-    n = name.decode("ascii") if _BARE_NAME.fullmatch(name.decode("latin-1")) else quote(name)
+    # A bare `base64` name would read back as the start of a `base64:` value.
+    bare_name = _BARE_NAME.fullmatch(name.decode("latin-1")) and name != b"base64"
+    n = name.decode("ascii") if bare_name else quote(name)
     bare = _BARE_VALUE.fullmatch(value.decode("latin-1")) and not value.startswith(b"base64:")
     v = value.decode("ascii") if bare else quote(value)
     return f"  {sigil} {n}: {v}"

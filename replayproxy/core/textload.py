@@ -3,16 +3,21 @@
 A small line parser: each line is split into tokens (bare words, quoted byte strings with
 escapes, ``base64:`` blobs, ``+12.5ms`` offsets), and an interaction is assembled in a draft
 until the next ``interaction`` line. Every mistake is a one-line CassetteFormatError naming the
-line, never a traceback. The grammar is in ``docs/text-format.md``.
+line, never a traceback. A finished interaction goes through the same checks as a decoded one
+(:mod:`replayproxy.core.validate`), and numbers are bounded before they are converted, so no
+text can give a cassette that cannot be written or served. The grammar is in
+``docs/text-format.md``.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import math
 import re
 from dataclasses import dataclass, field
 
+from replayproxy.core import validate
 from replayproxy.core.model import (
     Cassette,
     Ending,
@@ -33,7 +38,9 @@ class _Bad(UsageError):
     """A problem on the current line; :func:`loads` adds the line number."""
 
 
-_TIME = re.compile(r"([+-])(\d+)(?:\.(\d+))?(ns|us|ms|s)")
+# Digits are bounded before int() sees them: 20 whole digits are more than any offset needs
+# (the range check comes later), and int() of thousands of digits is slow or refused.
+_TIME = re.compile(r"([+-])(\d{1,20})(?:\.(\d{1,30}))?(ns|us|ms|s)")
 _UNIT_NS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 _ESCAPES = {"n": 0x0A, "r": 0x0D, "t": 0x09, "\\": 0x5C, '"': 0x22, "'": 0x27}
 
@@ -42,14 +49,14 @@ def parse_time(token: str) -> int:
     """``+12.5ms`` (units ns, us, ms, s; sign required) -> exact integer nanoseconds."""
     m = _TIME.fullmatch(token)
     if m is None:
-        raise _Bad(f"bad time {token!r} (expected e.g. +12.5ms, +2s, -300us)")
+        raise _Bad(f"bad time {token[:40]!r} (expected e.g. +12.5ms, +2s, -300us)")
     sign, whole, frac_s, unit = m.groups()
     frac: str = frac_s or ""
     scale = _UNIT_NS[unit]
     denominator = int(10 ** len(frac))
     ns, rest = divmod(int(whole + frac) * scale, denominator)
     if rest:
-        raise _Bad(f"time {token!r} is finer than a nanosecond")
+        raise _Bad(f"time {token[:40]!r} is finer than a nanosecond")
     return -ns if sign == "-" else ns
 
 
@@ -141,9 +148,10 @@ def _text(tok: str | bytes, what: str) -> str:
 
 
 def _int(tok: str | bytes, what: str) -> int:
-    if isinstance(tok, str) and re.fullmatch(r"-?\d+", tok):
+    if isinstance(tok, str) and re.fullmatch(r"-?\d{1,20}", tok):
         return int(tok)
-    raise _Bad(f"{what} must be an integer, got {tok!r}")
+    shown = repr(tok) if len(tok) <= 20 else repr(tok[:20]) + "..."
+    raise _Bad(f"{what} must be an integer of at most 20 digits, got {shown}")
 
 
 def _parse_header(rest: str) -> Header:
@@ -159,7 +167,7 @@ def _parse_header(rest: str) -> Header:
         colon = rest.find(":", pos)
         if colon < 0:
             raise _Bad("header line needs NAME: VALUE")
-        name = rest[pos:colon].strip().encode("utf-8")
+        name = rest[pos:colon].strip().encode("utf-8", errors="surrogatepass")
         pos = colon
     if rest[pos : pos + 1] != ":":
         raise _Bad("header line needs a ':' after the name")
@@ -167,7 +175,7 @@ def _parse_header(rest: str) -> Header:
     raw = rest[pos:].rstrip(" \t")
     if raw[:1] in ("'", '"') or raw.startswith("base64:"):
         return name, parse_bytes(raw)
-    return name, raw.encode("utf-8")
+    return name, raw.encode("utf-8", errors="surrogatepass")
 
 
 @dataclass
@@ -219,7 +227,12 @@ class _Draft:
                 r.head_offset_ns,
                 tuple(self.frames),
             )
-        return Interaction(request, response, self.end, tuple(self.faults), self.recorded_at)
+        interaction = Interaction(request, response, self.end, tuple(self.faults), self.recorded_at)
+        try:
+            validate.check_interaction(interaction)
+        except validate.InvalidField as e:
+            raise _Bad(str(e)) from None
+        return interaction
 
 
 def _need(toks: list[str | bytes], n: int, usage: str) -> None:
@@ -256,6 +269,8 @@ def _line(d: _Draft, line: str) -> None:
             d.recorded_at = float(_text(toks[1], "recorded-at"))
         except ValueError:
             raise _Bad("recorded-at must be a number") from None
+        if not math.isfinite(d.recorded_at):
+            raise _Bad("recorded-at must be a finite number")
     elif key == "request":
         _need(toks, 4, "request METHOD URL HTTP-VERSION")
         if sec != "start":
@@ -318,7 +333,10 @@ def loads(text: str) -> Cassette:
     def finish(d: _Draft) -> Interaction:
         nonlocal lineno
         lineno = draft_line  # what is missing is reported against the `interaction` line
-        return d.finish()
+        try:
+            return d.finish()
+        except _Bad as e:
+            raise _Bad(f"interaction {len(interactions)}: {e}") from None
 
     try:
         for this_line, raw in enumerate(text.split("\n"), start=1):
@@ -332,7 +350,7 @@ def loads(text: str) -> Cassette:
                     raise _Bad(f"not a cassette text form (first line must be {MAGIC!r})")
                 seen_magic = True
                 continue
-            head = stripped.split(None, 1)[0]
+            head = re.split(r"[ \t]", stripped, maxsplit=1)[0]  # str.split() also splits at \x1f
             if head == "interaction":
                 if draft is not None:
                     interactions.append(finish(draft))
@@ -351,6 +369,10 @@ def loads(text: str) -> Cassette:
             raise _Bad(f"empty text, expected {MAGIC!r}")
         if draft is not None:
             interactions.append(finish(draft))
+        try:
+            validate.check_meta(meta)
+        except validate.InvalidField as e:
+            raise _Bad(str(e)) from None
     except _Bad as e:
         raise CassetteFormatError(f"line {lineno}: {e}") from None
     return Cassette(tuple(interactions), tuple(meta))

@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 
 from replayproxy import store
 from replayproxy.core import faults as faults_mod
+from replayproxy.core import validate
 from replayproxy.core.error_body import error_body
 from replayproxy.core.faults import FaultSpec
 from replayproxy.core.matching import Matcher, MatchOptions, Miss, describe_request
@@ -34,7 +35,7 @@ from replayproxy.core.options import ReplaySettings
 from replayproxy.core.record_mode import RecordMode, RecordPolicy, parse_record_mode, policy_for
 from replayproxy.core.schedule import Schedule
 from replayproxy.engine.recording import CassetteSink
-from replayproxy.errors import ReplayProxyError, UsageError
+from replayproxy.errors import CassetteFormatError, FaultSpecError, ReplayProxyError, UsageError
 
 __all__ = [
     "UNMATCHED_EXPLANATION_HEADER",
@@ -45,6 +46,7 @@ __all__ = [
     "Served",
     "Summary",
     "check_speed",
+    "check_stored_faults",
     "parse_faults",
     "unmatched_response",
 ]
@@ -134,6 +136,29 @@ def parse_faults(specs: Sequence[str | FaultSpec]) -> tuple[FaultSpec, ...]:
     return tuple(s if isinstance(s, FaultSpec) else faults_mod.parse(s) for s in specs)
 
 
+def check_stored_faults(cassette: Cassette, source: str | os.PathLike[str] | None = None) -> None:
+    """Check ``cassette`` before replay starts: every field (as loading a file does; a cassette
+    built in code has not been through a loader) and every stored fault, so that a bad one
+    stops replay up front, naming the interaction, instead of failing requests later or
+    writing an injected header to a client. Raises CassetteFormatError."""
+    path = None if source is None else os.fspath(source)
+    for i, interaction in enumerate(cassette.interactions):
+        if source is None:
+            try:
+                validate.check_interaction(interaction)
+            except validate.InvalidField as e:
+                raise CassetteFormatError(f"interaction {i}: {e}", path=path) from None
+        for text in interaction.faults:
+            try:
+                faults_mod.parse(text)
+            except FaultSpecError as e:
+                req = interaction.request
+                raise CassetteFormatError(
+                    f"interaction {i} ({req.method} {req.path}): stored fault {text[:60]!r}: {e}",
+                    path=path,
+                ) from None
+
+
 def check_speed(speed: float | str) -> float:
     """``speed`` as a float >= 0 (0 = no waiting), else a one-line UsageError."""
     try:
@@ -175,12 +200,14 @@ class ReplaySession:
         self.sink: CassetteSink | None = None
         if self.path is not None and self.policy.write_mode is not None:
             self.sink = CassetteSink(self.path, self.policy.write_mode, on_warning=on_warning)
+        source = None
         if isinstance(cassette, Cassette):
             pass
         elif self.policy.replay and (self.exists or not missing_ok):
-            cassette = store.load(cassette, on_warning=on_warning)
+            source, cassette = cassette, store.load(cassette, on_warning=on_warning)
         else:
             cassette = Cassette(interactions=())  # nothing to replay (all, or a new cassette)
+        check_stored_faults(cassette, source)
         self.cassette = cassette
         self.speed = check_speed(speed)
         self.faults = parse_faults(faults)

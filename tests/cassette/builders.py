@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import strategies as st
 
 from replayproxy.core.model import Cassette, Ending, EndKind, Frame, Interaction, Request, Response
+from replayproxy.core.validate import MAX_OFFSET_NS
 
 # Bytes that stress a line-oriented text form: CR alone, CRLF, quotes, backslashes, trailing
 # spaces, invalid and split UTF-8, invisible characters, NUL.
@@ -36,39 +39,59 @@ nasty_bytes = st.lists(st.one_of(st.sampled_from(_NASTY), st.binary(max_size=20)
     b"".join
 )
 any_bytes = st.one_of(nasty_bytes, st.binary(max_size=200))
-offsets = st.one_of(st.integers(0, 10**10), st.integers(-(2**63), 2**63 - 1))
+# Every value below is as nasty as the format allows (docs/cassette-format.md §7): offsets up
+# to the maximum, frames in order, and no CR, LF or NUL where they would reach a status line or
+# a header.
+offsets = st.one_of(st.integers(0, 10**10), st.integers(0, MAX_OFFSET_NS))
+frame_offsets = st.lists(offsets, max_size=12).map(sorted)
 texts = st.one_of(
     st.sampled_from(["", " ", "a b", "base64:x", "none", "+1ms", "#x", "'", '"', "\\", "\r"]),
     st.text(max_size=30),
 )  # st.text() leaves out surrogates, which a cassette (msgpack str) cannot hold either
-headers = st.lists(st.tuples(any_bytes, any_bytes), max_size=5).map(tuple)
+line_texts = texts.map(lambda t: re.sub(r"[\r\n\x00]", "", t))
+header_names = nasty_bytes.map(lambda b: re.sub(rb"[\r\n\x00: \t]", b"", b) or b"x")
+header_values = any_bytes.map(lambda b: re.sub(rb"[\r\n\x00]", b"", b))
+headers = st.lists(st.tuples(header_names, header_values), max_size=5).map(tuple)
+urls = st.builds(
+    "{}{}".format,
+    st.sampled_from(["https://api.example.test/", "http://127.0.0.1:8080/v1?", "http://[::1]/"]),
+    texts.map(lambda t: re.sub(r"[\x00-\x20\x7f]", "", t)),
+)
+methods = st.one_of(
+    st.sampled_from(["GET", "POST"]), st.from_regex(r"[A-Za-z!#$%&'*+.^_`|~-]+", fullmatch=True)
+)
+versions = st.sampled_from(["HTTP/1.1", "HTTP/2.0", "HTTP/3", "HTTP/1.0"])
 
 responses = st.one_of(
     st.none(),
     st.builds(
         Response,
-        status=st.integers(0, 999),
-        reason=texts,
-        http_version=st.sampled_from(["HTTP/1.1", "HTTP/2.0", "HTTP/3"]),
+        status=st.integers(100, 599),
+        reason=line_texts,
+        http_version=versions,
         headers=headers,
         head_offset_ns=offsets,
-        frames=st.lists(st.builds(Frame, offsets, any_bytes), max_size=12).map(tuple),
+        frames=st.builds(
+            lambda at, data: tuple(Frame(a, d) for a, d in zip(at, data, strict=False)),
+            frame_offsets,
+            st.lists(any_bytes, min_size=12, max_size=12),
+        ),
     ),
 )
 interactions = st.builds(
     Interaction,
     request=st.builds(
         Request,
-        method=st.one_of(st.sampled_from(["GET", "POST"]), texts),
-        url=texts,
-        http_version=texts,
+        method=methods,
+        url=urls,
+        http_version=versions,
         headers=headers,
         body=any_bytes,
     ),
     response=responses,
     end=st.builds(Ending, st.sampled_from(list(EndKind)), offsets, texts),
-    faults=st.lists(texts, max_size=3).map(tuple),
-    recorded_at=st.one_of(st.none(), st.floats(allow_nan=False)),
+    faults=st.lists(line_texts, max_size=3).map(tuple),
+    recorded_at=st.one_of(st.none(), st.floats(allow_nan=False, allow_infinity=False)),
 )
 cassettes = st.builds(
     Cassette,

@@ -5,55 +5,11 @@ from __future__ import annotations
 import msgpack
 import pytest
 from hypothesis import given
-from hypothesis import strategies as st
 
-from replayproxy.core import codec
+from replayproxy.core import codec, framing
 from replayproxy.core.model import Cassette, Ending, EndKind, Frame, Interaction, Request, Response
 from replayproxy.errors import CassetteFormatError, CassetteVersionError
-
-headers = st.lists(
-    st.tuples(st.binary(min_size=1, max_size=20), st.binary(max_size=40)), max_size=6
-)
-frames = st.lists(
-    st.builds(Frame, st.integers(min_value=0, max_value=2**62), st.binary(max_size=300)),
-    max_size=20,
-)
-responses = st.one_of(
-    st.none(),
-    st.builds(
-        Response,
-        status=st.integers(100, 599),
-        reason=st.text(max_size=20),
-        http_version=st.sampled_from(["HTTP/1.1", "HTTP/2.0"]),
-        headers=headers.map(tuple),
-        head_offset_ns=st.integers(0, 2**62),
-        frames=frames.map(tuple),
-    ),
-)
-interactions = st.builds(
-    Interaction,
-    request=st.builds(
-        Request,
-        method=st.sampled_from(["GET", "POST"]),
-        url=st.text(min_size=1, max_size=60),
-        http_version=st.just("HTTP/1.1"),
-        headers=headers.map(tuple),
-        body=st.binary(max_size=200),
-    ),
-    response=responses,
-    end=st.builds(
-        Ending, st.sampled_from(list(EndKind)), st.integers(0, 2**62), st.text(max_size=30)
-    ),
-    faults=st.lists(st.text(max_size=20), max_size=3).map(tuple),
-    recorded_at=st.one_of(st.none(), st.floats(0, 2e9)),
-)
-cassettes = st.builds(
-    Cassette,
-    interactions=st.lists(interactions, max_size=5).map(tuple),
-    meta=st.dictionaries(st.text(max_size=10), st.text(max_size=10), max_size=3).map(
-        lambda d: tuple(d.items())
-    ),
-)
+from tests.cassette.builders import cassettes
 
 
 def sample() -> Cassette:
@@ -83,14 +39,26 @@ def test_round_trip_is_exact(cassette: Cassette) -> None:
     assert codec.encode(decoded.cassette) == data
 
 
-def test_every_cut_of_the_last_record_is_a_torn_tail() -> None:
-    """Cutting the file anywhere inside the last record keeps everything before it."""
-    data = codec.encode(sample())
-    first_end = len(codec.encode(Cassette(sample().interactions[:1])))
+@pytest.mark.parametrize("version", [1, 2])
+def test_every_cut_of_the_last_record_is_a_torn_tail(version: int) -> None:
+    """Cutting the file anywhere inside the last record keeps everything before it (v1 and v2:
+    the scan for intact records after a short one finds none)."""
+    data = codec.encode(sample(), version=version)
+    first_end = len(codec.encode(Cassette(sample().interactions[:1]), version=version))
     for cut in range(first_end + 1, len(data)):
         decoded = codec.decode(data[:cut])
         assert decoded.torn_at == first_end
         assert len(decoded.cassette.interactions) == 1
+        assert decoded.version == version
+
+
+@given(cassettes)
+def test_version_1_still_round_trips(cassette: Cassette) -> None:
+    """v1 files stay readable: any cassette written as v1 decodes equal, and says it is v1."""
+    data = codec.encode(cassette, version=1)
+    decoded = codec.decode(data)
+    assert decoded.version == 1 and decoded.cassette == cassette
+    assert codec.encode(decoded.cassette, version=1) == data
 
 
 def test_unknown_version_is_a_clear_error() -> None:
@@ -121,15 +89,19 @@ def test_corrupt_record_names_its_offset() -> None:
     """A structurally wrong record in the middle is an error naming its byte offset."""
     head = codec.encode_header()
     good = codec.encode_interaction(sample().interactions[0])
-    bad = msgpack.packb({"type": "interaction", "request": 5}, use_bin_type=True)
-    with pytest.raises(CassetteFormatError, match=rf"at byte {len(head) + len(good)}: corrupt"):
+    bad = framing.frame(msgpack.packb({"type": "interaction", "request": 5}, use_bin_type=True))
+    with pytest.raises(
+        CassetteFormatError,
+        match=rf"at byte {len(head) + len(good)}: interaction 1: interaction.request has the wrong",
+    ):
         codec.decode(head + good + bad + good)
 
 
 def test_bad_end_kind_lists_valid_ones() -> None:
     """An unknown end kind says which kinds exist."""
-    rec = msgpack.unpackb(codec.encode_interaction(sample().interactions[0]), raw=False)
+    record = codec.encode_interaction(sample().interactions[0])
+    rec = msgpack.unpackb(record[framing.HEAD_SIZE :], raw=False)
     rec["end"]["kind"] = "exploded"
-    data = codec.encode_header() + msgpack.packb(rec, use_bin_type=True)
+    data = codec.encode_header() + framing.frame(msgpack.packb(rec, use_bin_type=True))
     with pytest.raises(CassetteFormatError, match="complete, reset"):
         codec.decode(data)

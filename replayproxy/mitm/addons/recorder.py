@@ -333,7 +333,13 @@ class Recorder:
             writer = self.writer
             if writer is None:
                 return
-            writer.append(interaction)
+            try:
+                writer.append(interaction)
+            except CassetteError as e:
+                # An interaction the format cannot hold (a status outside 100-599, say): one
+                # line, and the cassette stays loadable.
+                logger.error("not recorded: %s", e)
+                return
             self.count += 1
         if self.on_record is not None:
             self.on_record(interaction)
