@@ -28,20 +28,30 @@ from replayproxy.cli._common import (
     validate_upstream,
 )
 from replayproxy.core.matching import MatchOptions, Miss
+from replayproxy.engine.failsafe import ReplayFailure
 from replayproxy.engine.session import ReplaySession
 from replayproxy.mitm.addons.replayer import Replayer
 from replayproxy.mitm.embedded import EmbeddedProxy
 
-__all__ = ["COMMANDS", "UNMATCHED_EXIT_STATUS", "replay"]
+__all__ = ["COMMANDS", "ERROR_EXIT_STATUS", "UNMATCHED_EXIT_STATUS", "replay"]
 
 UNMATCHED_EXIT_STATUS = 1
 """Exit status when the wrapped command passed but a request was unmatched."""
+
+ERROR_EXIT_STATUS = 1
+"""Exit status when the wrapped command passed but replay failed to answer a request (the
+client got the explained 500, ``x-replayproxy-error: 1``); ``--allow-unmatched`` does not
+change it."""
 
 
 def _report_miss(miss: Miss) -> None:
     # Runs on the mitmproxy thread; click.echo writes whole lines.
     first, *rest = miss.explain().removeprefix("replayproxy: ").splitlines()
     click.echo("\n".join([f"unmatched: {first}", *(f"  {line}" for line in rest)]), err=True)
+
+
+def _report_failure(failure: ReplayFailure) -> None:
+    click.echo(f"error: {failure.one_line()}", err=True)
 
 
 def _warn(message: str) -> None:
@@ -121,8 +131,10 @@ def replay(
 
     Nothing is ever resolved or contacted upstream. Unmatched requests get a 500
     (x-replayproxy-unmatched: 1) explaining the nearest recorded request; with
-    -- COMMAND they make the exit status 1 unless --allow-unmatched. A one-line
-    summary goes to stderr on exit.
+    -- COMMAND they make the exit status 1 unless --allow-unmatched. If replay
+    itself fails on a request, the client gets a 500 (x-replayproxy-error: 1)
+    naming the error, never the real upstream, and -- COMMAND exits 1. A
+    one-line summary goes to stderr on exit.
     """
     setup_logging()
     session = ReplaySession(
@@ -137,6 +149,7 @@ def replay(
         ),
         on_miss=_report_miss,
         on_warning=_warn,
+        on_error=_report_failure,
     )
     mode = "regular" if upstream is None else f"reverse:{validate_upstream(upstream)}"
     proxy = EmbeddedProxy(
@@ -152,6 +165,8 @@ def replay(
     click.echo(summary.line(), err=True)
     if command and status == 0 and summary.unmatched and not allow_unmatched:
         status = UNMATCHED_EXIT_STATUS
+    if command and status == 0 and summary.errors:
+        status = ERROR_EXIT_STATUS
     sys.exit(status)
 
 

@@ -29,16 +29,25 @@ import contextlib
 import http
 import itertools
 import socket
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from replayproxy.core.matching import Miss
 from replayproxy.core.model import Header, Request
 from replayproxy.core.schedule import FinishKind, Schedule
+from replayproxy.engine.failsafe import (
+    ReplayFailure,
+    describe,
+    failure_of,
+    failure_response,
+)
 from replayproxy.engine.session import ReplaySession, unmatched_response
 from replayproxy.engine.sockets import reset_after_drain
 
-__all__ = ["TOKEN_HEADER", "Origin", "wire_headers"]
+__all__ = ["TOKEN_HEADER", "FailureHandler", "Origin", "wire_headers"]
+
+FailureHandler = Callable[[str, BaseException], ReplayFailure]
+"""Counts a request replay failed to answer (``ReplaySession.fail``); returns the failure."""
 
 TOKEN_HEADER = "x-replayproxy-token"
 
@@ -134,8 +143,12 @@ class Origin:
     requests itself; without one it serves only schedules registered with :meth:`expect`.
     """
 
-    def __init__(self, session: ReplaySession | None = None) -> None:
+    def __init__(
+        self, session: ReplaySession | None = None, *, fail: FailureHandler | None = None
+    ) -> None:
         self.session = session
+        # Where failures are counted: the addon's session (behind mitmproxy) or our own.
+        self._fail = fail or (session.fail if session is not None else failure_of_request)
         self.port = 0
         self._server: asyncio.Server | None = None
         self._expected: dict[str, tuple[Schedule, str]] = {}
@@ -185,19 +198,26 @@ class Origin:
         try:
             keep_alive = True
             while keep_alive:
-                request = await _read_request(reader, writer)
+                try:
+                    request = await _read_request(reader, writer)
+                except _BadRequest as e:
+                    # Never drop a connection without a word: say what was wrong, then close.
+                    await _send_plain(writer, 400, f"replayproxy: bad request: {e}\n".encode())
+                    break
                 if request is None:
                     break
                 t0 = asyncio.get_running_loop().time()
                 keep_alive = await self._respond(request, t0, reader, writer)
                 if (request.header("connection") or "").lower() == "close":
                     keep_alive = False
-        except (_BadRequest, ConnectionError):
+        except ConnectionError:
             pass
         except asyncio.CancelledError:
             # Only close() cancels handlers. Ending the task normally (not re-raising) avoids
             # CPython's spurious "Exception in callback StreamReaderProtocol..." report for
             # cancelled client_connected_cb tasks (3.11, 3.12.1).
+            writer.transport.abort()
+        except Exception:  # a bug after the response began: cut it visibly, never hang
             writer.transport.abort()
         finally:
             self._tasks.discard(task)
@@ -211,28 +231,60 @@ class Origin:
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
     ) -> bool:
+        try:
+            job = await self._job(request)
+        except Exception as e:  # fail closed: the explained 500, never a dropped connection
+            failure = self._fail(describe(request.method, request.url), e)
+            status, headers, body = failure_response(failure)
+            job = _head_bytes(status, "", headers) + body
+        if isinstance(job, bytes):
+            writer.write(job)
+            await writer.drain()
+            return True
+        schedule, method, compiled = job
+        return await _execute(schedule, method, compiled, t0, reader, writer)
+
+    async def _job(self, request: Request) -> bytes | tuple[Schedule, str, _Compiled]:
+        """What to send for ``request``: a whole response, or a schedule ready to execute.
+
+        Everything that can fail (matching, planning, framing) happens here, before the first
+        byte is written, so a failure can still be answered with a complete response.
+        """
         token = request.header(TOKEN_HEADER)
         if token is not None:
             found = self._expected.pop(token, None)
             if found is None:
-                return await self._plain(writer, 500, b"replayproxy: unknown replay token\n")
-            return await _execute(found[0], found[1], t0, reader, writer)
-        if self.session is None:
-            return await self._plain(writer, 500, b"replayproxy: no replay session\n")
-        result = self.session.resolve(request)
-        if isinstance(result, Miss):
-            status, headers, body = unmatched_response(result)
-            writer.write(_head_bytes(status, "", headers) + body)
-            await writer.drain()
-            return True
-        return await _execute(result.schedule, request.method.upper(), t0, reader, writer)
+                return _plain(500, b"replayproxy: unknown replay token\n")
+            schedule, method = found
+        elif self.session is None:
+            return _plain(500, b"replayproxy: no replay session\n")
+        else:
+            # On a worker thread: planning a big schedule must not stall the other streams.
+            result = await asyncio.to_thread(self.session.resolve, request)
+            if isinstance(result, Miss):
+                status, headers, body = unmatched_response(result)
+                return _head_bytes(status, "", headers) + body
+            schedule, method = result.schedule, request.method.upper()
+        return schedule, method, _compiled(schedule, method)
 
-    @staticmethod
-    async def _plain(writer: asyncio.StreamWriter, status: int, body: bytes) -> bool:
-        headers = [(b"content-type", b"text/plain"), (b"content-length", b"%d" % len(body))]
-        writer.write(_head_bytes(status, "", headers) + body)
+
+def failure_of_request(request: str, exc: BaseException) -> ReplayFailure:
+    """The failure handler of an origin that counts nothing (no session)."""
+    return failure_of(exc, request)
+
+
+def _plain(status: int, body: bytes, *, close: bool = False) -> bytes:
+    headers = [(b"content-type", b"text/plain"), (b"content-length", b"%d" % len(body))]
+    if close:
+        headers.append((b"connection", b"close"))
+    return _head_bytes(status, "", headers) + body
+
+
+async def _send_plain(writer: asyncio.StreamWriter, status: int, body: bytes) -> None:
+    """Send a whole response before closing the connection (the peer may be gone already)."""
+    with contextlib.suppress(ConnectionError):
+        writer.write(_plain(status, body, close=True))
         await writer.drain()
-        return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,6 +350,7 @@ def _compiled(schedule: Schedule, method: str) -> _Compiled:
 async def _execute(
     schedule: Schedule,
     method: str,
+    compiled: _Compiled,
     t0: float,
     reader: asyncio.StreamReader,
     writer: asyncio.StreamWriter,
@@ -311,7 +364,7 @@ async def _execute(
         if delay > 0:
             await asyncio.sleep(delay)
 
-    for at_ns, data in _compiled(schedule, method).steps:
+    for at_ns, data in compiled.steps:
         await until(at_ns)
         writer.write(data)
         await writer.drain()

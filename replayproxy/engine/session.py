@@ -24,11 +24,13 @@ from replayproxy.core.faults import FaultSpec
 from replayproxy.core.matching import Matcher, MatchOptions, Miss, describe_request
 from replayproxy.core.model import Cassette, Request
 from replayproxy.core.schedule import Schedule
+from replayproxy.engine.failsafe import ReplayFailure, failure_of
 from replayproxy.errors import ReplayProxyError, UsageError
 
 __all__ = [
     "UNMATCHED_HEADER",
     "UNMATCHED_STATUS",
+    "ErrorHandler",
     "ReplaySession",
     "Served",
     "Summary",
@@ -41,6 +43,10 @@ UNMATCHED_STATUS = 500
 UNMATCHED_HEADER = "x-replayproxy-unmatched"
 
 MissHandler = Callable[[Miss], None]
+ErrorHandler = Callable[[ReplayFailure], None]
+
+# Failures kept for inspection (session.failures); the count goes on past this.
+_FAILURES_KEPT = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +66,8 @@ class Summary:
     unmatched: int
     unused: tuple[int, ...]
     recorded: int
+    errors: int = 0
+    """Requests answered with the explained 500 because replay itself failed (fail closed)."""
 
     def line(self) -> str:
         """The one-line summary printed to stderr on exit."""
@@ -67,9 +75,10 @@ class Summary:
         if self.unused:
             shown = ", ".join(f"#{n}" for n in self.unused[:10])
             unused += f" ({shown}{', ...' if len(self.unused) > 10 else ''})"
+        errors = f"{self.errors} replay errors, " if self.errors else ""
         return (
             f"replayproxy: {self.served} interactions served, "
-            f"{self.unmatched} unmatched requests, {unused}"
+            f"{self.unmatched} unmatched requests, {errors}{unused}"
         )
 
 
@@ -112,6 +121,7 @@ class ReplaySession:
         options: MatchOptions | None = None,
         on_miss: MissHandler | None = None,
         on_warning: Callable[[str], None] | None = None,
+        on_error: ErrorHandler | None = None,
     ) -> None:
         if not isinstance(cassette, Cassette):
             cassette = store.load(cassette, on_warning=on_warning)
@@ -120,10 +130,13 @@ class ReplaySession:
         self.faults = parse_faults(faults)
         self.options = options or MatchOptions()
         self.on_miss = on_miss
+        self.on_error = on_error
         self._matcher = Matcher(cassette.interactions, self.options)
         self._lock = threading.Lock()
         self._served = 0
         self.misses: list[Miss] = []
+        self.failures: list[ReplayFailure] = []
+        self._errors = 0
 
     def resolve(self, request: Request) -> Served | Miss:
         """What to answer ``request`` with; counts it in the totals."""
@@ -146,7 +159,12 @@ class ReplaySession:
                 faults=self.faults,
                 replay_count=result.replay_count,
             )
-        except ReplayProxyError as e:
+        except Exception as e:
+            if not isinstance(e, ReplayProxyError):
+                # A bug: not served after all; the shell counts it with fail() (fail closed).
+                with self._lock:
+                    self._served -= 1
+                raise
             # A fault that cannot act on this interaction (e.g. "event 9" of a 3-event stream)
             # is reported like a miss: the response says why, and the run fails.
             miss = Miss(describe_request(request), result.index, (), reason=str(e))
@@ -158,6 +176,18 @@ class ReplaySession:
             return miss
         return Served(result.index, result.replay_count, schedule)
 
+    def fail(self, request: str, exc: BaseException) -> ReplayFailure:
+        """Count a request that replay failed to answer (``request`` as :func:`describe` gives
+        it); report it to ``on_error``. The shell then sends the explained 500."""
+        failure = failure_of(exc, request)
+        with self._lock:
+            self._errors += 1
+            if len(self.failures) < _FAILURES_KEPT:
+                self.failures.append(failure)
+        if self.on_error is not None:
+            self.on_error(failure)
+        return failure
+
     def summary(self) -> Summary:
         with self._lock:
             return Summary(
@@ -165,4 +195,5 @@ class ReplaySession:
                 unmatched=len(self.misses),
                 unused=self._matcher.unused(),
                 recorded=len(self.cassette.interactions),
+                errors=self._errors,
             )

@@ -29,18 +29,22 @@ no lock; the session has its own lock for readers on other threads.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from mitmproxy import ctx, exceptions, http
+from mitmproxy.proxy import server_hooks
+from mitmproxy.utils import human
 
 from replayproxy.core.matching import MatchOptions, Miss
 from replayproxy.core.schedule import FinishKind, Head, instant_body
+from replayproxy.engine.failsafe import ReplayFailure, describe, failure_of, failure_response
 from replayproxy.engine.origin import TOKEN_HEADER, Origin, wire_headers
 from replayproxy.engine.session import ReplaySession, check_speed, unmatched_response
 from replayproxy.engine.sockets import reset_after_drain
-from replayproxy.errors import ReplayProxyError
+from replayproxy.errors import ReplayProxyError, UpstreamError
 from replayproxy.mitm.addons._convert import request_of
 
 __all__ = ["Replayer", "request_of"]
@@ -113,6 +117,7 @@ class Replayer:
                         ),
                         on_miss=_log_miss,
                         on_warning=log.warning,
+                        on_error=_log_failure,
                     )
                 except ReplayProxyError as e:
                     raise _options_error(str(e)) from None
@@ -128,7 +133,7 @@ class Replayer:
 
     async def running(self) -> None:
         if self.origin is None:
-            self.origin = Origin()
+            self.origin = Origin(fail=self._origin_failed)
             await self.origin.start()
 
     async def done(self) -> None:
@@ -138,11 +143,23 @@ class Replayer:
         if self.session is not None and not self._fixed:
             log.info(self.session.summary().line())
 
+    def _origin_failed(self, request: str, exc: BaseException) -> ReplayFailure:
+        """The origin could not execute a schedule: count it like a failure in :meth:`request`."""
+        session = self.session
+        return failure_of(exc, request) if session is None else session.fail(request, exc)
+
     # -- flows -----------------------------------------------------------------------------
 
-    def request(self, flow: http.HTTPFlow) -> None:
-        if self.session is None or flow.response is not None:
+    async def request(self, flow: http.HTTPFlow) -> None:
+        session = self.session
+        if session is None or flow.response is not None:
             return
+        try:
+            await self._replay(session, flow)
+        except Exception as e:  # fail closed: mitmproxy would carry on and forward the request
+            self._fail(session, flow, e)
+
+    async def _replay(self, session: ReplaySession, flow: http.HTTPFlow) -> None:
         if self.origin is None:  # never let a replayed request through to the network
             flow.response = http.Response.make(
                 503,
@@ -150,7 +167,9 @@ class Replayer:
                 {"content-type": "text/plain"},
             )
             return
-        result = self.session.resolve(request_of(flow.request))
+        # Matching and planning run on a worker thread: a big body or a fault that builds many
+        # writes must not stall every other stream on mitmproxy's loop.
+        result = await asyncio.to_thread(session.resolve, request_of(flow.request))
         if isinstance(result, Miss):
             status, headers, body = unmatched_response(result)
             flow.response = http.Response.make(status, body, headers)
@@ -175,6 +194,42 @@ class Replayer:
         flow.request.host = "127.0.0.1"
         flow.request.port = self.origin.port
 
+    def _fail(self, session: ReplaySession, flow: http.HTTPFlow, exc: Exception) -> None:
+        """Answer ``flow`` with the explained 500 (:mod:`~replayproxy.engine.failsafe`), undoing
+        whatever :meth:`_replay` had done to it; this must not raise."""
+        meta = flow.metadata.get(_META)
+        if meta is not None and self.origin is not None:
+            self.origin.forget(meta["token"])
+        _restore(flow)
+        flow.metadata.pop(_META, None)
+        request = describe(flow.request.method, flow.request.url)
+        try:
+            failure = session.fail(request, exc)
+        except Exception:  # a failing on_error callback must not undo the answer
+            failure = failure_of(exc, request)
+        status, headers, body = failure_response(failure)
+        flow.response = http.Response.make(status, body, headers)
+
+    def server_connect(self, data: server_hooks.ServerConnectionHookData) -> None:
+        """Refuse every upstream connection in replay but the one to our own origin.
+
+        Independent of :meth:`request`: should a future bug let a flow through un-rewritten,
+        mitmproxy still cannot reach the network (the client gets mitmproxy's 502 "Connection
+        killed", and the run fails: the refusal counts as a replay error).
+        """
+        session = self.session
+        if session is None:
+            return
+        address = data.server.address
+        origin = self.origin
+        if origin is not None and address is not None and tuple(address[:2]) == _origin(origin):
+            return
+        where = human.format_address(address) if address else "(no address)"
+        refusal = UpstreamError(f"refused to connect to {where}: replay never contacts the network")
+        data.server.error = str(refusal)
+        with contextlib.suppress(Exception):
+            session.fail(f"connection to {where}", refusal)
+
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         if _META in flow.metadata and flow.response is not None:
             flow.response.stream = True
@@ -196,6 +251,10 @@ class Replayer:
         ):
             await _reset_client(flow)
         _restore(flow)
+
+
+def _origin(origin: Origin) -> tuple[str, int]:
+    return ("127.0.0.1", origin.port)
 
 
 def _whole_response(head: Head, body: bytes) -> http.Response:
@@ -254,3 +313,7 @@ async def _reset_client(flow: http.HTTPFlow) -> bool:
 
 def _log_miss(miss: Miss) -> None:
     log.warning(miss.one_line())
+
+
+def _log_failure(failure: ReplayFailure) -> None:
+    log.error(failure.one_line())
