@@ -39,6 +39,9 @@ __all__ = [
     "unmatched_response",
 ]
 
+MIN_SPEED = 0.001
+MAX_SPEED = 1_000_000.0
+
 UNMATCHED_STATUS = 500
 UNMATCHED_HEADER = "x-replayproxy-unmatched"
 
@@ -99,13 +102,16 @@ def parse_faults(specs: Sequence[str | FaultSpec]) -> tuple[FaultSpec, ...]:
 
 
 def check_speed(speed: float | str) -> float:
-    """``speed`` as a float >= 0 (0 = no waiting), else a one-line UsageError."""
+    """``speed`` as a float: 0 (no waiting) or MIN_SPEED..MAX_SPEED, else a one-line UsageError."""
     try:
         value = float(speed)
     except (TypeError, ValueError):
         raise UsageError(f"speed must be a number >= 0, got {speed!r}") from None
     if not math.isfinite(value) or value < 0:
         raise UsageError(f"speed must be a finite number >= 0, got {speed!r}")
+    if 0 < value < MIN_SPEED or value > MAX_SPEED:
+        # Offsets are divided by the speed: a tiny one overflows when the schedule is planned.
+        raise UsageError(f"speed must be 0 or from {MIN_SPEED:g} to {MAX_SPEED:g}, got {speed!r}")
     return value
 
 

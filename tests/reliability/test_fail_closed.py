@@ -19,10 +19,10 @@ import httpx
 import pytest
 
 from replayproxy import store
+from replayproxy.core import faults as faults_mod
 from replayproxy.core.matching import Matcher
 from replayproxy.core.model import Cassette
 from replayproxy.engine import origin as origin_mod
-from replayproxy.engine import session as session_mod
 from replayproxy.engine.failsafe import ERROR_HEADER
 from replayproxy.engine.server import ReplayServer
 from replayproxy.engine.session import ReplaySession
@@ -117,7 +117,7 @@ def test_a_raising_planner_answers_500_and_is_not_counted_as_served(
 ) -> None:
     """A planner that raises: explained 500; the summary shows an error, not a served request."""
     session = target.serve(cassette(interaction([b"data: 1\n\n"])))
-    monkeypatch.setattr(session_mod.faults_mod, "plan", _raise)
+    monkeypatch.setattr(faults_mod, "plan", _raise)
     _assert_explained(target.post(), "Planted: planted bug")
     summary = session.summary()
     assert (summary.served, summary.errors) == (0, 1)
@@ -163,6 +163,22 @@ def test_a_json_body_nested_1000_deep_never_reaches_the_upstream(target: Target)
     assert target.upstream.connections == 0
 
 
+@pytest.mark.parametrize(
+    "fault", ["stall:for=1e300", "ttfb:delay=1e300", "stall:time=1e300", "split:bytes=1,gap=1e300"]
+)
+def test_a_stored_fault_of_1e300_seconds_never_reaches_the_upstream(
+    target: Target, fault: str
+) -> None:
+    """A stored fault whose duration overflows is refused with a 500 naming it."""
+    it = interaction([b"data: 1\n\n"])
+    session = target.serve(cassette(type(it)(it.request, it.response, it.end, faults=(fault,))))
+    r = target.post()
+    assert r.status_code == 500 and "REAL UPSTREAM" not in r.text
+    assert "at most" in r.text, r.text
+    assert session.summary().served == 0
+    assert target.upstream.connections == 0
+
+
 # -- the direct engine (ReplayServer): never a dropped connection ------------------------------
 
 
@@ -174,7 +190,7 @@ def test_the_direct_engine_answers_500_when_replay_breaks(
     if broken == "match":
         monkeypatch.setattr(Matcher, "match", _raise)
     elif broken == "plan":
-        monkeypatch.setattr(session_mod.faults_mod, "plan", _raise)
+        monkeypatch.setattr(faults_mod, "plan", _raise)
     else:
         monkeypatch.setattr(origin_mod, "_compiled", _raise)
     seen: list[str] = []
