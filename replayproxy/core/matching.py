@@ -24,13 +24,14 @@ The :class:`Matcher` keeps the "used" counts; it is not thread-safe (callers hol
 
 from __future__ import annotations
 
-import functools
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from replayproxy.core import jsonlimits
+from replayproxy.core.bodycache import BodyCache
 from replayproxy.core.model import Interaction, Request
 from replayproxy.core.redact import DEFAULT_QUERY_PARAMS, REDACTED_TEXT, is_redacted, redact_url
 from replayproxy.errors import UsageError
@@ -162,6 +163,8 @@ def describe_request(request: Request) -> str:
 
 _MISSING: Any = object()
 
+_Parse = Callable[[bytes], Any]
+
 
 def _short(value: object, limit: int = 80) -> str:
     text = "(absent)" if value is _MISSING else json.dumps(value, ensure_ascii=False)
@@ -218,20 +221,21 @@ def _first_json_difference(
     return None
 
 
-@functools.lru_cache(maxsize=1024)
 def _parse_json(body: bytes) -> Any:
-    # Cached: every request is compared with every recorded body. Results are never mutated
-    # (_drop copies along the path it changes).
+    # Results may be cached (BodyCache) and are never mutated: _drop copies along its path.
+    # A document nested deeper than MAX_JSON_DEPTH is compared as bytes, like any non-JSON.
     if not body.strip():
         return _MISSING
     try:
-        return json.loads(body)
+        return jsonlimits.loads(body)
     except (ValueError, UnicodeDecodeError):
         return _MISSING
 
 
-def _body_difference(recorded: bytes, requested: bytes, options: MatchOptions) -> Difference | None:
-    a, b = _parse_json(recorded), _parse_json(requested)
+def _body_difference(
+    recorded: bytes, requested: bytes, options: MatchOptions, parse: _Parse = _parse_json
+) -> Difference | None:
+    a, b = parse(recorded), parse(requested)
     if a is _MISSING or b is _MISSING:
         if recorded == requested:
             return None
@@ -271,9 +275,15 @@ def _query_difference(recorded: str, requested: str, options: MatchOptions) -> D
 
 
 def diff_requests(
-    recorded: Request, requested: Request, options: MatchOptions = MatchOptions()
+    recorded: Request,
+    requested: Request,
+    options: MatchOptions = MatchOptions(),
+    *,
+    parse: _Parse = _parse_json,
 ) -> tuple[Difference, ...]:
-    """Every part in which ``requested`` differs from ``recorded``; empty means they match."""
+    """Every part in which ``requested`` differs from ``recorded``; empty means they match.
+
+    ``parse`` turns a body into its JSON value (a :class:`Matcher` passes its cache)."""
     diffs: list[Difference] = []
     if recorded.method.upper() != requested.method.upper():
         diffs.append(Difference("method", recorded.method, requested.method))
@@ -286,7 +296,7 @@ def diff_requests(
     query = _query_difference(recorded.url, requested.url, options)
     if query is not None:
         diffs.append(query)
-    body = _body_difference(recorded.body, requested.body, options)
+    body = _body_difference(recorded.body, requested.body, options, parse)
     if body is not None:
         diffs.append(body)
     return tuple(diffs)
@@ -315,10 +325,10 @@ class _Key:
     doc: Any
 
 
-def _key(request: Request, options: MatchOptions) -> _Key:
+def _key(request: Request, options: MatchOptions, parse: _Parse = _parse_json) -> _Key:
     parts = urlsplit(request.url)
     query = _query(request.url, options)
-    doc = _parse_json(request.body)
+    doc = parse(request.body)
     if doc is not _MISSING:
         for pointer in options._pointers:
             doc = _drop(doc, pointer)
@@ -361,14 +371,16 @@ class Matcher:
         self.interactions = tuple(interactions)
         self.options = options
         self.uses = [0] * len(self.interactions)
-        self._keys = [_key(i.request, options) for i in self.interactions]
+        # Per matcher (not per process), bounded by bytes: see core/bodycache.py.
+        self._bodies = BodyCache(_parse_json)
+        self._keys = [_key(i.request, options, self._bodies.get) for i in self.interactions]
         self._index: dict[tuple[str, str, str], list[int]] = {}
         for n, k in enumerate(self._keys):
             self._index.setdefault((k.method, k.netloc, k.path), []).append(n)
 
     def match(self, request: Request) -> Hit | Miss:
         """Choose the interaction for ``request`` and count it as used (a :class:`Hit`)."""
-        key = _key(request, self.options)
+        key = _key(request, self.options, self._bodies.get)
         same = self._index.get((key.method, key.netloc, key.path), [])
         candidates = [n for n in same if _same(self._keys[n], key)]
         for n in candidates:
@@ -378,7 +390,10 @@ class Matcher:
             return self._use(candidates[-1])
         if candidates:
             return Miss(describe_request(request), candidates[-1], (), used_up=True)
-        diffs = [diff_requests(i.request, request, self.options) for i in self.interactions]
+        diffs = [
+            diff_requests(i.request, request, self.options, parse=self._bodies.get)
+            for i in self.interactions
+        ]
         if not diffs:
             return Miss(describe_request(request), None, ())
         nearest = min(

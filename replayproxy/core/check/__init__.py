@@ -14,9 +14,9 @@ one provider grammar (:mod:`.openai_chat`, :mod:`.openai_responses`, :mod:`.anth
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 
+from replayproxy.core import jsonlimits
 from replayproxy.core.check.anthropic import Anthropic
 from replayproxy.core.check.base import GenericSSE, Grammar, Report, RequestOptions, Violation
 from replayproxy.core.check.bedrock import Converse, EventStreamLayer, Invoke
@@ -58,7 +58,7 @@ def request_options(body: bytes | None) -> RequestOptions:
     if not body:
         return RequestOptions()
     try:
-        request = json.loads(body)
+        request = jsonlimits.loads(body)
     except ValueError:
         return RequestOptions()
     if not isinstance(request, dict):

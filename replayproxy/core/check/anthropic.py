@@ -8,10 +8,10 @@ the Anthropic events inside Bedrock InvokeModelWithResponseStream chunks. Rules 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from replayproxy.core import jsonlimits
 from replayproxy.core.check.base import INVALID, Grammar, StreamEvent
 
 __all__ = ["Anthropic"]
@@ -201,7 +201,7 @@ class Anthropic(Grammar):
         if block.json_parts:
             joined = "".join(block.json_parts)
             try:
-                json.loads(joined)
+                jsonlimits.loads(joined)
             except ValueError:
                 shown = joined if len(joined) <= 60 else joined[:57] + "..."
                 self.report.at(

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from replayproxy.core import jsonlimits
 from replayproxy.core.check.anthropic import Anthropic
 from replayproxy.core.check.base import INVALID, Grammar, Report, StreamEvent
 from replayproxy.core.eventstream import EventStreamDecoder, EventStreamError, EventStreamMessage
@@ -75,7 +75,7 @@ class EventStreamLayer:
         data = item.payload.decode("utf-8", "replace")
         payload: Any
         try:
-            payload = json.loads(item.payload) if item.payload else {}
+            payload = jsonlimits.loads(item.payload) if item.payload else {}
         except ValueError as e:
             payload = INVALID
             self.report.add(
@@ -207,7 +207,7 @@ class Converse(_Terminal):
             if block.tool_input:
                 joined = "".join(block.tool_input)
                 try:
-                    json.loads(joined)
+                    jsonlimits.loads(joined)
                 except ValueError:
                     self.report.at(
                         "bedrock.tool-input",
@@ -246,7 +246,7 @@ class Invoke(_Terminal):
             return
         try:
             inner_data = base64.b64decode(raw, validate=True).decode("utf-8")
-            inner = json.loads(inner_data)
+            inner = jsonlimits.loads(inner_data)
         except (binascii.Error, UnicodeDecodeError, ValueError) as e:
             self.report.at("bedrock.invoke-chunk", ev, f"chunk bytes are not base64 JSON ({e})")
             return

@@ -8,10 +8,10 @@ first delta only and JSON arguments; the optional usage chunk (``choices == []``
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from replayproxy.core import jsonlimits
 from replayproxy.core.check.base import INVALID, Grammar, StreamEvent
 
 __all__ = ["OpenAIChat"]
@@ -311,7 +311,7 @@ class OpenAIChat(Grammar):
             for t, tool in state.tools.items():
                 joined = "".join(tool.arguments)
                 try:
-                    json.loads(joined)
+                    jsonlimits.loads(joined)
                 except ValueError:
                     shown = joined if len(joined) <= 60 else joined[:57] + "..."
                     report.at(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 
+from replayproxy.core import jsonlimits
 from replayproxy.core.check.base import INVALID, Grammar, Report, StreamEvent
 from replayproxy.core.sse import (
     BAD_ID,
@@ -26,7 +27,6 @@ from replayproxy.core.sse import (
 __all__ = ["SSELayer"]
 
 _STYLE = {LF: "LF", CR: "CR", CRLF: "CRLF"}
-_DECODE = json.JSONDecoder().decode
 
 
 def _style(bits: int) -> str:
@@ -134,11 +134,12 @@ class SSELayer:
             payload = None
         else:
             try:
-                payload = _DECODE(data)
-            except json.JSONDecodeError as e:
+                payload = jsonlimits.loads(data)
+            except ValueError as e:
                 payload = INVALID
                 shown = data if len(data) <= 60 else data[:57] + "..."
-                self.report.at("sse.json", block, f"data is not JSON ({e.msg}): {shown!r}")
+                why = e.msg if isinstance(e, json.JSONDecodeError) else str(e)
+                self.report.at("sse.json", block, f"data is not JSON ({why}): {shown!r}")
         self.grammar.event(
             StreamEvent(block.index, block.start, block.end, _event_name(block), data, payload)
         )
