@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+import httpx
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -72,3 +73,88 @@ def test_each_matcher_has_its_own_cache() -> None:
     a.match(Request("POST", CHAT_URL, body=b'{"x": 1}'))
     assert b'{"x": 1}' in a._bodies._items
     assert b'{"x": 1}' not in b._bodies._items
+
+
+# -- slow readers: the origin writes as the transport drains ------------------------------------
+
+
+def _dechunk(raw: bytes) -> bytes:
+    """The body of one chunked HTTP/1.1 response (head included in ``raw``)."""
+    rest = raw[raw.index(b"\r\n\r\n") + 4 :]
+    out = bytearray()
+    while True:
+        line, _, rest = rest.partition(b"\r\n")
+        size = int(line, 16)
+        if size == 0:
+            return bytes(out)
+        out += rest[:size]
+        rest = rest[size + 2 :]
+
+
+_frames = st.lists(st.integers(0, 3 * 40).map(lambda n: b"x" * n), max_size=6)
+
+
+@given(_frames, st.lists(st.integers(0, 3), max_size=6), st.sampled_from(["GET", "HEAD"]))
+def test_framing_never_makes_a_write_longer_than_the_cap(
+    frames: list[bytes], times: list[int], method: str
+) -> None:
+    """With any frame sizes and instants, no socket write exceeds JOIN_MAX (plus the framing
+    of one piece), and the writes still carry exactly the recorded chunks."""
+    import pytest
+
+    from replayproxy.core.schedule import Finish, FinishKind, Head, Schedule, Write
+    from replayproxy.engine import framing
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(framing, "JOIN_MAX", 40)
+        at = [sum(times[: i + 1]) if i < len(times) else sum(times) for i in range(len(frames))]
+        writes = tuple(Write(t, f) for t, f in zip(at, frames, strict=True))
+        schedule = Schedule(
+            Head(0, 200, "", ()), writes, Finish(at[-1] if at else 0, FinishKind.COMPLETE)
+        )
+        out = list(framing.steps(schedule, method))
+    assert all(len(data) <= 40 + 16 for _, data in out[1:])
+    assert [t for t, _ in out] == sorted(t for t, _ in out)
+    raw = b"".join(d for _, d in out)
+    if method == "HEAD":
+        assert raw.endswith(b"\r\n\r\n") and len(out) == 1
+    else:
+        assert _dechunk(raw) == b"".join(frames)
+
+
+def test_non_reading_clients_do_not_make_the_origin_buffer_the_body() -> None:
+    """Three clients that never read a 16 MB response (at --speed 0, one instant) make the
+    origin hold a bounded amount for them, not the body (before: the whole body per client
+    plus a framed copy); a fourth client that reads gets every byte."""
+    import socket
+    import time
+    import tracemalloc
+
+    from replayproxy.engine.server import ReplayServer
+    from tests.replay.helpers import cassette
+
+    body = b"data: " + b"y" * (16 * 2**20) + b"\n\n"
+    frames = [body[i : i + 2**20] for i in range(0, len(body), 2**20)]
+    request = b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-length: 27\r\n\r\n"
+    request += b'{"model":"m","stream":true}'
+    it = interaction(frames)
+    with ReplayServer(cassette(it, it, it, it), speed=0) as server:
+        tracemalloc.start()
+        try:
+            idle = []
+            for _ in range(3):
+                sock = socket.create_connection(("127.0.0.1", server.port))
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 * 1024)
+                sock.sendall(request)
+                idle.append(sock)
+            time.sleep(1.5)  # let the origin write until the sockets are full
+            held, _ = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        got = httpx.post(
+            server.url + "/v1/chat/completions", content=b'{"model":"m","stream":true}', timeout=30
+        )
+        for sock in idle:
+            sock.close()
+    assert held < 4 * 2**20, f"the origin held {held} bytes for 3 non-reading clients"
+    assert got.content == body

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from replayproxy.core.matching import Miss
 from replayproxy.core.model import EndKind
 from replayproxy.core.schedule import from_interaction, scale
-from replayproxy.engine.origin import _compile
+from replayproxy.engine.framing import compile_schedule as _compile
 from replayproxy.engine.server import ReplayServer
 from tests.replay.helpers import (
     SSE,
