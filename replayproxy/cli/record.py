@@ -98,6 +98,14 @@ def _trust_bundle(extra_ca: str | None) -> Iterator[str | None]:
     help="Also redact this URL query parameter (repeatable); 'key' always is.",
 )
 @click.option(
+    "--redact-body-field",
+    "redact_body_fields",
+    multiple=True,
+    metavar="POINTER",
+    help="Also redact this JSON body field, in requests and responses (JSON pointer, "
+    "e.g. /user or /messages/*/name; repeatable).",
+)
+@click.option(
     "--no-redact",
     is_flag=True,
     help="Record secrets as they are. The cassette will then contain your API keys.",
@@ -114,6 +122,7 @@ def record(
     overwrite: bool,
     redact_headers: Sequence[str],
     redact_query: Sequence[str],
+    redact_body_fields: Sequence[str],
     no_redact: bool,
     command: Sequence[str],
 ) -> None:
@@ -144,6 +153,7 @@ def record(
             "replayproxy_record_mode": "append" if append else "overwrite" if overwrite else "new",
             "replayproxy_redact_headers": list(redact_headers),
             "replayproxy_redact_query": list(redact_query),
+            "replayproxy_redact_body_field": list(redact_body_fields),
             "replayproxy_no_redact": no_redact,
             # Reverse mode connects upstream per request (lazy), so an unreachable upstream
             # gives the client mitmproxy's 502 and a recorded no_response, rather than a
