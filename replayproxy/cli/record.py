@@ -27,6 +27,7 @@ from replayproxy.cli._common import (
     serve,
     setup_logging,
     validate_upstream,
+    warn_if_exposed,
 )
 from replayproxy.errors import UsageError
 
@@ -146,6 +147,7 @@ def record(
     forward = upstream is None
     mode = "regular" if upstream is None else f"reverse:{validate_upstream(upstream)}"
     setup_logging()
+    warn_if_exposed(listen[0], listen[1], "recording proxy (it forwards to the network)")
     recorder = Recorder()
     with _trust_bundle(upstream_ca) as bundle:
         options: dict[str, Any] = {

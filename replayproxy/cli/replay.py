@@ -26,6 +26,7 @@ from replayproxy.cli._common import (
     serve,
     setup_logging,
     validate_upstream,
+    warn_if_exposed,
 )
 from replayproxy.core.matching import MatchOptions, Miss
 from replayproxy.engine.failsafe import ReplayFailure
@@ -152,6 +153,7 @@ def replay(
         on_error=_report_failure,
     )
     mode = "regular" if upstream is None else f"reverse:{validate_upstream(upstream)}"
+    warn_if_exposed(listen[0], listen[1], "replay proxy")
     proxy = EmbeddedProxy(
         [Replayer(session)],
         mode=mode,
