@@ -126,6 +126,9 @@ class Origin:
 
     Run it on a loop (``await start()`` / ``await close()``). With a ``session`` it matches
     requests itself; without one it serves only schedules registered with :meth:`expect`.
+    It fails closed (:mod:`~replayproxy.engine.failsafe`): a request it cannot answer gets the
+    explained 500, counted by ``fail`` (default: the session's ``fail``), and a request it
+    cannot read gets a 400; it never drops a connection without a word.
     """
 
     def __init__(

@@ -179,3 +179,27 @@ def test_planning_the_longest_keepalive_run_allowed_stays_bounded() -> None:
         tracemalloc.stop()
     assert 85_000 < len(out.writes) <= MAX_WRITES
     assert peak < 100 * 2**20
+
+
+def test_planning_runs_off_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Matching and planning run on a worker thread, never on the thread of the event loop
+    that serves every other stream (ReplayServer's, as mitmproxy's for the addon)."""
+    import threading
+
+    import httpx
+
+    from replayproxy.engine.server import ReplayServer
+
+    threads: list[str] = []
+    real_plan = faults.plan
+
+    def spy(*args: object, **kwargs: object) -> Schedule:
+        threads.append(threading.current_thread().name)
+        return real_plan(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(faults, "plan", spy)
+    it = interaction([b"data: 1\n\n"])
+    with ReplayServer(cassette(it), speed=0) as server:
+        r = httpx.post(server.url + "/v1/chat/completions", content=it.request.body, timeout=10)
+    assert r.status_code == 200
+    assert len(threads) == 1 and threads[0] != "replayproxy-origin", threads
