@@ -211,14 +211,14 @@ def main() -> None:
             with server(kind, small, [], work) as (pid, port):
                 before = rss(pid)[0]
                 case_unmatched(port, *unmatched)
-                time.sleep(1)  # let the server finish with the last connection
+                time.sleep(2.5)  # let the server finish with the last connection (and collect)
                 after = rss(pid)
                 label = f"{unmatched[0]} unmatched {unmatched[1] // MiB} MB requests"
                 rows.append((kind, label, before, after[0], *after))
             with server(kind, small, [], work) as (pid, port):
                 before = rss(pid)[0]
                 case_unmatched(port, 1, big)
-                time.sleep(1)
+                time.sleep(2.5)
                 after = rss(pid)
                 rows.append((kind, f"one {big // MiB} MB request", before, after[0], *after))
             for cassette, label in ((gap, "30 min gap"), (huge_gap, "300 day gap")):
