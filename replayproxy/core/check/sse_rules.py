@@ -135,11 +135,10 @@ class SSELayer:
         else:
             try:
                 payload = jsonlimits.loads(data)
-            except ValueError as e:
+            except json.JSONDecodeError as e:  # jsonlimits.JSONTooDeep is one too
                 payload = INVALID
                 shown = data if len(data) <= 60 else data[:57] + "..."
-                why = e.msg if isinstance(e, json.JSONDecodeError) else str(e)
-                self.report.at("sse.json", block, f"data is not JSON ({why}): {shown!r}")
+                self.report.at("sse.json", block, f"data is not JSON ({e.msg}): {shown!r}")
         self.grammar.event(
             StreamEvent(block.index, block.start, block.end, _event_name(block), data, payload)
         )
