@@ -8,6 +8,7 @@
 - :func:`print_ready`: the machine-readable ready lines on stdout.
 - :func:`serve`: print the ready lines, then run the wrapped command (exit status passed on)
   or wait for SIGINT/SIGTERM, and stop the proxy in every case.
+- :func:`warn_if_exposed`: the warning for a ``--listen`` address other machines can reach.
 - :func:`setup_logging`: replayproxy's log records as ``warning: ...`` lines on stderr;
   :func:`mitmproxy_warnings`: mitmproxy's own warnings too, within a ``with`` block.
 
@@ -27,6 +28,7 @@ A command using them looks like::
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import logging
 import signal
 import subprocess
@@ -42,7 +44,7 @@ import click
 
 from replayproxy.errors import UsageError
 from replayproxy.harness.env import CA_ENV_VARS, NODE_PROXY_ENV, PROXY_ENV_VARS, child_env
-from replayproxy.mitm.embedded import DEFAULT_CONFDIR, EmbeddedProxy
+from replayproxy.mitm.embedded import DEFAULT_CONFDIR, EmbeddedProxy, format_address
 
 __all__ = [
     "CA_ENV_VARS",
@@ -61,6 +63,7 @@ __all__ = [
     "setup_logging",
     "validate_upstream",
     "wait_for_signal",
+    "warn_if_exposed",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -148,6 +151,30 @@ def validate_upstream(url: str) -> str:
             "clients keep the path in their base URL"
         )
     return url
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (an address or ``localhost``) is reachable from this machine only."""
+    if host.lower() in ("localhost", "localhost.localdomain"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a host name: it may well resolve to a public address
+
+
+def warn_if_exposed(host: str, port: int, role: str) -> None:
+    """Warn on stderr when ``--listen`` is not a loopback address: the proxy has no
+    authentication, so whoever reaches the address can use it."""
+    if is_loopback(host):
+        return
+    where = format_address(host, port)
+    click.echo(
+        f"warning: the {role} listens on {where}, which is reachable from other machines, and "
+        "has no authentication: anyone who can connect can use it "
+        "(--listen 127.0.0.1:PORT keeps it local)",
+        err=True,
+    )
 
 
 # -- the wrapped command -------------------------------------------------------------------

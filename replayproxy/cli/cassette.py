@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -182,12 +183,16 @@ def export(path: str, output: str | None) -> None:
     if output is None:
         sys.stdout.write(text)
     else:
-        _write_text(Path(output), text)
+        _write_text(Path(output), text, private=True)
 
 
-def _write_text(path: Path, text: str) -> None:
+def _write_text(path: Path, text: str, *, private: bool = False) -> None:
+    """Write ``text``; ``private``: a new file is readable by its owner only (0600), as
+    cassettes are (an export holds the same prompts and answers)."""
     try:
-        path.write_text(text, encoding="utf-8", newline="\n")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600 if private else 0o666)
+        with open(fd, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
     except OSError as e:
         raise CassetteError(f"cannot write ({e.strerror})", path=path) from None
 

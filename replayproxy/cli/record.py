@@ -23,6 +23,7 @@ from replayproxy.cli._common import (
     serve,
     setup_logging,
     validate_upstream,
+    warn_if_exposed,
 )
 from replayproxy.errors import UsageError
 from replayproxy.mitm.trust import trust_bundle
@@ -73,6 +74,14 @@ __all__ = ["COMMANDS", "record"]
     help="Also redact this URL query parameter (repeatable); 'key' always is.",
 )
 @click.option(
+    "--redact-body-field",
+    "redact_body_fields",
+    multiple=True,
+    metavar="POINTER",
+    help="Also redact this JSON body field, in requests and responses (JSON pointer, "
+    "e.g. /user or /messages/*/name; repeatable).",
+)
+@click.option(
     "--no-redact",
     is_flag=True,
     help="Record secrets as they are. The cassette will then contain your API keys.",
@@ -90,6 +99,7 @@ def record(
     overwrite: bool,
     redact_headers: Sequence[str],
     redact_query: Sequence[str],
+    redact_body_fields: Sequence[str],
     no_redact: bool,
     command: Sequence[str],
 ) -> None:
@@ -113,6 +123,7 @@ def record(
     forward = upstream is None
     mode = "regular" if upstream is None else f"reverse:{validate_upstream(upstream)}"
     setup_logging()
+    warn_if_exposed(listen[0], listen[1], "recording proxy (it forwards to the network)")
     recorder = Recorder()
     with trust_bundle(upstream_ca) as bundle:
         options: dict[str, Any] = {
@@ -120,6 +131,7 @@ def record(
             "replayproxy_record_mode": "append" if append else "overwrite" if overwrite else "new",
             "replayproxy_redact_headers": list(redact_headers),
             "replayproxy_redact_query": list(redact_query),
+            "replayproxy_redact_body_field": list(redact_body_fields),
             "replayproxy_no_redact": no_redact,
             "replayproxy_record_tls_failures": record_tls_failures,
             # Reverse mode connects upstream per request (lazy), so an unreachable upstream

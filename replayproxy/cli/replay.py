@@ -34,16 +34,25 @@ from replayproxy.cli._common import (
     serve,
     setup_logging,
     validate_upstream,
+    warn_if_exposed,
 )
 from replayproxy.cli._options import replay_options
 from replayproxy.core.matching import Miss
 from replayproxy.core.options import settings_from
+from replayproxy.engine.failsafe import ReplayFailure
 from replayproxy.engine.session import ReplaySession
 from replayproxy.mitm.addons.replayer import Replayer
 from replayproxy.mitm.embedded import EmbeddedProxy
 from replayproxy.mitm.trust import trust_bundle
 
-__all__ = ["BYPASSED_EXIT_STATUS", "COMMANDS", "UNMATCHED_EXIT_STATUS", "bypass_hint", "replay"]
+__all__ = [
+    "BYPASSED_EXIT_STATUS",
+    "COMMANDS",
+    "ERROR_EXIT_STATUS",
+    "UNMATCHED_EXIT_STATUS",
+    "bypass_hint",
+    "replay",
+]
 
 UNMATCHED_EXIT_STATUS = 1
 """Exit status when the wrapped command passed but a request was unmatched."""
@@ -51,11 +60,20 @@ UNMATCHED_EXIT_STATUS = 1
 BYPASSED_EXIT_STATUS = 1
 """Exit status with ``--fail-if-bypassed`` when no request reached the proxy."""
 
+ERROR_EXIT_STATUS = 1
+"""Exit status when the wrapped command passed but replay failed to answer a request (the
+client got the explained 500, ``x-replayproxy-error: 1``); ``--allow-unmatched`` does not
+change it."""
+
 
 def _report_miss(miss: Miss) -> None:
     # Runs on the mitmproxy thread; click.echo writes whole lines.
     first, *rest = miss.explain().removeprefix("replayproxy: ").splitlines()
     click.echo("\n".join([f"unmatched: {first}", *(f"  {line}" for line in rest)]), err=True)
+
+
+def _report_failure(failure: ReplayFailure) -> None:
+    click.echo(f"error: {failure.one_line()}", err=True)
 
 
 def _warn(message: str) -> None:
@@ -111,7 +129,9 @@ def replay(
     With --record-mode none (the default) nothing is ever resolved or contacted
     upstream. Unmatched requests get a 500 (x-replayproxy-unmatched: 1) explaining
     the nearest recorded request; with -- COMMAND they make the exit status 1 unless
-    --allow-unmatched. The other record modes (VCR.py's) forward what they do not
+    --allow-unmatched. If replay itself fails on a request, the client gets a 500
+    (x-replayproxy-error: 1) naming the error, never the real upstream, and
+    -- COMMAND exits 1. The other record modes (VCR.py's) forward what they do not
     replay to the real upstream, stream it to the client live and record it into
     CASSETTE: once (record only if CASSETTE does not exist), new_episodes (replay
     what matches, append the rest), all (record everything again, replacing it).
@@ -124,9 +144,14 @@ def replay(
     setup_logging()
     settings = settings_from(replay_values)
     session = ReplaySession.from_settings(
-        cassette, settings, on_miss=_report_miss, on_warning=_warn
+        cassette,
+        settings,
+        on_miss=_report_miss,
+        on_warning=_warn,
+        on_error=_report_failure,
     )
     mode = "regular" if upstream is None else f"reverse:{validate_upstream(upstream)}"
+    warn_if_exposed(listen[0], listen[1], "replay proxy")
     with trust_bundle(upstream_ca) as bundle:
         options: dict[str, Any] = {"connection_strategy": "lazy"}
         if bundle is not None:
@@ -155,7 +180,7 @@ def replay(
     click.echo(summary.line(), err=True)
     for error in session.errors:
         click.echo(f"error: {error}", err=True)
-    reached = summary.served or summary.unmatched or summary.new or session.errors
+    reached = summary.served or summary.unmatched or summary.new or summary.errors or session.errors
     bypassed = bool(command) and bool(summary.recorded) and not reached
     if bypassed:
         label = "error" if fail_if_bypassed else "warning"
@@ -166,6 +191,8 @@ def replay(
         status = UNMATCHED_EXIT_STATUS
     if bypassed and fail_if_bypassed and status == 0:
         status = BYPASSED_EXIT_STATUS
+    if command and status == 0 and summary.errors:
+        status = ERROR_EXIT_STATUS
     sys.exit(status)
 
 

@@ -28,13 +28,14 @@ The :class:`Matcher` keeps the "used" counts; it is not thread-safe (callers hol
 
 from __future__ import annotations
 
-import functools
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit
 
+from replayproxy.core import jsonlimits
+from replayproxy.core.bodycache import BodyCache
 from replayproxy.core.equivalence import canonical
 from replayproxy.core.explanation import Difference, Miss
 from replayproxy.core.model import Interaction, Request
@@ -182,14 +183,13 @@ def _first_json_difference(
     return next(_json_differences(recorded, requested), None)
 
 
-@functools.lru_cache(maxsize=1024)
 def _parse_json(body: bytes) -> Any:
-    # Cached: every request is compared with every recorded body. Results are never mutated
-    # (_drop copies along the path it changes).
+    # Results may be cached (BodyCache) and are never mutated: _drop copies along its path.
+    # A document nested deeper than MAX_JSON_DEPTH is compared as bytes, like any non-JSON.
     if not body.strip():
         return _MISSING
     try:
-        return json.loads(body)
+        return jsonlimits.loads(body)
     except (ValueError, UnicodeDecodeError):
         return _MISSING
 
@@ -207,10 +207,13 @@ def _comparable(doc: Any, path: str, options: MatchOptions) -> Any:
     return doc
 
 
+_Parse = Callable[[bytes], Any]
+
+
 def _body_differences(
-    recorded: Request, requested: Request, options: MatchOptions
+    recorded: Request, requested: Request, options: MatchOptions, parse: _Parse = _parse_json
 ) -> list[Difference]:
-    a, b = _parse_json(recorded.body), _parse_json(requested.body)
+    a, b = parse(recorded.body), parse(requested.body)
     if a is _MISSING or b is _MISSING:
         if recorded.body == requested.body:
             return []
@@ -266,11 +269,16 @@ def _host(url: str) -> str:
 
 
 def diff_requests(
-    recorded: Request, requested: Request, options: MatchOptions = MatchOptions()
+    recorded: Request,
+    requested: Request,
+    options: MatchOptions = MatchOptions(),
+    *,
+    parse: _Parse = _parse_json,
 ) -> tuple[Difference, ...]:
     """Every part in which ``requested`` differs from ``recorded``; empty means they match.
 
     Ranked: host (with ``match_host``), method, path, each query parameter, each body member.
+    ``parse`` turns a body into its JSON value (a :class:`Matcher` passes its cache).
     """
     diffs: list[Difference] = []
     if options.match_host and _host(recorded.url) != _host(requested.url):
@@ -280,16 +288,20 @@ def diff_requests(
     if recorded.path != requested.path:
         diffs.append(Difference("path", recorded.path, requested.path))
     diffs.extend(_query_differences(recorded.url, requested.url, options))
-    diffs.extend(_body_differences(recorded, requested, options))
+    diffs.extend(_body_differences(recorded, requested, options, parse))
     return tuple(diffs)
 
 
 def explain_differences(
-    recorded: Request, requested: Request, options: MatchOptions = MatchOptions()
+    recorded: Request,
+    requested: Request,
+    options: MatchOptions = MatchOptions(),
+    *,
+    parse: _Parse = _parse_json,
 ) -> tuple[Difference, ...]:
     """:func:`diff_requests`, plus a different host shown first even when it is not compared:
     a request to another host (a cost map, a telemetry endpoint) is told apart at a glance."""
-    diffs = diff_requests(recorded, requested, options)
+    diffs = diff_requests(recorded, requested, options, parse=parse)
     a, b = _host(recorded.url), _host(requested.url)
     if not options.match_host and a and b and a != b:
         diffs = (Difference("host", a, b, compared=False), *diffs)
@@ -324,10 +336,10 @@ class _Key:
     doc: Any
 
 
-def _key(request: Request, options: MatchOptions) -> _Key:
+def _key(request: Request, options: MatchOptions, parse: _Parse = _parse_json) -> _Key:
     parts = urlsplit(request.url)
     query = _query(request.url, options)
-    doc = _comparable(_parse_json(request.body), request.path, options)
+    doc = _comparable(parse(request.body), request.path, options)
     return _Key(
         request.method.upper(),
         parts.netloc.lower() if options.match_host else "",
@@ -368,7 +380,9 @@ class Matcher:
         self.interactions = tuple(interactions)
         self.options = options
         self.uses = [0] * len(self.interactions)
-        self._keys = [_key(i.request, options) for i in self.interactions]
+        # Per matcher (not per process), bounded by bytes: see core/bodycache.py.
+        self._bodies = BodyCache(_parse_json)
+        self._keys = [_key(i.request, options, self._bodies.get) for i in self.interactions]
         self._index: dict[tuple[str, str, str], list[int]] = {}
         for n, k in enumerate(self._keys):
             self._index.setdefault((k.method, k.netloc, k.path), []).append(n)
@@ -382,14 +396,14 @@ class Matcher:
         n = len(self.interactions)
         self.interactions = (*self.interactions, interaction)
         self.uses.append(1 if used else 0)
-        key = _key(interaction.request, self.options)
+        key = _key(interaction.request, self.options, self._bodies.get)
         self._keys.append(key)
         self._index.setdefault((key.method, key.netloc, key.path), []).append(n)
         return n
 
     def match(self, request: Request) -> Hit | Miss:
         """Choose the interaction for ``request`` and count it as used (a :class:`Hit`)."""
-        key = _key(request, self.options)
+        key = _key(request, self.options, self._bodies.get)
         same = self._index.get((key.method, key.netloc, key.path), [])
         candidates = [n for n in same if _same(self._keys[n], key)]
         for n in candidates:
@@ -405,7 +419,10 @@ class Matcher:
                 used_up=True,
                 host=_host(request.url),
             )
-        diffs = [diff_requests(i.request, request, self.options) for i in self.interactions]
+        diffs = [
+            diff_requests(i.request, request, self.options, parse=self._bodies.get)
+            for i in self.interactions
+        ]
         if not diffs:
             return Miss(describe_request(request), None, (), host=_host(request.url))
         host = _host(request.url)
@@ -419,7 +436,9 @@ class Matcher:
                 n,
             ),
         )
-        explained = explain_differences(self.interactions[nearest].request, request, self.options)
+        explained = explain_differences(
+            self.interactions[nearest].request, request, self.options, parse=self._bodies.get
+        )
         return Miss(describe_request(request), nearest, explained, host=host)
 
     def _use(self, n: int) -> Hit:

@@ -9,16 +9,23 @@ of the URL is kept byte for byte (no re-encoding).
 Defaults (:data:`DEFAULT_HEADERS`, :data:`DEFAULT_QUERY_PARAMS`) cover the credentials of the
 providers replayproxy targets: ``authorization`` (OpenAI, Bearer tokens), ``x-api-key``
 (Anthropic), ``api-key`` (Azure OpenAI), ``x-goog-api-key`` and ``?key=`` (Gemini),
-``proxy-authorization``, and cookies both ways.
+``x-amz-security-token`` (AWS session credentials, Bedrock), ``ocp-apim-subscription-key``
+(Azure API Management), ``x-auth-token``, ``proxy-authorization``, cookies both ways, and the
+``api_key`` and ``access_token`` query parameters.
+
+JSON body fields are redacted by pointer (``body_fields``, :mod:`replayproxy.core.redact_body`),
+in request and response bodies alike.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from dataclasses import field as dc_field
 from urllib.parse import unquote_plus
 
 from replayproxy.core.model import Header, Interaction, Request, Response
+from replayproxy.core.redact_body import Pointer, parse_pointers, redact_body, redact_frames
 
 __all__ = [
     "DEFAULT_HEADERS",
@@ -45,11 +52,14 @@ DEFAULT_HEADERS: frozenset[str] = frozenset(
         "x-api-key",
         "api-key",
         "x-goog-api-key",
+        "x-amz-security-token",
+        "ocp-apim-subscription-key",
+        "x-auth-token",
         "cookie",
         "set-cookie",
     }
 )
-DEFAULT_QUERY_PARAMS: frozenset[str] = frozenset({"key"})
+DEFAULT_QUERY_PARAMS: frozenset[str] = frozenset({"key", "api_key", "access_token"})
 
 
 def is_redacted(value: bytes | str) -> bool:
@@ -92,17 +102,30 @@ def redact_url(url: str, params: frozenset[str]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Redactor:
-    """Which request/response headers and URL query parameters to redact (names lower-case)."""
+    """Which request/response headers, URL query parameters (names lower-case) and JSON body
+    fields (RFC 6901 pointers, ``*`` for any member) to redact."""
 
     headers: frozenset[str] = DEFAULT_HEADERS
     query_params: frozenset[str] = DEFAULT_QUERY_PARAMS
+    body_fields: tuple[str, ...] = ()
+    _pointers: tuple[Pointer, ...] = dc_field(default=(), init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_pointers", parse_pointers(self.body_fields))
 
     @classmethod
-    def with_extra(cls, headers: Iterable[str] = (), query_params: Iterable[str] = ()) -> Redactor:
-        """The defaults plus more header names / query parameters (case-insensitive)."""
+    def with_extra(
+        cls,
+        headers: Iterable[str] = (),
+        query_params: Iterable[str] = (),
+        body_fields: Iterable[str] = (),
+    ) -> Redactor:
+        """The defaults plus more header names / query parameters (case-insensitive) and JSON
+        body fields (pointers; raises ValueError for one that does not start with ``/``)."""
         return cls(
             DEFAULT_HEADERS | {h.strip().lower() for h in headers if h.strip()},
             DEFAULT_QUERY_PARAMS | {q.strip().lower() for q in query_params if q.strip()},
+            tuple(body_fields),
         )
 
     def request(self, request: Request) -> Request:
@@ -110,13 +133,24 @@ class Redactor:
             request,
             url=redact_url(request.url, self.query_params),
             headers=redact_headers(request.headers, self.headers),
+            body=redact_body(request.body, self._pointers),
         )
 
     def response(self, response: Response) -> Response:
-        return replace(response, headers=redact_headers(response.headers, self.headers))
+        return replace(
+            response,
+            headers=redact_headers(response.headers, self.headers),
+            frames=redact_frames(response.frames, self._pointers),
+        )
+
+    def url(self, url: str) -> str:
+        """``url`` as it may appear in a log line: credential query values redacted (the
+        defaults always, even with --no-redact: logs are not cassettes)."""
+        return redact_url(url, self.query_params | DEFAULT_QUERY_PARAMS)
 
     def interaction(self, interaction: Interaction) -> Interaction:
-        """The interaction with its request and response heads redacted (bodies untouched)."""
+        """The interaction with its request and response heads redacted, and the JSON body
+        fields given in ``body_fields``."""
         response = None if interaction.response is None else self.response(interaction.response)
         return replace(interaction, request=self.request(interaction.request), response=response)
 

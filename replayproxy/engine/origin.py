@@ -8,6 +8,10 @@ write but keep their own chunks), then the finish: the chunk terminator (COMPLET
 connection is kept alive), a FIN without terminator (CLOSE), a TCP RST (RESET) or silence
 until the peer leaves (HANG).
 
+How a schedule becomes socket writes (joined per instant, bounded per connection) is
+:mod:`replayproxy.engine.framing`; the origin writes them as the transport drains (at most
+:data:`WRITE_BUFFER_HIGH` bytes wait for a slow reader).
+
 Bodies are always chunked: a close-delimited body would make a reset look like a clean end to a
 client behind mitmproxy (mitmproxy-notes §3.1). So recorded ``content-length`` and
 ``transfer-encoding`` (and the hop-by-hop ``connection`` / ``keep-alive``) headers are dropped
@@ -26,50 +30,40 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import http
 import itertools
 import socket
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
 
 from replayproxy.core.matching import Miss
-from replayproxy.core.model import Header, Request
+from replayproxy.core.model import Request
 from replayproxy.core.schedule import FinishKind, Schedule
+from replayproxy.engine.failsafe import (
+    ReplayFailure,
+    describe,
+    failure_of,
+    failure_response,
+)
+from replayproxy.engine.framing import head_bytes, wire_headers, writes_for
 from replayproxy.engine.session import Passthrough, ReplaySession, unmatched_response
 from replayproxy.engine.sockets import reset_after_drain
 
-__all__ = ["TOKEN_HEADER", "Origin", "wire_headers"]
+__all__ = ["TOKEN_HEADER", "FailureHandler", "Origin", "wire_headers"]
+
+FailureHandler = Callable[[str, BaseException], ReplayFailure]
+"""Counts a request replay failed to answer (``ReplaySession.fail``); returns the failure."""
 
 TOKEN_HEADER = "x-replayproxy-token"
 
-# Framing is ours to choose (always chunked); connection management is per hop.
-_DROPPED = {b"content-length", b"transfer-encoding", b"connection", b"keep-alive"}
 _MAX_HEAD = 256 * 1024
+
+WRITE_BUFFER_HIGH = 256 * 1024
+"""Per connection, the origin stops writing while this many bytes wait for a slow reader
+(the transport's high-water mark); with one write of at most JOIN_MAX on top, a client that
+stops reading makes the origin hold at most ~320 KiB for it, whatever the body size."""
 
 
 class _BadRequest(Exception):
     """The peer sent something that is not an HTTP/1.1 request we can read."""
-
-
-def wire_headers(headers: Sequence[Header], *, chunked: bool = True) -> list[Header]:
-    """Recorded headers as sent on replay: framing headers replaced by ``chunked`` framing."""
-    out = [(k, v) for k, v in headers if k.lower() not in _DROPPED]
-    if chunked:
-        out.append((b"transfer-encoding", b"chunked"))
-    return out
-
-
-def _has_body(method: str, status: int) -> bool:
-    return method != "HEAD" and status >= 200 and status not in (204, 304)
-
-
-def _head_bytes(status: int, reason: str, headers: Sequence[Header]) -> bytes:
-    if not reason:
-        with contextlib.suppress(ValueError):
-            reason = http.HTTPStatus(status).phrase
-    lines = [f"HTTP/1.1 {status} {reason}".encode("latin-1")]
-    lines += [k + b": " + v for k, v in headers]
-    return b"\r\n".join(lines) + b"\r\n\r\n"
 
 
 async def _read_request(
@@ -132,10 +126,17 @@ class Origin:
 
     Run it on a loop (``await start()`` / ``await close()``). With a ``session`` it matches
     requests itself; without one it serves only schedules registered with :meth:`expect`.
+    It fails closed (:mod:`~replayproxy.engine.failsafe`): a request it cannot answer gets the
+    explained 500, counted by ``fail`` (default: the session's ``fail``), and a request it
+    cannot read gets a 400; it never drops a connection without a word.
     """
 
-    def __init__(self, session: ReplaySession | None = None) -> None:
+    def __init__(
+        self, session: ReplaySession | None = None, *, fail: FailureHandler | None = None
+    ) -> None:
         self.session = session
+        # Where failures are counted: the addon's session (behind mitmproxy) or our own.
+        self._fail = fail or (session.fail if session is not None else failure_of_request)
         self.port = 0
         self._server: asyncio.Server | None = None
         self._expected: dict[str, tuple[Schedule, str]] = {}
@@ -182,22 +183,30 @@ class Origin:
         if sock is not None:
             with contextlib.suppress(OSError):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        writer.transport.set_write_buffer_limits(high=WRITE_BUFFER_HIGH)
         try:
             keep_alive = True
             while keep_alive:
-                request = await _read_request(reader, writer)
+                try:
+                    request = await _read_request(reader, writer)
+                except _BadRequest as e:
+                    # Never drop a connection without a word: say what was wrong, then close.
+                    await _send_plain(writer, 400, f"replayproxy: bad request: {e}\n".encode())
+                    break
                 if request is None:
                     break
                 t0 = asyncio.get_running_loop().time()
                 keep_alive = await self._respond(request, t0, reader, writer)
                 if (request.header("connection") or "").lower() == "close":
                     keep_alive = False
-        except (_BadRequest, ConnectionError):
+        except ConnectionError:
             pass
         except asyncio.CancelledError:
             # Only close() cancels handlers. Ending the task normally (not re-raising) avoids
             # CPython's spurious "Exception in callback StreamReaderProtocol..." report for
             # cancelled client_connected_cb tasks (3.11, 3.12.1).
+            writer.transport.abort()
+        except Exception:  # a bug after the response began: cut it visibly, never hang
             writer.transport.abort()
         finally:
             self._tasks.discard(task)
@@ -211,98 +220,74 @@ class Origin:
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
     ) -> bool:
+        try:
+            job = await self._job(request)
+        except Exception as e:  # fail closed: the explained 500, never a dropped connection
+            failure = self._fail(describe(request.method, request.url), e)
+            status, headers, body = failure_response(failure)
+            job = head_bytes(status, "", headers) + body
+        if isinstance(job, bytes):
+            writer.write(job)
+            await writer.drain()
+            return True
+        schedule, method, writes = job
+        return await _execute(schedule, method, writes, t0, reader, writer)
+
+    async def _job(
+        self, request: Request
+    ) -> bytes | tuple[Schedule, str, Iterable[tuple[int, bytes]]]:
+        """What to send for ``request``: a whole response, or a schedule ready to execute.
+
+        Everything that can fail (matching, planning, framing) happens here, before the first
+        byte is written, so a failure can still be answered with a complete response.
+        """
         token = request.header(TOKEN_HEADER)
         if token is not None:
             found = self._expected.pop(token, None)
             if found is None:
-                return await self._plain(writer, 500, b"replayproxy: unknown replay token\n")
-            return await _execute(found[0], found[1], t0, reader, writer)
-        if self.session is None:
-            return await self._plain(writer, 500, b"replayproxy: no replay session\n")
-        result = self.session.resolve(request)
-        if isinstance(result, Passthrough):
-            # Forwarding needs the mitmproxy shell; the direct server only ever replays.
-            return await self._plain(
-                writer, 502, b"replayproxy: this replay server cannot forward or record\n"
-            )
-        if isinstance(result, Miss):
-            status, headers, body = unmatched_response(result)
-            writer.write(_head_bytes(status, "", headers) + body)
-            await writer.drain()
-            return True
-        return await _execute(result.schedule, request.method.upper(), t0, reader, writer)
-
-    @staticmethod
-    async def _plain(writer: asyncio.StreamWriter, status: int, body: bytes) -> bool:
-        headers = [(b"content-type", b"text/plain"), (b"content-length", b"%d" % len(body))]
-        writer.write(_head_bytes(status, "", headers) + body)
-        await writer.drain()
-        return True
-
-
-@dataclass(frozen=True, slots=True)
-class _Compiled:
-    """A schedule in wire form: ``(at_ns, bytes)`` steps, each sent in ONE socket write.
-
-    The head, the framed body chunks and the chunk terminator are built once. Pieces due at
-    the same instant (everything at ``--speed 0``) are joined into one step: each body write
-    still is its own HTTP/1.1 chunk, so the chunk boundaries (what mitmproxy forwards one by
-    one, and what a client de-chunks) stay as recorded, while the origin saves a syscall and
-    an event-loop round per chunk. Pieces due at different instants are never joined.
-    """
-
-    steps: tuple[tuple[int, bytes], ...]
-
-
-def _compile(schedule: Schedule, method: str) -> _Compiled:
-    head = schedule.head
-    if head is None:
-        return _Compiled(())
-    body = _has_body(method, head.status)
-    pieces = [
-        (
-            head.at_ns,
-            _head_bytes(head.status, head.reason, wire_headers(head.headers, chunked=body)),
-        )
-    ]
-    if body:
-        for w in schedule.writes:
-            if w.data:  # an empty chunk would be the terminator
-                pieces.append((w.at_ns, b"%x\r\n%s\r\n" % (len(w.data), w.data)))
-        if schedule.finish.kind is FinishKind.COMPLETE:
-            pieces.append((schedule.finish.at_ns, b"0\r\n\r\n"))
-    steps: list[tuple[int, list[bytes]]] = []
-    for at_ns, data in pieces:
-        if steps and steps[-1][0] == at_ns:
-            steps[-1][1].append(data)
+                return _plain(500, b"replayproxy: unknown replay token\n")
+            schedule, method = found
+        elif self.session is None:
+            return _plain(500, b"replayproxy: no replay session\n")
         else:
-            steps.append((at_ns, [data]))
-    return _Compiled(tuple((at, b"".join(parts)) for at, parts in steps))
+            # On a worker thread: planning a big schedule must not stall the other streams.
+            result = await asyncio.to_thread(self.session.resolve, request)
+            if isinstance(result, Passthrough):
+                # Forwarding needs the mitmproxy shell; the direct server only ever replays.
+                return _plain(502, b"replayproxy: this replay server cannot forward or record\n")
+            if isinstance(result, Miss):
+                status, headers, body = unmatched_response(result)
+                return head_bytes(status, "", headers) + body
+            schedule, method = result.schedule, request.method.upper()
+        return schedule, method, _compiled(schedule, method)
 
 
-# Fault-free schedules are planned once per interaction and reused (see faults.plan), so the
-# same Schedule object comes back request after request: compile it once too. Keyed by
-# identity; the entry keeps the schedule alive, so its id cannot be reused while cached.
-_COMPILED: dict[tuple[int, str], tuple[Schedule, _Compiled]] = {}
-_COMPILED_MAX = 1024
+_compiled = writes_for  # the seam tests break on purpose (tests/reliability)
 
 
-def _compiled(schedule: Schedule, method: str) -> _Compiled:
-    key = (id(schedule), method)
-    hit = _COMPILED.get(key)
-    if hit is not None and hit[0] is schedule:
-        return hit[1]
-    out = _compile(schedule, method)
-    if len(_COMPILED) >= _COMPILED_MAX:
-        with contextlib.suppress(KeyError, StopIteration, RuntimeError):
-            del _COMPILED[next(iter(_COMPILED))]  # oldest first
-    _COMPILED[key] = (schedule, out)
-    return out
+def failure_of_request(request: str, exc: BaseException) -> ReplayFailure:
+    """The failure handler of an origin that counts nothing (no session)."""
+    return failure_of(exc, request)
+
+
+def _plain(status: int, body: bytes, *, close: bool = False) -> bytes:
+    headers = [(b"content-type", b"text/plain"), (b"content-length", b"%d" % len(body))]
+    if close:
+        headers.append((b"connection", b"close"))
+    return head_bytes(status, "", headers) + body
+
+
+async def _send_plain(writer: asyncio.StreamWriter, status: int, body: bytes) -> None:
+    """Send a whole response before closing the connection (the peer may be gone already)."""
+    with contextlib.suppress(ConnectionError):
+        writer.write(_plain(status, body, close=True))
+        await writer.drain()
 
 
 async def _execute(
     schedule: Schedule,
     method: str,
+    writes: Iterable[tuple[int, bytes]],
     t0: float,
     reader: asyncio.StreamReader,
     writer: asyncio.StreamWriter,
@@ -316,7 +301,7 @@ async def _execute(
         if delay > 0:
             await asyncio.sleep(delay)
 
-    for at_ns, data in _compiled(schedule, method).steps:
+    for at_ns, data in writes:
         await until(at_ns)
         writer.write(data)
         await writer.drain()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import logging
 import os
 import threading
 from collections.abc import Sequence
@@ -18,10 +19,17 @@ from typing import Self
 from replayproxy.core.faults import FaultSpec
 from replayproxy.core.matching import MatchOptions
 from replayproxy.core.model import Cassette
+from replayproxy.engine.failsafe import ReplayFailure
 from replayproxy.engine.origin import Origin
-from replayproxy.engine.session import MissHandler, ReplaySession, Summary
+from replayproxy.engine.session import ErrorHandler, MissHandler, ReplaySession, Summary
 
 __all__ = ["ReplayServer"]
+
+log = logging.getLogger(__name__)
+
+
+def _log_failure(failure: ReplayFailure) -> None:
+    log.error("replayproxy: %s", failure.one_line())
 
 
 class ReplayServer:
@@ -42,6 +50,9 @@ class ReplayServer:
         equivalence: ``False`` compares request bodies exactly instead of treating requests
             the provider documents as identical as equal (overrides ``options.equivalence``).
         on_miss: called (on the server thread) with each :class:`~replayproxy.core.matching.Miss`.
+        on_error: called with each :class:`~replayproxy.engine.failsafe.ReplayFailure` (a
+            request replay itself failed to answer; the client got the explained 500 with
+            ``x-replayproxy-error: 1``). Default: one ``logging`` error line.
         port: 0 picks a free port.
 
     The server runs on its own thread and event loop; ``start()`` returns once it listens and
@@ -62,12 +73,18 @@ class ReplayServer:
         options: MatchOptions | None = None,
         equivalence: bool | None = None,
         on_miss: MissHandler | None = None,
+        on_error: ErrorHandler | None = None,
         port: int = 0,
     ) -> None:
         if equivalence is not None:
             options = dataclasses.replace(options or MatchOptions(), equivalence=equivalence)
         self.session = ReplaySession(
-            cassette, speed=speed, faults=faults, options=options, on_miss=on_miss
+            cassette,
+            speed=speed,
+            faults=faults,
+            options=options,
+            on_miss=on_miss,
+            on_error=on_error or _log_failure,
         )
         self._port = port
         self._origin = Origin(self.session)

@@ -34,6 +34,7 @@ from replayproxy.core.model import Cassette, Interaction, Request
 from replayproxy.core.options import ReplaySettings
 from replayproxy.core.record_mode import RecordMode, RecordPolicy, parse_record_mode, policy_for
 from replayproxy.core.schedule import Schedule
+from replayproxy.engine.failsafe import ReplayFailure, failure_of
 from replayproxy.engine.recording import CassetteSink
 from replayproxy.errors import CassetteFormatError, FaultSpecError, ReplayProxyError, UsageError
 
@@ -41,6 +42,7 @@ __all__ = [
     "UNMATCHED_EXPLANATION_HEADER",
     "UNMATCHED_HEADER",
     "UNMATCHED_STATUS",
+    "ErrorHandler",
     "Passthrough",
     "ReplaySession",
     "Served",
@@ -51,10 +53,17 @@ __all__ = [
     "unmatched_response",
 ]
 
+MIN_SPEED = 0.001
+MAX_SPEED = 1_000_000.0
+
 UNMATCHED_STATUS = 500
 UNMATCHED_HEADER = "x-replayproxy-unmatched"
 
 MissHandler = Callable[[Miss], None]
+ErrorHandler = Callable[[ReplayFailure], None]
+
+# Failures kept for inspection (session.failures); the count goes on past this.
+_FAILURES_KEPT = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +96,8 @@ class Summary:
     unused: tuple[int, ...]
     recorded: int
     new: int = 0
+    errors: int = 0
+    """Requests answered with the explained 500 because replay itself failed (fail closed)."""
 
     def line(self) -> str:
         """The one-line summary printed to stderr on exit."""
@@ -95,9 +106,10 @@ class Summary:
             shown = ", ".join(f"#{n}" for n in self.unused[:10])
             unused += f" ({shown}{', ...' if len(self.unused) > 10 else ''})"
         new = f", {_count(self.new, 'new interaction')} recorded" if self.new else ""
+        errors = f"{_count(self.errors, 'replay error')}, " if self.errors else ""
         return (
             f"replayproxy: {_count(self.served, 'interaction')} served, "
-            f"{_count(self.unmatched, 'unmatched request')}, {unused}{new}"
+            f"{_count(self.unmatched, 'unmatched request')}, {errors}{unused}{new}"
         )
 
 
@@ -160,13 +172,16 @@ def check_stored_faults(cassette: Cassette, source: str | os.PathLike[str] | Non
 
 
 def check_speed(speed: float | str) -> float:
-    """``speed`` as a float >= 0 (0 = no waiting), else a one-line UsageError."""
+    """``speed`` as a float: 0 (no waiting) or MIN_SPEED..MAX_SPEED, else a one-line UsageError."""
     try:
         value = float(speed)
     except (TypeError, ValueError):
         raise UsageError(f"speed must be a number >= 0, got {speed!r}") from None
     if not math.isfinite(value) or value < 0:
         raise UsageError(f"speed must be a finite number >= 0, got {speed!r}")
+    if 0 < value < MIN_SPEED or value > MAX_SPEED:
+        # Offsets are divided by the speed: a tiny one overflows when the schedule is planned.
+        raise UsageError(f"speed must be 0 or from {MIN_SPEED:g} to {MAX_SPEED:g}, got {speed!r}")
     return value
 
 
@@ -190,6 +205,7 @@ class ReplaySession:
         on_warning: Callable[[str], None] | None = None,
         record_mode: RecordMode | str = RecordMode.NONE,
         missing_ok: bool = False,
+        on_error: ErrorHandler | None = None,
     ) -> None:
         mode = parse_record_mode(record_mode)
         self.path: Path | None = None if isinstance(cassette, Cassette) else Path(cassette)
@@ -213,6 +229,7 @@ class ReplaySession:
         self.faults = parse_faults(faults)
         self.options = options or MatchOptions()
         self.on_miss = on_miss
+        self.on_error = on_error
         self._matcher = Matcher(cassette.interactions, self.options)
         self._initial = len(cassette.interactions)
         self._lock = threading.Lock()
@@ -221,6 +238,8 @@ class ReplaySession:
         self.misses: list[Miss] = []
         self.errors: list[str] = []
         """Problems recording (e.g. the cassette could not be written), one line each."""
+        self.failures: list[ReplayFailure] = []
+        self._errors = 0
 
     @classmethod
     def from_settings(
@@ -265,7 +284,12 @@ class ReplaySession:
                 faults=self.faults,
                 replay_count=result.replay_count,
             )
-        except ReplayProxyError as e:
+        except Exception as e:
+            if not isinstance(e, ReplayProxyError):
+                # A bug: not served after all; the shell counts it with fail() (fail closed).
+                with self._lock:
+                    self._served -= 1
+                raise
             # A fault that cannot act on this interaction (e.g. "event 9" of a 3-event stream)
             # is reported like a miss: the response says why, and the run fails.
             miss = Miss(describe_request(request), result.index, (), reason=str(e))
@@ -294,6 +318,18 @@ class ReplaySession:
         if self.sink is not None:
             self.sink.close()
 
+    def fail(self, request: str, exc: BaseException) -> ReplayFailure:
+        """Count a request that replay failed to answer (``request`` as :func:`describe` gives
+        it); report it to ``on_error``. The shell then sends the explained 500."""
+        failure = failure_of(exc, request)
+        with self._lock:
+            self._errors += 1
+            if len(self.failures) < _FAILURES_KEPT:
+                self.failures.append(failure)
+        if self.on_error is not None:
+            self.on_error(failure)
+        return failure
+
     def summary(self) -> Summary:
         with self._lock:
             return Summary(
@@ -302,4 +338,5 @@ class ReplaySession:
                 unused=tuple(n for n in self._matcher.unused() if n < self._initial),
                 recorded=self._initial,
                 new=self._new,
+                errors=self._errors,
             )

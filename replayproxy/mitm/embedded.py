@@ -46,6 +46,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import socket
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -58,7 +59,7 @@ from mitmproxy.proxy import mode_specs
 
 from replayproxy.errors import ReplayProxyError, UsageError
 
-__all__ = ["DEFAULT_CONFDIR", "EmbeddedProxy", "ca_cert_path"]
+__all__ = ["DEFAULT_CONFDIR", "EmbeddedProxy", "ca_cert_path", "format_address"]
 
 DEFAULT_CONFDIR = "~/.mitmproxy"
 """mitmproxy's own default configuration directory (CA files live there)."""
@@ -305,7 +306,7 @@ class EmbeddedProxy:
         bind_errors = [_bind_reason(s.last_exception) for s in servers if s.last_exception]
         addrs = [a for s in servers if s.is_running for a in s.listen_addrs]
         if bind_errors or not addrs:
-            where = f"{self.listen_host}:{self.listen_port}"
+            where = format_address(self.listen_host, self.listen_port)
             reason = (bind_errors or self._startup_errors.messages or ["no server is listening"])[0]
             self._fail(ReplayProxyError(f"cannot listen on {where}: {_one_line(reason)}"))
             return False
@@ -373,10 +374,26 @@ def _one_line(e: object) -> str:
     return text.splitlines()[0]
 
 
+def format_address(host: str, port: int) -> str:
+    """``127.0.0.1:8080``, ``[::1]:8080``: a host and port as a user writes them."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
 def _bind_reason(e: Exception) -> str:
     # mitmproxy wraps the OSError in a long sentence repeating the address; keep the cause.
-    if isinstance(e, OSError) and e.errno:
-        return os.strerror(e.errno).lower()
+    # getaddrinfo errors (socket.gaierror) carry negative EAI_* codes that os.strerror does not
+    # know ("unknown error -2"): say that the host did not resolve, with the resolver's words.
+    cause: BaseException | None = e
+    while cause is not None and not isinstance(cause, OSError):
+        cause = cause.__cause__ or cause.__context__
+    if isinstance(cause, socket.gaierror) or (
+        isinstance(cause, OSError) and cause.errno is not None and cause.errno < 0
+    ):
+        # mitmproxy re-raises it as "... failed to listen on H:P with [Errno -2] Name or ..."
+        detail = (cause.strerror or str(cause)).rsplit("] ", 1)[-1].strip().lower()
+        return f"the host does not resolve ({detail})"
+    if isinstance(cause, OSError) and cause.errno:
+        return os.strerror(cause.errno).lower()
     return _one_line(e)
 
 

@@ -34,6 +34,9 @@ def test_default_set_covers_provider_credentials() -> None:
         "x-api-key",
         "api-key",
         "x-goog-api-key",
+        "x-amz-security-token",
+        "ocp-apim-subscription-key",
+        "x-auth-token",
         "cookie",
         "set-cookie",
     }

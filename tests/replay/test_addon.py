@@ -119,7 +119,7 @@ def test_requests_are_refused_while_the_origin_is_not_running(cassette_path: Pat
     with _context(replayer) as tctx:
         tctx.configure(replayer, replayproxy_replay=str(cassette_path))
         flow = tflow.tflow()
-        replayer.request(flow)
+        asyncio.run(replayer.request(flow))
         assert flow.response is not None and flow.response.status_code == 503
         assert flow.request.host == "address"  # not rewritten: nothing to connect to
 
@@ -130,7 +130,7 @@ def _flows_for(replayer: Replayer, ends: dict[bytes, EndKind]) -> dict[bytes, ht
     flows = {}
     for body in ends:
         flow = tflow.tflow(req=http.Request.make("POST", CHAT_URL, body))
-        replayer.request(flow)
+        asyncio.run(replayer.request(flow))
         flows[body] = flow
     return flows
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from replayproxy.core.matching import Miss
 from replayproxy.core.model import EndKind
 from replayproxy.core.schedule import from_interaction, scale
-from replayproxy.engine.origin import _compile
+from replayproxy.engine.framing import compile_schedule as _compile
 from replayproxy.engine.server import ReplayServer
 from tests.replay.helpers import (
     SSE,
@@ -252,12 +252,17 @@ def test_a_fault_that_cannot_apply_is_explained() -> None:
 
 
 def test_garbage_does_not_stop_the_server() -> None:
-    """A malformed request only closes its own connection; the next client is served."""
+    """A malformed request gets a 400 saying why, then only its own connection closes; the
+    next client is served."""
     it = interaction([b"data: 1\n\n"])
     with ReplayServer(cassette(it), speed=0) as server:
         with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
             sock.sendall(b"NONSENSE\r\n\r\n")
-            assert sock.recv(100) == b""
+            reply = b""
+            while chunk := sock.recv(4096):
+                reply += chunk
+            assert reply.startswith(b"HTTP/1.1 400 ")
+            assert b"malformed request head" in reply
         r = httpx.post(server.url + "/v1/chat/completions", content=BODY)
     assert (r.status_code, r.content) == (200, b"data: 1\n\n")
 

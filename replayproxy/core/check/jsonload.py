@@ -8,15 +8,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from replayproxy.core import jsonlimits
+
 __all__ = ["JSONDecodeError", "loads"]
 
 JSONDecodeError = json.JSONDecodeError
-_DECODE = json.JSONDecoder().decode
 
 
 def loads(text: str | bytes) -> Any:
-    """Decode one JSON document; raises ``ValueError`` (``JSONDecodeError`` for bad JSON,
+    """Decode one JSON document; raises ``ValueError`` (``JSONDecodeError`` for bad JSON and
+    for nesting deeper than :data:`~replayproxy.core.jsonlimits.MAX_JSON_DEPTH`,
     ``UnicodeDecodeError`` for bytes that are not UTF-8)."""
     if isinstance(text, bytes):
         text = text.decode("utf-8")
-    return _DECODE(text)
+    return jsonlimits.loads(text)

@@ -34,7 +34,7 @@ from replayproxy.core.faults import events as event_faults
 from replayproxy.core.faults import provider as providers
 from replayproxy.core.faults import timing, transport
 from replayproxy.core.faults.position import Context, Cut, events_of, resolve
-from replayproxy.core.faults.spec import CATALOGUE, FaultSpec, parse
+from replayproxy.core.faults.spec import CATALOGUE, MAX_WRITES, FaultSpec, parse
 from replayproxy.core.model import Interaction
 from replayproxy.core.schedule import FinishKind, Schedule, from_interaction, scale
 from replayproxy.errors import FaultSpecError
@@ -168,26 +168,39 @@ def _late(
         if stream_format(schedule.body, ctx.content_type) != "sse":
             raise ctx.error(spec, "keepalives exist for SSE streams only, not AWS event-stream")
         boundaries = [0, *(s.end for s in spans)]
+        every, until = spec.number("every"), spec.number("until")
+        _bounded(schedule, ctx, spec, timing.keepalive_count(schedule, boundaries, every, until))
         data = providers.keepalive_bytes(
             providers.detect(ctx.interaction), spec.string("kind") or "auto",
             spec.string("text") or "keepalive", schedule.body,
         )  # fmt: skip
-        return timing.keepalive(
-            schedule, boundaries, spec.number("every"), spec.number("until"), data
-        )
+        return timing.keepalive(schedule, boundaries, every, until, data)
     if name == "jitter":
         return timing.jitter(schedule, spec.number("ms"), spec.string("dist") or "uniform", rng)
     if name == "throttle":
+        _bounded(schedule, ctx, spec, timing.throttle_count(schedule, spec.integer("bps")))
         return timing.throttle(schedule, spec.integer("bps"))
     if name == "split":
         size = spec.value("bytes")
-        points = bytes_faults.split_points(
-            schedule.body, spec.string("at"), size if isinstance(size, int) else None,
-            spec.integer("avg"), rng,
-        )  # fmt: skip
+        at, avg = spec.string("at"), spec.integer("avg")
+        body = schedule.body
+        size = size if isinstance(size, int) else None
+        _bounded(schedule, ctx, spec, bytes_faults.split_count(body, at, size, avg))
+        points = bytes_faults.split_points(body, at, size, avg, rng)
         return bytes_faults.split(schedule, points, spec.number("gap"))
     window = spec.value("window")
     return timing.coalesce(schedule, float(window) if isinstance(window, float | int) else None)
+
+
+def _bounded(schedule: Schedule, ctx: Context, spec: FaultSpec, added: int) -> None:
+    """Refuse, before building anything, a fault that would make more than MAX_WRITES writes
+    (e.g. ``keepalive:every=0.01`` over a recorded gap of days)."""
+    if len(schedule.writes) + added > MAX_WRITES:
+        raise ctx.error(
+            spec,
+            f"would build {len(schedule.writes) + added} writes for one response "
+            f"(at most {MAX_WRITES}); use a longer interval, a bigger piece or a shorter wait",
+        )
 
 
 def apply_all(

@@ -16,10 +16,24 @@ import re
 from replayproxy.core.faults.position import split_writes
 from replayproxy.core.schedule import Finish, Schedule, Write
 
-__all__ = ["split", "split_points"]
+__all__ = ["split", "split_count", "split_points"]
 
 _NS = 1_000_000_000
 _DATA_LINE = re.compile(rb"^data:[^\r\n]*", re.MULTILINE)
+
+
+def split_count(body: bytes, at: str | None, size: int | None, avg: int) -> int:
+    """An upper bound of ``len(split_points(...))``, computed without building the points."""
+    n = len(body)
+    if size is not None:
+        return n // size
+    if at == "utf8":
+        return sum(body.count(bytes((b,))) for b in range(0xC0, 0x100))
+    if at == "crlf":
+        return body.count(b"\r\n")
+    if at == "midline":
+        return body.count(b"data:")
+    return n if avg <= 1 else 2 * n // avg + 1  # random pieces are at least 1 byte, mean avg
 
 
 def split_points(

@@ -17,7 +17,28 @@ from dataclasses import dataclass, field
 
 from replayproxy.errors import FaultSpecError
 
-__all__ = ["CATALOGUE", "POSITIONS", "FaultDef", "FaultSpec", "Param", "parse"]
+__all__ = [
+    "CATALOGUE",
+    "MAX_SECONDS",
+    "MAX_WRITES",
+    "MIN_KEEPALIVE_S",
+    "POSITIONS",
+    "FaultDef",
+    "FaultSpec",
+    "Param",
+    "parse",
+]
+
+MAX_SECONDS = 86_400.0
+"""The longest duration a fault parameter may give (one day): longer is a typo, and an
+unbounded one overflows when the schedule is planned (``stall:for=1e300``)."""
+
+MIN_KEEPALIVE_S = 0.01
+"""The shortest keepalive interval: real providers send one every few seconds."""
+
+MAX_WRITES = 1_000_000
+"""The most writes a fault may build for one response (keepalive, throttle, split): each is a
+separate object and socket write, so this bounds the memory and time of planning one."""
 
 
 def _int(text: str) -> int:
@@ -36,8 +57,24 @@ def _positive_int(text: str) -> int:
 
 def _seconds(text: str) -> float:
     value = float(text)
-    if not value >= 0 or value == float("inf"):  # also rejects NaN
-        raise ValueError("must be a finite number >= 0")
+    if not 0 <= value <= MAX_SECONDS:  # also rejects NaN and infinities
+        raise ValueError(f"must be a number of seconds from 0 to at most {MAX_SECONDS:g}")
+    return value
+
+
+def _milliseconds(text: str) -> float:
+    value = float(text)
+    if not 0 <= value <= MAX_SECONDS * 1000:
+        raise ValueError(
+            f"must be a number of milliseconds from 0 to at most {MAX_SECONDS * 1000:.0f}"
+        )
+    return value
+
+
+def _interval(text: str) -> float:
+    value = _seconds(text)
+    if value < MIN_KEEPALIVE_S:
+        raise ValueError(f"must be at least {MIN_KEEPALIVE_S:g} seconds")
     return value
 
 
@@ -130,7 +167,7 @@ CATALOGUE: Mapping[str, FaultDef] = {
     "keepalive": FaultDef(
         "send the provider's keepalive during long waits",
         {
-            "every": Param(_seconds, 1.0, "keepalive interval, real seconds"),
+            "every": Param(_interval, 1.0, "keepalive interval, real seconds (>= 0.01)"),
             "kind": Param(_choice("auto", "comment", "ping"), "auto", "SSE comment or ping"),
             "text": Param(_text, "keepalive", "text of the SSE comment"),
             "until": Param(_seconds, 300.0, "longest keepalive run during a hang, seconds"),
@@ -139,7 +176,7 @@ CATALOGUE: Mapping[str, FaultDef] = {
     "jitter": FaultDef(
         "perturb the gaps between writes, never reordering bytes",
         {
-            "ms": Param(_seconds, 20.0, "scale of the perturbation, milliseconds"),
+            "ms": Param(_milliseconds, 20.0, "scale of the perturbation, milliseconds"),
             "dist": Param(_choice("uniform", "lognormal"), "uniform", "distribution"),
         },
     ),

@@ -15,7 +15,17 @@ from dataclasses import replace
 from replayproxy.core.faults.position import cut_writes
 from replayproxy.core.schedule import Finish, FinishKind, Schedule, Write
 
-__all__ = ["coalesce", "jitter", "keepalive", "shift_from", "stall", "throttle", "ttfb"]
+__all__ = [
+    "coalesce",
+    "jitter",
+    "keepalive",
+    "keepalive_count",
+    "shift_from",
+    "stall",
+    "throttle",
+    "throttle_count",
+    "ttfb",
+]
 
 _NS = 1_000_000_000
 
@@ -46,6 +56,37 @@ def shift_from(schedule: Schedule, offset: int, delta_ns: int) -> Schedule:
 
 def stall(schedule: Schedule, offset: int, seconds: float) -> Schedule:
     return shift_from(schedule, offset, _ns(seconds))
+
+
+def _waits(schedule: Schedule, until: float) -> list[tuple[int, int, int]]:
+    """``(body offset, start, end)`` of every wait before a write and before the finish."""
+    out = []
+    pos = 0
+    prev = _head_at(schedule)
+    for w in schedule.writes:
+        out.append((pos, prev, w.at_ns))
+        pos += len(w.data)
+        prev = w.at_ns
+    nxt = schedule.finish.at_ns
+    if schedule.finish.kind is FinishKind.HANG:
+        nxt = max(nxt, prev) + _ns(until)
+    out.append((pos, prev, nxt))
+    return out
+
+
+def keepalive_count(
+    schedule: Schedule, boundaries: Sequence[int], every: float, until: float
+) -> int:
+    """How many keepalives :func:`keepalive` would insert, computed without building them."""
+    step = _ns(every)
+    if step <= 0 or schedule.head is None:
+        return 0
+    at_boundary = set(boundaries)
+    return sum(
+        (end - start - 1) // step
+        for pos, start, end in _waits(schedule, until)
+        if pos in at_boundary and end > start
+    )
 
 
 def keepalive(
@@ -114,6 +155,12 @@ def jitter(schedule: Schedule, ms: float, dist: str, rng: random.Random) -> Sche
         writes.append(Write(new, w.data))
     finish_at = prev_new + perturb(schedule.finish.at_ns - prev_old)
     return Schedule(head, tuple(writes), Finish(finish_at, schedule.finish.kind))
+
+
+def throttle_count(schedule: Schedule, bps: int) -> int:
+    """How many writes :func:`throttle` would make, computed without building them."""
+    piece = max(1, bps // 20)
+    return sum(-(-len(w.data) // piece) for w in schedule.writes)
 
 
 def throttle(schedule: Schedule, bps: int) -> Schedule:

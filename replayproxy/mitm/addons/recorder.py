@@ -5,7 +5,10 @@ Options (declared in :meth:`Recorder.load`, validated in :meth:`Recorder.configu
 - ``replayproxy_record``: cassette path; empty = not recording.
 - ``replayproxy_record_mode``: ``new`` (refuse an existing file), ``append``, ``overwrite``.
 - ``replayproxy_redact_headers``: more header names to redact (the defaults always apply).
-- ``replayproxy_redact_query``: more query parameters to redact (``key`` always applies).
+- ``replayproxy_redact_query``: more query parameters to redact (``key``, ``api_key`` and
+  ``access_token`` always apply).
+- ``replayproxy_redact_body_field``: JSON pointers of body fields to redact, in requests and
+  responses (``/user``, ``/messages/*/name``).
 - ``replayproxy_no_redact``: keep secrets (explicit opt-out, off by default).
 - ``replayproxy_record_tls_failures``: also record requests that failed because the upstream's
   certificate was not trusted (off: they are a setup problem, reported with the fix).
@@ -39,7 +42,9 @@ connection_lost``), which the ``error`` hook then reads (see :func:`_upstream_re
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -133,13 +138,21 @@ class Recorder:
             Sequence[str],
             [],
             "More header names whose values are redacted (authorization, x-api-key, "
-            "api-key, x-goog-api-key, proxy-authorization, cookie, set-cookie always are).",
+            "api-key, x-goog-api-key, x-amz-security-token, ocp-apim-subscription-key, "
+            "x-auth-token, proxy-authorization, cookie, set-cookie always are).",
         )
         loader.add_option(
             "replayproxy_redact_query",
             Sequence[str],
             [],
-            "More URL query parameters whose values are redacted (key always is).",
+            "More URL query parameters whose values are redacted (key, api_key and "
+            "access_token always are).",
+        )
+        loader.add_option(
+            "replayproxy_redact_body_field",
+            Sequence[str],
+            [],
+            "JSON pointers of body fields redacted in requests and responses (e.g. /user).",
         )
         loader.add_option(
             "replayproxy_no_redact", bool, False, "Record secrets as they are (not redacted)."
@@ -163,9 +176,14 @@ class Recorder:
         if opts.replayproxy_no_redact:
             self.redactor = NO_REDACTION
         else:
-            self.redactor = Redactor.with_extra(
-                opts.replayproxy_redact_headers, opts.replayproxy_redact_query
-            )
+            try:
+                self.redactor = Redactor.with_extra(
+                    opts.replayproxy_redact_headers,
+                    opts.replayproxy_redact_query,
+                    opts.replayproxy_redact_body_field,
+                )
+            except ValueError as e:
+                raise OptionsError(f"invalid body field to redact: {e}") from None
         if updated & {"replayproxy_record", "replayproxy_record_mode"}:
             path, mode = opts.replayproxy_record, opts.replayproxy_record_mode
             if path:
@@ -192,7 +210,12 @@ class Recorder:
         self._close()
         if target is None:
             return
+        created = not os.path.exists(target[0])
         self.writer = CassetteWriter(target[0], target[1], on_warning=logger.warning)
+        if created:
+            # Cassettes hold prompts and answers: readable by the owner only, like `save`'s.
+            with contextlib.suppress(OSError):
+                os.chmod(target[0], 0o600)
         logger.info("recording to %s", target[0])
 
     def _close(self) -> None:
@@ -267,6 +290,7 @@ class Recorder:
         end = ending_from_error(
             message, now, got_response=state.head is not None, connection_reset=reset
         )
+        url = self.redactor.url(flow.request.pretty_url)
         if end.kind is EndKind.NO_RESPONSE and is_tls_verification_failure(message):
             from mitmproxy import ctx
 
@@ -274,7 +298,7 @@ class Recorder:
             logger.warning(
                 "cannot verify the TLS certificate of %s (%s): if it uses a private or test CA, "
                 "pass --upstream-ca PEM (or --insecure-upstream); %s",
-                flow.request.pretty_url,
+                url,
                 message,
                 "recorded as no_response"
                 if keep
@@ -283,7 +307,7 @@ class Recorder:
             if not keep:
                 return
         elif end.kind is EndKind.NO_RESPONSE and "client disconnected" not in message.lower():
-            logger.warning("no response from %s: %s", flow.request.pretty_url, message)
+            logger.warning("no response from %s: %s", url, message)
         self._write(flow, state, end)
 
     def http_connect_error(self, flow: http.HTTPFlow) -> None:
@@ -304,7 +328,7 @@ class Recorder:
             state = self._flows.pop(flow_id)
             now = time.monotonic_ns() - state.t0
             message = "recording stopped before the response ended"
-            logger.warning("%s: %s", message, state.flow.request.pretty_url)
+            logger.warning("%s: %s", message, self.redactor.url(state.flow.request.pretty_url))
             self._write(state.flow, state, Ending(EndKind.ERROR, now, message))
         self._close()
 

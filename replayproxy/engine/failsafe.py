@@ -1,0 +1,94 @@
+"""Fail closed: any exception while answering a replayed request becomes an explained 5xx.
+
+Replay promises that nothing reaches the network. mitmproxy treats an exception in a ``request``
+hook as "log it and carry on", which would forward the request, credentials included, to the
+real upstream; the direct origin would drop the connection without a word. So every replay
+shell wraps its whole request handling in one ``except Exception`` and answers with
+:func:`failure_response` instead:
+
+- status :data:`ERROR_STATUS` (500) and the header ``x-replayproxy-error: 1``,
+- a body naming the request and the exception in one line (``RecursionError: ...``),
+- one line on stderr (the session's ``on_error``) and a count in the exit summary, which makes
+  ``replay -- COMMAND`` exit non-zero.
+
+What a failure says about the request goes to logs, so credential query parameters are
+redacted (:func:`describe`), and the exception text is cut to one short line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from replayproxy.core.redact import DEFAULT_QUERY_PARAMS, redact_url
+from replayproxy.errors import ReplayProxyError
+
+__all__ = [
+    "ERROR_HEADER",
+    "ERROR_STATUS",
+    "ReplayFailure",
+    "describe",
+    "failure_of",
+    "failure_response",
+]
+
+ERROR_STATUS = 500
+ERROR_HEADER = "x-replayproxy-error"
+
+_MAX_SUMMARY = 240
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayFailure:
+    """Replay could not answer ``request`` (``"POST /v1/x"``) because of ``summary``."""
+
+    request: str
+    summary: str
+
+    def one_line(self) -> str:
+        """The stderr line."""
+        return f"replay failed for {self.request}: {self.summary}"
+
+    def explain(self) -> str:
+        """The response body."""
+        return (
+            f"replayproxy: replay failed for {self.request}: {self.summary}\n"
+            "The request was not sent anywhere (replay never contacts the network).\n"
+        )
+
+
+def summarize(exc: BaseException) -> str:
+    """``"TypeName: first line of the message"``, at most a few hundred characters."""
+    text = str(exc).strip()
+    first = text.splitlines()[0] if text else ""
+    if not isinstance(exc, ReplayProxyError):  # our own errors are already user-facing
+        first = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+    if len(first) > _MAX_SUMMARY:
+        first = first[: _MAX_SUMMARY - 3] + "..."
+    return first
+
+
+def describe(method: str, url: str) -> str:
+    """``"POST /v1/chat?key=<redacted>"``: never fails, whatever ``method`` and ``url`` hold."""
+    try:
+        parts = urlsplit(redact_url(url, DEFAULT_QUERY_PARAMS))
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    except ValueError:  # e.g. "http://[::1" does not parse
+        target = "(unparsable URL)"
+    text = f"{method[:16]} {target}"
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def failure_of(exc: BaseException, request: str) -> ReplayFailure:
+    return ReplayFailure(request, summarize(exc))
+
+
+def failure_response(failure: ReplayFailure) -> tuple[int, tuple[tuple[bytes, bytes], ...], bytes]:
+    """Status, headers and body of the response that explains ``failure``."""
+    body = failure.explain().encode("utf-8", "replace")
+    headers = (
+        (b"content-type", b"text/plain; charset=utf-8"),
+        (ERROR_HEADER.encode(), b"1"),
+        (b"content-length", str(len(body)).encode()),
+    )
+    return ERROR_STATUS, headers, body
