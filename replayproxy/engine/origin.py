@@ -20,6 +20,15 @@ Two ways in:
   which the origin strips and uses to find the schedule;
 - directly (:class:`~replayproxy.engine.server.ReplayServer`, no mitmproxy): the origin
   matches requests itself through a :class:`~replayproxy.engine.session.ReplaySession`.
+
+When the clock starts (docs/replay.md, "When the clock starts"): offsets count from the moment
+the *whole request* reached replayproxy, the analogue of the recording, whose offsets count from
+when the complete request was sent upstream. Directly, that is the socket read that delivered
+the request's last byte (stamped in ``data_received``, before this handler even wakes up);
+behind mitmproxy it is mitmproxy's own ``request.timestamp_end``, which the addon passes to
+:meth:`Origin.expect` as ``arrived``. Either way the time spent parsing, matching, running hooks
+and (behind mitmproxy) opening the hop to the origin is absorbed by the schedule instead of
+being added to it.
 """
 
 from __future__ import annotations
@@ -29,8 +38,9 @@ import contextlib
 import http
 import itertools
 import socket
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import SupportsIndex
 
 from replayproxy.core.matching import Miss
 from replayproxy.core.model import Header, Request
@@ -49,6 +59,21 @@ _MAX_HEAD = 256 * 1024
 
 class _BadRequest(Exception):
     """The peer sent something that is not an HTTP/1.1 request we can read."""
+
+
+class _StampedReader(asyncio.StreamReader):
+    """A StreamReader that remembers when bytes last arrived (event-loop time of the read).
+
+    ``feed_data`` runs in the protocol's ``data_received``, i.e. as soon as the loop has read the
+    socket; the handler coroutine waiting on the data resumes only later (on a busy loop, after
+    every other ready callback), so this stamp is the closer measure of "the request arrived".
+    """
+
+    received_at = 0.0
+
+    def feed_data(self, data: Iterable[SupportsIndex]) -> None:
+        self.received_at = asyncio.get_running_loop().time()
+        super().feed_data(data)
 
 
 def wire_headers(headers: Sequence[Header], *, chunked: bool = True) -> list[Header]:
@@ -138,7 +163,7 @@ class Origin:
         self.session = session
         self.port = 0
         self._server: asyncio.Server | None = None
-        self._expected: dict[str, tuple[Schedule, str]] = {}
+        self._expected: dict[str, tuple[Schedule, str, float | None]] = {}
         self._tokens = itertools.count(1)
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -147,7 +172,13 @@ class Origin:
         return f"http://127.0.0.1:{self.port}"
 
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> None:
-        self._server = await asyncio.start_server(self._handle, host, port, limit=_MAX_HEAD)
+        loop = asyncio.get_running_loop()
+
+        def protocol() -> asyncio.StreamReaderProtocol:  # asyncio.start_server, stamped reads
+            reader = _StampedReader(limit=_MAX_HEAD, loop=loop)
+            return asyncio.StreamReaderProtocol(reader, self._handle, loop=loop)
+
+        self._server = await loop.create_server(protocol, host, port)
         self.port = self._server.sockets[0].getsockname()[1]
 
     async def close(self) -> None:
@@ -161,13 +192,17 @@ class Origin:
             await self._server.wait_closed()
             self._server = None
 
-    def expect(self, schedule: Schedule, method: str = "GET") -> str:
+    def expect(
+        self, schedule: Schedule, method: str = "GET", *, arrived: float | None = None
+    ) -> str:
         """Register ``schedule`` for the request that will carry the returned token.
 
+        ``arrived``: when the request reached replayproxy, in this loop's ``time()``; the
+        schedule's offsets count from then (default: from when the origin reads the request).
         Call it on the origin's loop (the mitmproxy hooks do).
         """
         token = str(next(self._tokens))
-        self._expected[token] = (schedule, method.upper())
+        self._expected[token] = (schedule, method.upper(), arrived)
         return token
 
     def forget(self, token: str) -> None:
@@ -184,11 +219,17 @@ class Origin:
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         try:
             keep_alive = True
+            loop = asyncio.get_running_loop()
             while keep_alive:
+                ready = loop.time()
                 request = await _read_request(reader, writer)
                 if request is None:
                     break
-                t0 = asyncio.get_running_loop().time()
+                # The read that completed the request; not earlier than when we could start on
+                # it (a pipelined request waited for the response before it).
+                now = loop.time()
+                received = reader.received_at if isinstance(reader, _StampedReader) else now
+                t0 = max(ready, min(received, now))
                 keep_alive = await self._respond(request, t0, reader, writer)
                 if (request.header("connection") or "").lower() == "close":
                     keep_alive = False
@@ -216,7 +257,10 @@ class Origin:
             found = self._expected.pop(token, None)
             if found is None:
                 return await self._plain(writer, 500, b"replayproxy: unknown replay token\n")
-            return await _execute(found[0], found[1], t0, reader, writer)
+            schedule, method, arrived = found
+            if arrived is not None:
+                t0 = min(t0, arrived)  # never in the future, whatever the caller's clock said
+            return await _execute(schedule, method, t0, reader, writer)
         if self.session is None:
             return await self._plain(writer, 500, b"replayproxy: no replay session\n")
         result = self.session.resolve(request)
