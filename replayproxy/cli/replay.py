@@ -1,11 +1,17 @@
-"""``replayproxy replay CASSETTE``: serve a cassette offline through mitmproxy.
+"""``replayproxy replay CASSETTE``: serve a cassette offline.
 
 Two modes, like ``record``:
 
-- forward proxy (default): clients use ``HTTPS_PROXY`` and trust mitmproxy's CA
+- forward proxy (default): mitmproxy, clients use ``HTTPS_PROXY`` and trust mitmproxy's CA
   (``ca-cert PATH`` line);
-- base URL (``--upstream URL``): mitmproxy runs as a reverse proxy standing in for ``URL``;
-  clients point their base URL at ``listening on ...``. ``URL`` is never contacted.
+- base URL (``--upstream URL``): replayproxy stands in for ``URL``; clients point their base
+  URL at ``listening on ...``. ``URL`` is never contacted. No mitmproxy feature is needed
+  there, so the replay engine (:class:`~replayproxy.engine.server.ReplayServer`) serves it
+  directly, without the extra hop through mitmproxy (docs/replay.md, "Which shell serves").
+
+:func:`needs_mitmproxy` is the one place that chooses. Both shells share one
+:class:`~replayproxy.engine.session.ReplaySession` (matching, faults, the summary) and the
+same schedule executor, and print and exit alike.
 
 Nothing is resolved or connected upstream in either mode (``connection_strategy=lazy`` and
 every request is answered by the cassette). On exit a one-line summary goes to stderr; with
@@ -20,6 +26,7 @@ import sys
 import click
 
 from replayproxy.cli._common import (
+    Listener,
     command_argument,
     confdir_option,
     listen_option,
@@ -28,14 +35,26 @@ from replayproxy.cli._common import (
     validate_upstream,
 )
 from replayproxy.core.matching import MatchOptions, Miss
+from replayproxy.engine.server import ReplayServer
 from replayproxy.engine.session import ReplaySession
 from replayproxy.mitm.addons.replayer import Replayer
 from replayproxy.mitm.embedded import EmbeddedProxy
 
-__all__ = ["COMMANDS", "UNMATCHED_EXIT_STATUS", "replay"]
+__all__ = ["COMMANDS", "UNMATCHED_EXIT_STATUS", "needs_mitmproxy", "replay"]
 
 UNMATCHED_EXIT_STATUS = 1
 """Exit status when the wrapped command passed but a request was unmatched."""
+
+
+def needs_mitmproxy(*, upstream: str | None) -> bool:
+    """Whether this replay needs mitmproxy, or the replay engine can serve it by itself.
+
+    Forward-proxy mode needs mitmproxy (CONNECT, TLS interception with its CA, HTTP/2).
+    Base-URL mode is plain HTTP/1.1 that the engine speaks itself, at engine speed (measured:
+    docs/replay.md, "Which shell serves"). A mode that must reach an upstream (record modes)
+    needs mitmproxy too: add its option here, this is the one decision point.
+    """
+    return upstream is None
 
 
 def _report_miss(miss: Miss) -> None:
@@ -138,16 +157,24 @@ def replay(
         on_miss=_report_miss,
         on_warning=_warn,
     )
-    mode = "regular" if upstream is None else f"reverse:{validate_upstream(upstream)}"
-    proxy = EmbeddedProxy(
-        [Replayer(session)],
-        mode=mode,
-        listen_host=listen[0],
-        listen_port=listen[1],
-        confdir=confdir,
-        options={"connection_strategy": "lazy"},
-    ).start()
-    status = serve(proxy, forward=upstream is None, command=command)
+    if upstream is not None:
+        validate_upstream(upstream)
+    server: Listener
+    if needs_mitmproxy(upstream=upstream):
+        mode = "regular" if upstream is None else f"reverse:{upstream}"
+        server = EmbeddedProxy(
+            [Replayer(session)],
+            mode=mode,
+            listen_host=listen[0],
+            listen_port=listen[1],
+            confdir=confdir,
+            options={"connection_strategy": "lazy"},
+        ).start()
+    else:
+        server = ReplayServer.for_session(
+            session, host=listen[0], port=listen[1], upstream=upstream
+        ).start()
+    status = serve(server, forward=upstream is None, command=command)
     summary = session.summary()
     click.echo(summary.line(), err=True)
     if command and status == 0 and summary.unmatched and not allow_unmatched:

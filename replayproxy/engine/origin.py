@@ -39,8 +39,9 @@ import http
 import itertools
 import socket
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import SupportsIndex
+from urllib.parse import urlsplit, urlunsplit
 
 from replayproxy.core.matching import Miss
 from replayproxy.core.model import Header, Request
@@ -132,6 +133,19 @@ async def _read_request(
     return Request(method, url, version, headers, body)
 
 
+def _on_upstream(request: Request, upstream: str) -> Request:
+    """``request`` as if sent to ``upstream`` (``scheme://host[:port]``), default port left out,
+    the way mitmproxy's reverse mode shows the URL of a request it forwards there."""
+    base, target = urlsplit(upstream), urlsplit(request.url)
+    host = base.hostname or ""
+    host = f"[{host}]" if ":" in host else host
+    port = base.port
+    if port is not None and port != {"http": 80, "https": 443}.get(base.scheme):
+        host += f":{port}"
+    url = urlunsplit((base.scheme, host, target.path or "/", target.query, ""))
+    return replace(request, url=url)
+
+
 async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
     parts: list[bytes] = []
     while True:
@@ -159,8 +173,14 @@ class Origin:
     requests itself; without one it serves only schedules registered with :meth:`expect`.
     """
 
-    def __init__(self, session: ReplaySession | None = None) -> None:
+    def __init__(
+        self, session: ReplaySession | None = None, *, upstream: str | None = None
+    ) -> None:
         self.session = session
+        self.host = "127.0.0.1"
+        # Base-URL mode stands in for this host: requests are matched as if sent to it, as
+        # mitmproxy's reverse mode shows them (matters for --match-host and explanations).
+        self.upstream = upstream
         self.port = 0
         self._server: asyncio.Server | None = None
         self._expected: dict[str, tuple[Schedule, str, float | None]] = {}
@@ -179,7 +199,7 @@ class Origin:
             return asyncio.StreamReaderProtocol(reader, self._handle, loop=loop)
 
         self._server = await loop.create_server(protocol, host, port)
-        self.port = self._server.sockets[0].getsockname()[1]
+        self.host, self.port = self._server.sockets[0].getsockname()[:2]
 
     async def close(self) -> None:
         if self._server is not None:
@@ -263,6 +283,8 @@ class Origin:
             return await _execute(schedule, method, t0, reader, writer)
         if self.session is None:
             return await self._plain(writer, 500, b"replayproxy: no replay session\n")
+        if self.upstream is not None:
+            request = _on_upstream(request, self.upstream)
         result = self.session.resolve(request)
         if isinstance(result, Miss):
             status, headers, body = unmatched_response(result)
