@@ -87,8 +87,10 @@ def test_a_recorded_reset_reaches_curl_as_a_reset(tmp_path: Path) -> None:
     store.save(path, cassette(interaction([b"data: 1\n\n"], end=EndKind.RESET)))
     script = (
         "import os, subprocess, sys\n"
-        "r = subprocess.run(['curl', '-sS', '-N', '--data-binary', '{\"model\":\"m\",\"stream\":true}',"
-        " os.environ['REPLAYPROXY_URL'] + '/v1/chat/completions'], capture_output=True, text=True)\n"
+        "body = '{\"model\":\"m\",\"stream\":true}'\n"
+        "url = os.environ['REPLAYPROXY_URL'] + '/v1/chat/completions'\n"
+        "r = subprocess.run(['curl', '-sS', '-N', '--data-binary', body, url],\n"
+        "                   capture_output=True, text=True)\n"
         "print(r.returncode); print(repr(r.stdout)); print(r.stderr.strip())\n"
     )
     done = run(
