@@ -46,9 +46,7 @@ def test_only_forward_mode_needs_mitmproxy() -> None:
     assert not needs_mitmproxy(upstream=UPSTREAM)
 
 
-def test_base_url_mode_gives_the_command_the_same_environment(
-    chat: Path, tmp_path: Path
-) -> None:
+def test_base_url_mode_gives_the_command_the_same_environment(chat: Path, tmp_path: Path) -> None:
     """-- COMMAND gets REPLAYPROXY_URL = the listening URL, the host added to NO_PROXY, no
     proxy variables and no CA; its requests are served; the summary line follows; and no
     mitmproxy CA is created (mitmproxy never ran)."""
@@ -58,7 +56,7 @@ def test_base_url_mode_gives_the_command_the_same_environment(
         "print('NO_PROXY', os.environ['NO_PROXY'])\n"
         "print('URL', os.environ['REPLAYPROXY_URL'])\n"
         "r = httpx.post(os.environ['REPLAYPROXY_URL'] + '/v1/chat/completions',\n"
-        "               content=b'{\"model\":\"m\",\"stream\":true}')\n"
+        '               content=b\'{"model":"m","stream":true}\')\n'
         "print(r.status_code, repr(r.text))\n"
     )
     confdir = tmp_path / "conf"
@@ -87,7 +85,7 @@ def test_a_recorded_reset_reaches_curl_as_a_reset(tmp_path: Path) -> None:
     store.save(path, cassette(interaction([b"data: 1\n\n"], end=EndKind.RESET)))
     script = (
         "import os, subprocess, sys\n"
-        "body = '{\"model\":\"m\",\"stream\":true}'\n"
+        'body = \'{"model":"m","stream":true}\'\n'
         "url = os.environ['REPLAYPROXY_URL'] + '/v1/chat/completions'\n"
         "r = subprocess.run(['curl', '-sS', '-N', '--data-binary', body, url],\n"
         "                   capture_output=True, text=True)\n"
@@ -108,15 +106,13 @@ def test_a_recorded_reset_reaches_curl_as_a_reset(tmp_path: Path) -> None:
     ("upstream", "served"),
     [(UPSTREAM, True), (UPSTREAM + ":443", True), ("https://other.invalid", False)],
 )
-def test_match_host_compares_the_host_stood_in_for(
-    chat: Path, upstream: str, served: bool
-) -> None:
+def test_match_host_compares_the_host_stood_in_for(chat: Path, upstream: str, served: bool) -> None:
     """With --match-host, requests count as sent to --upstream (default port left out), as
     mitmproxy's reverse mode showed them: the recorded host matches, another one misses."""
     script = (
         "import os, httpx\n"
         "r = httpx.post(os.environ['REPLAYPROXY_URL'] + '/v1/chat/completions',\n"
-        "               content=b'{\"model\":\"m\",\"stream\":true}')\n"
+        '               content=b\'{"model":"m","stream":true}\')\n'
         "print(r.status_code)\n"
         "print(r.text)\n"
     )
@@ -151,7 +147,7 @@ def test_ipv6_listen_address_is_printed_in_brackets(chat: Path) -> None:
     script = (
         "import os, httpx\n"
         "r = httpx.post(os.environ['REPLAYPROXY_URL'] + '/v1/chat/completions',\n"
-        "               content=b'{\"model\":\"m\",\"stream\":true}')\n"
+        '               content=b\'{"model":"m","stream":true}\')\n'
         "print(r.status_code)\n"
     )
     done = run(
