@@ -253,7 +253,13 @@ class Origin:
                 keep_alive = await self._respond(request, t0, reader, writer)
                 if (request.header("connection") or "").lower() == "close":
                     keep_alive = False
-        except (_BadRequest, ConnectionError):
+        except _BadRequest as e:
+            # Say why, as mitmproxy does in front of the origin (base-URL clients meet this).
+            body = f"replayproxy: bad request: {e}\n".encode()
+            head = _head_bytes(400, "", [(b"content-length", b"%d" % len(body))])
+            with contextlib.suppress(ConnectionError):
+                writer.write(head[:-2] + b"connection: close\r\n\r\n" + body)
+        except ConnectionError:
             pass
         except asyncio.CancelledError:
             # Only close() cancels handlers. Ending the task normally (not re-raising) avoids

@@ -252,12 +252,19 @@ def test_a_fault_that_cannot_apply_is_explained() -> None:
 
 
 def test_garbage_does_not_stop_the_server() -> None:
-    """A malformed request only closes its own connection; the next client is served."""
+    """A malformed request gets a 400 saying why and its connection closed; the next client
+    is served."""
     it = interaction([b"data: 1\n\n"])
     with ReplayServer(cassette(it), speed=0) as server:
         with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
             sock.sendall(b"NONSENSE\r\n\r\n")
-            assert sock.recv(100) == b""
+            got = b""
+            while data := sock.recv(4096):
+                got += data
+        assert got.startswith(b"HTTP/1.1 400 Bad Request\r\n")
+        assert got.endswith(
+            b"\r\n\r\nreplayproxy: bad request: malformed request head b'NONSENSE'\n"
+        )
         r = httpx.post(server.url + "/v1/chat/completions", content=BODY)
     assert (r.status_code, r.content) == (200, b"data: 1\n\n")
 
