@@ -134,8 +134,8 @@ def _run(b: Bench, clients: Clients, args: argparse.Namespace) -> None:
         for key, _ in [] if args.no_throughput else _rotated(tp_keys, r):
             res = b.run_throughput(clients, key)
             if res is not None:
-                tp[key].append(res[0])
-                errs[key] += res[2]
+                tp[key].append(res.rps)
+                errs[key] += res.errors
         if args.no_timing:
             continue
         for key, _ in _rotated(tm_keys, r):
