@@ -58,7 +58,7 @@ def needs_mitmproxy(*, upstream: str | None) -> bool:
 
 
 def _report_miss(miss: Miss) -> None:
-    # Runs on the mitmproxy thread; click.echo writes whole lines.
+    # Runs on the serving thread (mitmproxy's or the engine's); click.echo writes whole lines.
     first, *rest = miss.explain().removeprefix("replayproxy: ").splitlines()
     click.echo("\n".join([f"unmatched: {first}", *(f"  {line}" for line in rest)]), err=True)
 
