@@ -1,10 +1,10 @@
 """The peers of the comparison (Reel, VCR.py), installed in a venv of their own and started.
 
 They live in their own venv, never in replayproxy's: ``reel-vcr`` registers a pytest plugin
-that would load into replayproxy's own test runs. ``--peers`` creates the venv (``pip install
-reel-vcr vcrpy httpx``) at ``$REPLAYPROXY_BENCH_PEERS`` (default
-``~/.cache/replayproxy/bench-peers-pyX.Y``) and reuses it afterwards; without it an existing
-venv is used and, where there is none, each peer row says why it was not measured.
+that would load into replayproxy's own test runs. With ``--peers`` the benchmark creates the
+venv (``pip install reel-vcr vcrpy httpx``) at ``$REPLAYPROXY_BENCH_PEERS`` (default
+``~/.cache/replayproxy/bench-peers-pyX.Y``), or reuses it; where that fails, or without
+``--peers``, each peer row says why it was not measured.
 
 - **Reel** (``reel-vcr``, a proxy with a JSONL tape): ``reel record`` in front of the floor
   server records the stream as a Reel user would (through Reel's own recorder), then
@@ -49,14 +49,14 @@ def _free_port() -> int:
 class Peers:
     """Where the peers' venv is, whether each peer is usable there, and how to run them."""
 
-    def __init__(self, install: bool) -> None:
+    def __init__(self, wanted: bool) -> None:
         self.dir = Path(os.environ.get("REPLAYPROXY_BENCH_PEERS") or _default_dir())
         self.python = self.dir / "bin" / "python"
         self.problem = ""
-        if install and not self._ready():
+        if not wanted:
+            self.problem = "not requested (run with --peers)"
+        elif not self._ready():
             self.problem = self._install()
-        elif not self.python.exists():
-            self.problem = f"no peers venv at {self.dir} (run with --peers to install it)"
 
     def _ready(self) -> bool:
         return (self.dir / "bin" / "reel").exists() and self._imports("vcr, httpx") == ""
@@ -93,15 +93,20 @@ class Peers:
     # -- Reel -----------------------------------------------------------------------------
 
     def reel(
-        self, workdir: Path, floor_port: int, stream: BenchStream, clients: Clients
-    ) -> tuple[Target, list[Server]]:
+        self,
+        workdir: Path,
+        floor_port: int,
+        stream: BenchStream,
+        clients: Clients,
+        started: list[Server],
+    ) -> Target:
         """Record ``stream`` through ``reel record`` from the floor, then start ``reel
-        replay`` on that tape. Returns the replay target and every server started."""
+        replay`` on that tape. Every server started is added to ``started`` at once (the
+        caller stops them by PID, whatever happens here)."""
         reel = self.dir / "bin" / "reel"
         if self.problem or not reel.exists():
             raise Unavailable(self.problem or f"reel is not installed in {self.dir}")
         tape = workdir / "reel.jsonl"
-        started: list[Server] = []
         running = r"Uvicorn running on http://[\d.]+:(\d+)"
         rec = Server(
             "reel record",
@@ -123,7 +128,7 @@ class Peers:
             port_from_log(running), workdir, env=_NO_PROXY,
         )  # fmt: skip
         started.append(rep)
-        return Target("reel replay", 0, [rep]), started
+        return Target("reel replay", 0, [rep])
 
     # -- VCR.py ---------------------------------------------------------------------------
 

@@ -235,8 +235,7 @@ class Report:
         floor = b.targets.get(C.DIRECT_FLOOR)
         if self.peers is not None and floor is not None:
             try:
-                target, servers = self.peers.reel(b.workdir, floor.port, stream, self.clients)
-                self.started.extend(servers)
+                target = self.peers.reel(b.workdir, floor.port, stream, self.clients, self.started)
                 b.targets["peer-reel"] = target.wait(60)
             except (Unavailable, RuntimeError) as e:
                 why["peer-reel"] = str(e)
@@ -246,8 +245,7 @@ class Report:
             except (Unavailable, OSError, ValueError) as e:
                 why["peer-vcr"] = str(e)
         else:
-            reason = "peers not requested (--peers)" if floor else "the floor did not start"
-            why["peer-reel"] = why["peer-vcr"] = reason
+            why["peer-reel"] = why["peer-vcr"] = "the floor did not start"
         for _ in range(runs):
             for key, _label in rows_for:
                 if key == "peer-vcr" or key in why:

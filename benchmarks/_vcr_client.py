@@ -36,20 +36,21 @@ def main() -> None:
         httpx.Client(trust_env=False, timeout=60) as client,
     ):
         for _ in range(1 if record else int(runs)):
-            out: dict[str, object] = {"reads": [], "body": "", "error": ""}
-            data = b""
+            reads: list[list[int]] = []
+            data, error = b"", ""
+            t_send = time.monotonic_ns()
             try:
-                out["t_send"] = time.monotonic_ns()
                 with client.stream("POST", url, content=body, headers=headers) as r:
                     for chunk in r.iter_raw():
-                        out["reads"].append([time.monotonic_ns(), len(chunk)])  # type: ignore[attr-defined]
+                        reads.append([time.monotonic_ns(), len(chunk)])
                         data += chunk
                     if r.status_code != 200:
-                        out["error"] = f"HTTP {r.status_code}"
+                        error = f"HTTP {r.status_code}"
             except Exception as e:  # reported, not fatal: the row says why
-                out["error"] = f"{type(e).__name__}: {e}"
-            out["body"] = base64.b64encode(data).decode()
-            print(json.dumps(out), flush=True)
+                error = f"{type(e).__name__}: {e}"
+            body64 = base64.b64encode(data).decode()
+            doc = {"t_send": t_send, "reads": reads, "body": body64, "error": error}
+            print(json.dumps(doc), flush=True)
 
 
 if __name__ == "__main__":

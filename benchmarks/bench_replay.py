@@ -54,8 +54,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"replayproxy replay benchmarks ({'quick' if args.quick else 'full'}); python "
           f"{sys.version.split()[0]}; {os.cpu_count()} CPUs; load avg {load0[0]:.2f}; "
           f"{cfg.client_procs} client processes")  # fmt: skip
-    peers = Peers(install=args.peers)
-    if peers.problem:
+    peers = Peers(wanted=args.peers)
+    if args.peers and peers.problem:
         print(f"   peers: {peers.problem}")
     clients = Clients(cfg.client_procs)
     try:
