@@ -32,6 +32,7 @@ def main() -> None:
             cassette,
             record_mode="all" if record else "none",
             match_on=["method", "path", "query", "body"],
+            allow_playback_repeats=True,  # the same recorded request is replayed RUNS times
         ),
         httpx.Client(trust_env=False, timeout=60) as client,
     ):
