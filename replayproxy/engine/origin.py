@@ -133,17 +133,22 @@ async def _read_request(
     return Request(method, url, version, headers, body)
 
 
-def _on_upstream(request: Request, upstream: str) -> Request:
-    """``request`` as if sent to ``upstream`` (``scheme://host[:port]``), default port left out,
+def _base_of(upstream: str) -> tuple[str, str]:
+    """``(scheme, netloc)`` of ``upstream`` (``scheme://host[:port]``), default port left out,
     the way mitmproxy's reverse mode shows the URL of a request it forwards there."""
-    base, target = urlsplit(upstream), urlsplit(request.url)
+    base = urlsplit(upstream)
     host = base.hostname or ""
     host = f"[{host}]" if ":" in host else host
     port = base.port
     if port is not None and port != {"http": 80, "https": 443}.get(base.scheme):
         host += f":{port}"
-    url = urlunsplit((base.scheme, host, target.path or "/", target.query, ""))
-    return replace(request, url=url)
+    return base.scheme, host
+
+
+def _on_upstream(request: Request, base: tuple[str, str]) -> Request:
+    """``request`` as if sent to the upstream ``base`` (:func:`_base_of`)."""
+    target = urlsplit(request.url)
+    return replace(request, url=urlunsplit((*base, target.path or "/", target.query, "")))
 
 
 async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
@@ -181,6 +186,7 @@ class Origin:
         # Base-URL mode stands in for this host: requests are matched as if sent to it, as
         # mitmproxy's reverse mode shows them (matters for --match-host and explanations).
         self.upstream = upstream
+        self._upstream_base = None if upstream is None else _base_of(upstream)
         self.port = 0
         self._server: asyncio.Server | None = None
         self._expected: dict[str, tuple[Schedule, str, float | None]] = {}
@@ -289,8 +295,8 @@ class Origin:
             return await _execute(schedule, method, t0, reader, writer)
         if self.session is None:
             return await self._plain(writer, 500, b"replayproxy: no replay session\n")
-        if self.upstream is not None:
-            request = _on_upstream(request, self.upstream)
+        if self._upstream_base is not None:
+            request = _on_upstream(request, self._upstream_base)
         result = self.session.resolve(request)
         if isinstance(result, Miss):
             status, headers, body = unmatched_response(result)
