@@ -11,15 +11,29 @@ import json
 import time
 import urllib.request
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import _targets as T
+from _client import StreamResult
 from _config import BASE_URL, DIRECT_FLOOR, DIRECT_RP, DUMMY_PORT, PROXY_FLOOR, PROXY_RP, Config
 from _harness import Clients, Server
 from _stats import StreamStats, analyse
 from _streams import BenchStream, build_streams, request_bytes, write_cassette, write_flows
 
-__all__ = ["Bench", "err_cell", "missing"]
+__all__ = ["Bench", "Throughput", "err_cell", "missing"]
+
+
+@dataclass(frozen=True)
+class Throughput:
+    """One instant-mode run: responses/s, MB/s, client errors, responses not chunked as
+    recorded (each frame its own chunk)."""
+
+    rps: float
+    mbps: float
+    errors: int
+    first_error: str
+    rechunked: int
 
 
 class Bench:
@@ -59,13 +73,23 @@ class Bench:
         floor = self.targets[DIRECT_FLOOR]  # KeyError here: the floor itself failed to start
         fast = self.targets.get("tp-floor")
         rest: dict[str, Callable[[], T.Target]] = {
-            DIRECT_RP: lambda: T.engine("replayproxy engine", c, 1.0, w),
-            PROXY_RP: lambda: T.replay_cli("replayproxy replay", c, 1.0, w, cd),
-            "tp-engine": lambda: T.engine("replayproxy engine speed0", c, 0.0, w),
-            "tp-rp": lambda: T.replay_cli("replayproxy replay speed0", c, 0.0, w, cd),
+            DIRECT_RP: lambda: T.replay_cli("replayproxy replay base-url", c, 1.0, w, cd),
+            PROXY_RP: lambda: T.replay_cli(
+                "replayproxy replay forward", c, 1.0, w, cd, forward=True
+            ),
+            "tp-base": lambda: T.replay_cli("replayproxy replay base-url speed0", c, 0.0, w, cd),
+            "tp-rp": lambda: T.replay_cli(
+                "replayproxy replay forward speed0", c, 0.0, w, cd, forward=True
+            ),
             # Like for like with --server-replay: one write per response body.
             "tp-rp-co": lambda: T.replay_cli(
-                "replayproxy replay speed0 coalesce", c, 0.0, w, cd, ["--fault", "coalesce"]
+                "replayproxy replay forward speed0 coalesce",
+                c,
+                0.0,
+                w,
+                cd,
+                ["--fault", "coalesce"],
+                forward=True,
             ),
             "tp-mitm": lambda: T.mitm_server_replay(
                 "mitmdump server-replay", self.flows, DUMMY_PORT, w, cd
@@ -79,7 +103,7 @@ class Bench:
             ),
         }
         if not self.cfg.throughput_context:
-            for key in ("tp-engine", "tp-mitm-floor"):
+            for key in ("tp-mitm-floor",):
                 del rest[key]
                 self.unavailable[key] = "skipped in --quick"
             self.unavailable["tp-floor"] = "skipped in --quick"
@@ -111,6 +135,22 @@ class Bench:
     def run_streams(
         self, clients: Clients, key: str, streams: list[BenchStream], n: int, log: bool = False
     ) -> StreamStats | None:
+        results = self.stream_results(clients, key, streams, n, log)
+        if results is None:
+            return None
+        sendlog = self._sendlog() if log else None
+        return analyse(self.by_name, results, sendlog)
+
+    def stream_results(
+        self,
+        clients: Clients,
+        key: str,
+        streams: list[BenchStream],
+        n: int,
+        log: bool = False,
+        keep: bool = False,
+    ) -> list[StreamResult] | None:
+        """What the clients saw of ``n`` concurrent streams on path ``key`` (None: no path)."""
         t = self.targets.get(key)
         if t is None:
             return None
@@ -124,9 +164,7 @@ class Bench:
             req = request_bytes(s, host, t.absolute, rid)
             jobs.append((s.name, rid, req, base + k * spread // n))
         longest = max(s.frames[-1][0] for s in streams) / 1e9
-        results = clients.streams(t.host, t.port, jobs, timeout=longest + 30)
-        sendlog = self._sendlog() if log else None
-        return analyse(self.by_name, results, sendlog)
+        return clients.streams(t.host, t.port, jobs, timeout=longest + 30, keep=keep)
 
     def _sendlog(self) -> dict[str, list[int]]:
         floor = self.targets[DIRECT_FLOOR]
@@ -136,19 +174,22 @@ class Bench:
             data: dict[str, list[int]] = json.loads(r.read())
         return data
 
-    def run_throughput(self, clients: Clients, key: str) -> tuple[float, float, int, str] | None:
+    def run_throughput(self, clients: Clients, key: str) -> Throughput | None:
         t = self.targets.get(key)
         if t is None:
             return None
         host = "api.openai.com" if t.absolute else f"{t.host}:{t.port}"
         reqs = [request_bytes(s, host, t.absolute) for s in self.chat]
-        res = clients.throughput(t.host, t.port, reqs, self.cfg.tp_conns, self.cfg.tp_duration)
+        chunks = [len(s.frames) for s in self.chat]
+        cfg = self.cfg
+        res = clients.throughput(t.host, t.port, reqs, chunks, cfg.tp_conns, cfg.tp_duration)
         n = sum(r.responses for r in res)
         nbytes = sum(r.body_bytes for r in res)
         secs = (max(r.t_end for r in res) - min(r.t_start for r in res)) / 1e9
         errs = sum(r.errors for r in res)
         first = next((r.first_error for r in res if r.first_error), "")
-        return n / secs, nbytes / secs / 1e6, errs, first
+        rechunked = sum(r.rechunked for r in res)
+        return Throughput(n / secs, nbytes / secs / 1e6, errs, first, rechunked)
 
 
 def _make_ca(confdir: Path) -> None:

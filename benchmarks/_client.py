@@ -26,9 +26,11 @@ HEAD, SIZE, DATA, DATA_CRLF, TRAILER, CL_BODY, CLOSE_BODY, DONE = range(8)
 class ResponseParser:
     """Incremental HTTP/1.1 response parser; :meth:`feed` returns the payload bytes consumed."""
 
-    def __init__(self) -> None:
+    def __init__(self, keep: bool = False) -> None:
         self.buf = bytearray()
+        self.body: bytearray | None = bytearray() if keep else None  # payload, if kept
         self.state = HEAD
+        self.chunks = 0  # HTTP/1.1 chunks of the body (0 for a content-length body)
         self.status = 0
         self.remaining = 0
         self.keep_alive = True
@@ -74,6 +76,7 @@ class ResponseParser:
                 size = int(bytes(buf[:i]).split(b";")[0], 16)
                 del buf[: i + 2]
                 if size:
+                    self.chunks += 1
                     self.remaining, self.state = size, DATA
                 else:
                     self.state = TRAILER
@@ -82,6 +85,8 @@ class ResponseParser:
                     break
                 take = min(self.remaining, len(buf))
                 n += take
+                if self.body is not None:
+                    self.body += buf[:take]
                 del buf[:take]
                 self.remaining -= take
                 if not self.remaining:
@@ -101,6 +106,8 @@ class ResponseParser:
                     self.state = DONE
             elif st == CLOSE_BODY:
                 n += len(buf)
+                if self.body is not None:
+                    self.body += buf
                 buf.clear()
                 break
             else:
@@ -119,6 +126,7 @@ class StreamResult:
     t_head: int = 0
     reads: list[tuple[int, int]] = field(default_factory=list)  # (t_ns, payload bytes), >0 only
     error: str = ""
+    body: bytes = b""  # the payload, when asked for (peer comparison: events, not frames)
 
 
 @dataclass
@@ -129,12 +137,14 @@ class ThroughputResult:
     t_start: int
     t_end: int
     first_error: str = ""
+    rechunked: int = 0  # responses whose chunk count differs from the recorded frame count
 
 
 class _Conn(asyncio.Protocol):
-    def __init__(self, loop: asyncio.AbstractEventLoop, record: bool) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, record: bool, keep: bool = False) -> None:
         self.loop = loop
         self.record = record
+        self.keep = keep
         self.transport: asyncio.Transport | None = None
         self.parser = ResponseParser()
         self.waiter: asyncio.Future[None] | None = None
@@ -151,7 +161,7 @@ class _Conn(asyncio.Protocol):
 
     def start(self, request: bytes, result: StreamResult) -> asyncio.Future[None]:
         assert self.transport is not None
-        self.parser = ResponseParser()
+        self.parser = ResponseParser(self.keep)
         self.result = result
         self.payload = 0
         self.waiter = self.loop.create_future()
@@ -172,6 +182,8 @@ class _Conn(asyncio.Protocol):
             if self.record:
                 self.result.reads.append((t, n))
         if p.state == DONE and self.waiter is not None and not self.waiter.done():
+            if p.body is not None:
+                self.result.body = bytes(p.body)
             self.waiter.set_result(None)
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -186,9 +198,9 @@ class _Conn(asyncio.Protocol):
             w.set_exception(ConnectionError(f"connection lost ({exc or 'EOF'}) mid-response"))
 
 
-async def _connect(host: str, port: int, record: bool) -> _Conn:
+async def _connect(host: str, port: int, record: bool, keep: bool = False) -> _Conn:
     loop = asyncio.get_running_loop()
-    _, conn = await loop.create_connection(lambda: _Conn(loop, record), host, port)
+    _, conn = await loop.create_connection(lambda: _Conn(loop, record, keep), host, port)
     return conn
 
 
@@ -199,13 +211,18 @@ async def _sleep_until(t_ns: int) -> None:
 
 
 async def _one_stream(
-    host: str, port: int, name: str, rid: int | None, request: bytes, at_ns: int, timeout: float
+    host: str,
+    port: int,
+    job: tuple[str, int | None, bytes, int],
+    timeout: float,
+    keep: bool,
 ) -> StreamResult:
+    name, rid, request, at_ns = job
     result = StreamResult(name, rid)
     await _sleep_until(at_ns)
     conn: _Conn | None = None
     try:
-        conn = await asyncio.wait_for(_connect(host, port, True), timeout)
+        conn = await asyncio.wait_for(_connect(host, port, True, keep), timeout)
         await asyncio.wait_for(conn.start(request, result), timeout)
         if result.status != 200:
             result.error = f"HTTP {result.status}"
@@ -222,23 +239,31 @@ async def _streams(
     port: int,
     jobs: list[tuple[str, int | None, bytes, int]],
     timeout: float,
+    keep: bool,
 ) -> list[StreamResult]:
-    return list(
-        await asyncio.gather(
-            *(_one_stream(host, port, name, rid, req, at, timeout) for name, rid, req, at in jobs)
-        )
-    )
+    return list(await asyncio.gather(*(_one_stream(host, port, j, timeout, keep) for j in jobs)))
 
 
 def run_streams(
-    host: str, port: int, jobs: list[tuple[str, int | None, bytes, int]], timeout: float
+    host: str,
+    port: int,
+    jobs: list[tuple[str, int | None, bytes, int]],
+    timeout: float,
+    keep: bool = False,
 ) -> list[StreamResult]:
-    """Open one connection per job ``(name, rid, request, start_at_ns)``; read each response."""
-    return asyncio.run(_streams(host, port, jobs, timeout))
+    """Open one connection per job ``(name, rid, request, start_at_ns)``; read each response
+    (``keep``: also keep its payload bytes)."""
+    return asyncio.run(_streams(host, port, jobs, timeout, keep))
 
 
 async def _throughput(
-    host: str, port: int, requests: list[bytes], conns: int, start_ns: int, duration: float
+    host: str,
+    port: int,
+    requests: list[bytes],
+    chunks: list[int],
+    conns: int,
+    start_ns: int,
+    duration: float,
 ) -> ThroughputResult:
     await _sleep_until(start_ns)
     end_ns = start_ns + int(duration * 1e9)
@@ -256,6 +281,7 @@ async def _throughput(
                 if r.status != 200:
                     raise ConnectionError(f"HTTP {r.status}")
                 res.responses += 1
+                res.rechunked += conn.parser.chunks != chunks[i % len(chunks)]
                 res.body_bytes += conn.payload
                 if not conn.parser.keep_alive:
                     assert conn.transport is not None
@@ -278,7 +304,15 @@ async def _throughput(
 
 
 def run_throughput(
-    host: str, port: int, requests: list[bytes], conns: int, start_ns: int, duration: float
+    host: str,
+    port: int,
+    requests: list[bytes],
+    chunks: list[int],
+    conns: int,
+    start_ns: int,
+    duration: float,
 ) -> ThroughputResult:
-    """``conns`` keep-alive connections issuing requests back to back for ``duration`` s."""
-    return asyncio.run(_throughput(host, port, requests, conns, start_ns, duration))
+    """``conns`` keep-alive connections issuing requests back to back for ``duration`` s;
+    ``chunks[i]``: the recorded frame count of ``requests[i]`` (responses re-chunked are
+    counted)."""
+    return asyncio.run(_throughput(host, port, requests, chunks, conns, start_ns, duration))

@@ -171,21 +171,32 @@ class Clients:
         port: int,
         jobs: list[tuple[str, int | None, bytes, int]],
         timeout: float,
+        keep: bool = False,
     ) -> list[_client.StreamResult]:
         procs = min(self.procs, len(jobs)) or 1
         shares = [jobs[k::procs] for k in range(procs)]
-        futs = [self.pool.submit(_client.run_streams, host, port, sh, timeout) for sh in shares]
+        futs = [
+            self.pool.submit(_client.run_streams, host, port, sh, timeout, keep) for sh in shares
+        ]
         return [r for f in futs for r in f.result(timeout + 60)]
 
     def throughput(
-        self, host: str, port: int, requests: list[bytes], conns: int, duration: float
+        self,
+        host: str,
+        port: int,
+        requests: list[bytes],
+        chunks: list[int],
+        conns: int,
+        duration: float,
     ) -> list[_client.ThroughputResult]:
         start = time.monotonic_ns() + 300_000_000
         per = [
             conns // self.procs + (1 if k < conns % self.procs else 0) for k in range(self.procs)
         ]
         futs = [
-            self.pool.submit(_client.run_throughput, host, port, requests, n, start, duration)
+            self.pool.submit(
+                _client.run_throughput, host, port, requests, chunks, n, start, duration
+            )
             for n in per
             if n
         ]

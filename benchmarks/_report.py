@@ -13,27 +13,29 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
 import _config as C
-from _bench import err_cell, missing
-from _stats import StreamStats, fmt_ms, percentile, print_table
+import _verdicts
+from _bench import Throughput, err_cell, missing
+from _peer_tools import Peers
+from _peers import PeerStats, Seen, measure
+from _stats import Stats, StreamStats, fmt_ms, percentile, print_table
+from _targets import Unavailable
 
 if TYPE_CHECKING:
     from _bench import Bench
-    from _harness import Clients
+    from _harness import Clients, Server
     from _streams import BenchStream
 
 T = TypeVar("T")
-Stats = dict[tuple[int, str], StreamStats | None]
-
-# A "no worse than the floor" comparison on a shared, noisy machine needs a stated allowance:
-# run-to-run scatter of the floors themselves is about this much.
-FLOOR_TOLERANCE_MS = 0.5
-FLOOR_TOLERANCE_REL = 0.10
 
 
 class Report:
-    def __init__(self, b: Bench, clients: Clients) -> None:
+    def __init__(
+        self, b: Bench, clients: Clients, started: list[Server], peers: Peers | None = None
+    ) -> None:
         self.b = b
         self.clients = clients
+        self.started = started
+        self.peers = peers
         self.mem: dict[str, int | None] = {}
         self.record_check = ""
         self.record_ok: bool | None = None
@@ -44,7 +46,13 @@ class Report:
         tp = _timed(self.throughput)
         rec = _timed(self.recording)
         self.memory()
-        self.judge(timing, split, tp, rec)
+        peers = _timed(self.peer_comparison)
+        figures = _verdicts.Figures(
+            self.b.cfg, timing, split, tp, rec, self.record_check, self.record_ok, peers
+        )
+        for key, t in self.b.targets.items():
+            figures.mem[key] = self.mem.get(t.main.name)
+        print_table("Targets", ["target", "measured", "verdict"], _verdicts.judge(figures))
 
     # -- sections -----------------------------------------------------------------------
 
@@ -74,13 +82,16 @@ class Report:
             for key, label, _ in C.TIMED_PATHS:
                 st = stats.get((n, key))
                 if st is None:
-                    rows.append([str(n), label, "-", "-", "-", "-", "-", missing(self.b, key)])
+                    rows.append([str(n), label, *["-"] * 7, missing(self.b, key)])
                     continue
                 p50, p99, mx = st.summary()
+                f50, fmax = st.first()
                 rows.append(
                     [
                         str(n),
                         label,
+                        fmt_ms(f50),
+                        fmt_ms(fmax),
                         fmt_ms(p50),
                         fmt_ms(p99),
                         fmt_ms(mx),
@@ -95,10 +106,10 @@ class Report:
         cfg = self.b.cfg
         out = self._sweep(self.b.chat, cfg.timing_streams, [k for k, _, _ in C.TIMED_PATHS])
         print_table(
-            f"1. Timing error |observed gap - recorded gap| at the client, ms "
-            f"(OpenAI chat stream, {cfg.chat_events} events, gaps 10-60 ms, "
-            f"{cfg.chat_variants} timing variants)",
-            ["streams", "path", "p50", "p99", "max", "split fid.", "frames", "errors"],
+            f"1. Timing error at the client, ms: first event's offset from the request "
+            f"(1st), and |observed gap - recorded gap| (OpenAI chat stream, "
+            f"{cfg.chat_events} events, gaps 10-60 ms, {cfg.chat_variants} timing variants)",
+            _STREAM_HEADERS,
             self._stream_rows(out, cfg.timing_streams),
         )
         return out
@@ -127,34 +138,38 @@ class Report:
             f"2. Split fidelity: share of client reads holding exactly one recorded frame "
             f"(OpenAI Responses stream, {cfg.split_frames} frames cut mid-event and mid-UTF-8, "
             f"gaps 5-7 ms); timing error in ms",
-            ["streams", "path", "p50", "p99", "max", "split fid.", "frames", "errors"],
+            _STREAM_HEADERS,
             self._stream_rows(out, cfg.split_streams),
         )
         return out
 
-    def throughput(self) -> dict[str, tuple[float, float, int, str] | None]:
+    def throughput(self) -> dict[str, Throughput | None]:
         paths = [
-            ("tp-rp", "proxy: replayproxy replay --speed 0"),
+            ("tp-base", "base URL: replayproxy replay --speed 0 (engine)"),
+            ("tp-rp", "proxy: replayproxy replay --speed 0 (forward)"),
             ("tp-rp-co", "proxy: replayproxy replay --speed 0 --fault coalesce"),
             ("tp-mitm", "proxy: mitmdump --server-replay (same flows)"),
             ("tp-mitm-floor", "proxy: floor --speed 0 behind mitmdump passthrough"),
-            ("tp-engine", "direct: replayproxy engine --speed 0"),
             ("tp-floor", "direct: floor (plain asyncio) --speed 0"),
         ]
         out = {key: self.b.run_throughput(self.clients, key) for key, _ in paths}
+        ref = out.get("tp-mitm")
         rows = []
         for key, label in paths:
             r = out[key]
             if r is None:
-                rows.append([label, "-", "-", missing(self.b, key)])
-            else:
-                err = str(r[2]) + (f" ({r[3][:60]})" if r[3] else "")
-                rows.append([label, f"{r[0]:.0f}", f"{r[1]:.2f}", err])
+                rows.append([label, "-", "-", "-", "-", missing(self.b, key)])
+                continue
+            err = str(r.errors) + (f" ({r.first_error[:60]})" if r.first_error else "")
+            ratio = f"{r.rps / ref.rps:.2f}" if ref and ref.rps else "n/a"
+            chunks = "yes" if not r.rechunked else f"no ({r.rechunked} responses)"
+            rows.append([label, f"{r.rps:.0f}", f"{r.mbps:.2f}", ratio, chunks, err])
         cfg = self.b.cfg
         print_table(
             f"3. Instant mode throughput ({cfg.tp_conns} keep-alive connections, "
-            f"{cfg.tp_duration:g} s, chat responses of ~{self.b.chat[0].size / 1024:.0f} KiB)",
-            ["path", "responses/s", "MB/s", "errors"],
+            f"{cfg.tp_duration:g} s, chat responses of ~{self.b.chat[0].size / 1024:.0f} KiB); "
+            f"'each frame a chunk': every response came in its recorded frames, one chunk each",
+            ["path", "responses/s", "MB/s", "x server-replay", "each frame a chunk", "errors"],
             rows,
         )
         return out
@@ -202,6 +217,64 @@ class Report:
             print(f"   recorded cassette: {self.record_check}")
         return out
 
+    def peer_comparison(self) -> dict[str, PeerStats]:
+        """6. The same stream replayed by each replayer and by the floor, measured by events."""
+        b = self.b
+        stream = b.chat[0]
+        runs = b.cfg.peer_runs
+        out: dict[str, PeerStats] = {}
+        why: dict[str, str] = {}
+        rows_for = [
+            (C.DIRECT_FLOOR, "client straight to the floor server (floor)"),
+            (C.DIRECT_RP, "replayproxy, base URL (engine)"),
+            (C.PROXY_RP, "replayproxy, forward proxy (mitmproxy)"),
+            ("tp-mitm", "mitmproxy --server-replay"),
+            ("peer-reel", "Reel (reel-vcr) replay"),
+            ("peer-vcr", "VCR.py (httpx, in the client)"),
+        ]
+        floor = b.targets.get(C.DIRECT_FLOOR)
+        if self.peers is not None and floor is not None:
+            try:
+                target = self.peers.reel(b.workdir, floor.port, stream, self.clients, self.started)
+                b.targets["peer-reel"] = target.wait(60)
+            except (Unavailable, RuntimeError) as e:
+                why["peer-reel"] = str(e)
+            try:
+                seen = self.peers.vcr(b.workdir, floor.port, stream, runs)
+                out["peer-vcr"] = measure(stream, seen)
+            except (Unavailable, OSError, ValueError) as e:
+                why["peer-vcr"] = str(e)
+        else:
+            why["peer-reel"] = why["peer-vcr"] = "the floor did not start"
+        for _ in range(runs):
+            for key, _label in rows_for:
+                if key == "peer-vcr" or key in why:
+                    continue
+                results = b.stream_results(self.clients, key, [stream], 1, keep=True)
+                if results is None:
+                    why[key] = b.unavailable.get(key, "unavailable")
+                    continue
+                seen = [Seen(r.t_send, tuple(r.reads), r.body, r.error) for r in results]
+                out[key] = measure(stream, seen, out.get(key))
+        rows = []
+        for key, label in rows_for:
+            st = out.get(key)
+            if st is None or not st.runs:
+                reason = why.get(key) or (st.errors[0] if st and st.errors else "no runs")
+                rows.append([label, *["-"] * 8, f"not measured: {reason[:90]}"])
+                continue
+            err = str(len(st.errors)) + (f" ({st.errors[0][:50]})" if st.errors else "")
+            rows.append([label, *st.row(len(stream.frames)), err])
+        print_table(
+            f"6. Peers: one {stream.name} stream ({len(stream.frames)} frames, "
+            f"{(stream.frames[-1][0]) / 1e9:.2f} s) at a time, {runs} runs, measured by SSE "
+            f"events; first-event offset and gap errors in ms",
+            ["replayer", "bytes identical", "reads = writes", "1st p50", "1st max",
+             "gap p50", "gap p99", "gap max", "runs", "errors"],
+            rows,
+        )  # fmt: skip
+        return out
+
     def _check_recorded(self, out: Stats) -> str:
         """Make sure ``replayproxy record`` really recorded, byte for byte, what it forwarded."""
         if "rec-rp" not in self.b.targets:
@@ -235,19 +308,10 @@ class Report:
             f"{exact} with the body byte-exact, {frames} frames"
         )
 
-    # -- verdicts -----------------------------------------------------------------------
 
-    def judge(
-        self,
-        timing: Stats,
-        split: Stats,
-        tp: dict[str, tuple[float, float, int, str] | None],
-        rec: Stats,
-    ) -> None:
-        import _verdicts  # imports this module: keep the cycle out of import time
-
-        rows = _verdicts.judge(self, timing, split, tp, rec)
-        print_table("Targets", ["target", "measured", "verdict"], rows)
+_STREAM_HEADERS = [
+    "streams", "path", "1st p50", "1st max", "p50", "p99", "max", "split fid.", "frames", "errors",
+]  # fmt: skip
 
 
 def _timed(section: Callable[[], T]) -> T:

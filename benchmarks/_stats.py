@@ -9,6 +9,9 @@ Definitions (also in ``benchmarks/README.md``):
   frame the previous event is the response head (observed: the read that completed the head).
 - *split fidelity*: the share of payload-carrying client reads that hold exactly one recorded
   frame (same start, same end); a read that merges two frames or holds a piece of one fails.
+- *first-event offset error*: ``|(arrival[0] - sent) - offset[0]|``, ``sent`` the moment the
+  client wrote its request: how far the first frame is from its recorded offset, measured
+  from the request (latency in front of the schedule shows here, not in the gaps).
 - *latency* (recording benchmark): ``arrival[i] - sent[i]``, ``sent`` logged by the origin.
 """
 
@@ -21,7 +24,7 @@ from dataclasses import dataclass, field
 from _client import StreamResult
 from _streams import BenchStream
 
-__all__ = ["StreamStats", "analyse", "fmt_ms", "percentile", "print_table"]
+__all__ = ["Stats", "StreamStats", "analyse", "fmt_ms", "percentile", "print_table"]
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -42,6 +45,7 @@ class StreamStats:
     frames: int = 0
     streams_ok: int = 0
     errors: list[str] = field(default_factory=list)
+    first_errors_ns: list[int] = field(default_factory=list)
 
     def merge(self, other: StreamStats) -> StreamStats:
         """Pool the samples of two runs of the same configuration."""
@@ -53,15 +57,25 @@ class StreamStats:
             self.frames + other.frames,
             self.streams_ok + other.streams_ok,
             self.errors + other.errors,
+            self.first_errors_ns + other.first_errors_ns,
         )
 
     def summary(self) -> tuple[float, float, float]:
         e = self.gap_errors_ns
         return percentile(e, 50) / 1e6, percentile(e, 99) / 1e6, (max(e) / 1e6 if e else math.nan)
 
+    def first(self) -> tuple[float, float]:
+        """First-event offset error: p50 and worst, ms."""
+        e = self.first_errors_ns
+        return percentile(e, 50) / 1e6, (max(e) / 1e6 if e else math.nan)
+
     @property
     def fidelity(self) -> float:
         return self.exact_reads / self.reads if self.reads else math.nan
+
+
+# Figures of one section: (concurrent streams, path key) -> stats (None: not measured).
+Stats = dict[tuple[int, str], StreamStats | None]
 
 
 def _arrivals(s: BenchStream, r: StreamResult) -> list[int] | None:
@@ -100,6 +114,7 @@ def analyse(
             continue
         st.streams_ok += 1
         st.frames += len(arr)
+        st.first_errors_ns.append(abs((arr[0] - r.t_send) - s.frames[0][0]))
         prev_obs, prev_rec = r.t_head, s.head_ns
         for (off, _), a in zip(s.frames, arr, strict=True):
             st.gap_errors_ns.append(abs((a - prev_obs) - (off - prev_rec)))

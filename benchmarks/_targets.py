@@ -4,12 +4,13 @@ A :class:`Target` is where clients connect (``host:port``) plus how they address
 (origin-form for reverse proxies and servers, absolute-form for a regular proxy) and the
 server processes behind it (for peak memory and clean-up).
 
-- floor (direct):       ``benchmarks/_floor_server.py`` (plain asyncio)
-- floor (proxy):        ``mitmdump --mode reverse:<floor>`` + streaming script
-- mitmproxy replay:     ``mitmdump --server-replay FLOWS`` (reverse mode, lazy connections)
-- replayproxy (direct): ``benchmarks/_engine_server.py`` (the ``ReplayServer`` engine)
-- replayproxy (proxy):  ``replayproxy replay`` (CLI subprocess)
-- replayproxy record:   ``replayproxy record`` (CLI subprocess) in front of the floor
+- floor (direct):         ``benchmarks/_floor_server.py`` (plain asyncio)
+- floor (proxy):          ``mitmdump --mode reverse:<floor>`` + streaming script
+- mitmproxy replay:       ``mitmdump --server-replay FLOWS`` (reverse mode, lazy connections)
+- replayproxy (base URL): ``replayproxy replay --upstream URL`` (CLI subprocess; the engine)
+- replayproxy (proxy):    ``replayproxy replay`` (CLI subprocess, forward proxy: mitmproxy)
+- replayproxy record:     ``replayproxy record`` (CLI subprocess) in front of the floor
+- peers (Reel, VCR.py):   ``_peer_tools.py``
 """
 
 from __future__ import annotations
@@ -94,17 +95,6 @@ def mitm_server_replay(
     return Target(label, 0, [s])
 
 
-def engine(label: str, cassette: Path, speed: float, workdir: Path) -> Target:
-    """replayproxy's replay engine (``ReplayServer``) serving directly, in its own process."""
-    try:
-        import replayproxy.engine.server  # noqa: F401
-    except ImportError as e:
-        raise Unavailable(f"ReplayServer is not importable: {e}") from None
-    argv = [sys.executable, str(HERE / "_engine_server.py"), str(cassette), "--speed", str(speed)]
-    s = Server(label, argv, port_from_log(r"PORT (\d+)"), workdir)
-    return Target(label, 0, [s])
-
-
 def replay_cli(
     label: str,
     cassette: Path,
@@ -113,15 +103,17 @@ def replay_cli(
     confdir: Path,
     extra: Sequence[str] = (),
     env: dict[str, str] | None = None,
+    forward: bool = False,
 ) -> Target:
-    """``replayproxy replay`` as a subprocess in base-URL (reverse proxy) mode: the proxy path.
+    """``replayproxy replay`` as a subprocess: base-URL mode (``--upstream``), or with
+    ``forward`` the forward-proxy mode (mitmproxy; clients send absolute-form requests).
 
     ``extra`` are more CLI arguments (e.g. ``--fault coalesce``); ``env`` more environment
     variables (``ab_replay.py`` sets ``PYTHONPATH`` to run another checkout's package).
     """
+    mode = [] if forward else ["--upstream", "https://api.openai.com"]
     argv = [
-        bin_path("replayproxy"), "replay", str(cassette),
-        "--upstream", "https://api.openai.com",
+        bin_path("replayproxy"), "replay", str(cassette), *mode,
         "--listen", f"{LOOPBACK}:0",
         "--confdir", str(confdir),
         "--speed", str(speed),
@@ -129,7 +121,7 @@ def replay_cli(
         *extra,
     ]  # fmt: skip
     s = Server(label, argv, port_from_log(r"listening on http://[^:\s]+:(\d+)"), workdir, env=env)
-    return Target(label, 0, [s])
+    return Target(label, 0, [s], absolute="http://api.openai.com" if forward else None)
 
 
 def record_cli(

@@ -7,8 +7,12 @@ this checkout ("after"), and prints each figure next to its floor:
 
 - instant mode (``--speed 0``) throughput: before, after, after with ``--fault coalesce``
   (one write per response), ``mitmdump --server-replay``, the floor behind mitmdump;
-- timing error at N concurrent streams (default 200) at recorded speed: before, after, the
-  floor behind mitmdump.
+- timing error at N concurrent streams (default 200) at recorded speed, with the first
+  event's offset error: before, after, both also in forward-proxy mode (``--forward``), the
+  floor behind mitmdump and the direct floor.
+
+``replay_cli`` runs base-URL mode (``--upstream``): in a checkout with the engine switch that
+is the engine, before it mitmproxy's reverse mode, so before/after compares the two shells.
 
 Usage::
 
@@ -53,6 +57,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--split", action="store_true", help="time the 5-7 ms split stream instead of chat"
     )
+    ap.add_argument(
+        "--forward", action="store_true", help="also time forward-proxy mode (mitmproxy)"
+    )
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
     args = ap.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -62,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         b = Bench(cfg, workdir)
         with servers() as started:
-            _launch(b, started, args.baseline, args.middle, not args.no_timing)
+            _launch(b, started, args.baseline, args.middle, not args.no_timing, args.forward)
             _run(b, clients, args)
     finally:
         clients.close()
@@ -74,7 +81,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _launch(
-    b: Bench, started: list[T.Server], baseline: Path | None, middle: Path | None, timing: bool
+    b: Bench,
+    started: list[T.Server],
+    baseline: Path | None,
+    middle: Path | None,
+    timing: bool,
+    forward: bool = False,
 ) -> None:
     c, w, cd = b.cassette, b.workdir, b.confdir
     _make_ca(cd)
@@ -104,6 +116,14 @@ def _launch(
             rest["before"] = lambda: T.replay_cli("before speed1", c, 1.0, w, cd, env=before)
         if mid:
             rest["mid"] = lambda: T.replay_cli("middle speed1", c, 1.0, w, cd, env=mid)
+        if forward:
+            rest["after-fwd"] = lambda: T.replay_cli(
+                "after fwd speed1", c, 1.0, w, cd, forward=True
+            )
+            if before:
+                rest["before-fwd"] = lambda: T.replay_cli(
+                    "before fwd speed1", c, 1.0, w, cd, env=before, forward=True
+                )
     b._wait(b._launch(rest, started))
     for key, why in b.unavailable.items():
         print(f"not measured: {key}: {why[:200]}")
@@ -119,10 +139,13 @@ def _run(b: Bench, clients: Clients, args: argparse.Namespace) -> None:
         ("tp-mitm-floor", "floor --speed 0 behind mitmdump streaming"),
     ]
     tm_keys = [
+        ("floor", "floor (plain asyncio, direct)"),
         ("mitm-floor", "floor behind mitmdump streaming"),
-        ("before", "before: replayproxy replay"),
-        ("mid", "middle: replayproxy replay"),
-        ("after", "after:  replayproxy replay"),
+        ("before", "before: replayproxy replay --upstream"),
+        ("mid", "middle: replayproxy replay --upstream"),
+        ("after", "after:  replayproxy replay --upstream"),
+        ("before-fwd", "before: replayproxy replay (forward proxy)"),
+        ("after-fwd", "after:  replayproxy replay (forward proxy)"),
     ]
     tp_keys = [(k, label) for k, label in tp_keys if k in b.targets]
     tm_keys = [(k, label) for k, label in tm_keys if k in b.targets]
@@ -134,8 +157,8 @@ def _run(b: Bench, clients: Clients, args: argparse.Namespace) -> None:
         for key, _ in [] if args.no_throughput else _rotated(tp_keys, r):
             res = b.run_throughput(clients, key)
             if res is not None:
-                tp[key].append(res[0])
-                errs[key] += res[2]
+                tp[key].append(res.rps)
+                errs[key] += res.errors
         if args.no_timing:
             continue
         for key, _ in _rotated(tm_keys, r):
@@ -166,15 +189,20 @@ def _run(b: Bench, clients: Clients, args: argparse.Namespace) -> None:
         if st is None:
             continue
         p50, p99, mx = st.summary()
+        f50, fmax = st.first()
         rel = f"{p99 / floor.summary()[1]:.2f}" if floor else "-"
         fid = fmt_ms(100 * st.fidelity, 1) + "%"
-        rows.append([label, fmt_ms(p50), fmt_ms(p99), fmt_ms(mx), rel, fid, err_cell(st)])
+        rows.append(
+            [label, fmt_ms(f50), fmt_ms(fmax), fmt_ms(p50), fmt_ms(p99), fmt_ms(mx), rel, fid,
+             err_cell(st)]
+        )  # fmt: skip
     print_table(
         f"Timing error at {args.streams} concurrent {'split' if args.split else 'chat'} streams, "
-        f"ms ({args.rounds} rounds pooled)",
-        ["path", "p50", "p99", "max", "p99 / floor p99", "split fid.", "errors"],
+        f"ms ({args.rounds} rounds pooled); 1st = first event's offset error",
+        ["path", "1st p50", "1st max", "p50", "p99", "max", "p99 / mitmdump floor p99",
+         "split fid.", "errors"],
         rows,
-    )
+    )  # fmt: skip
 
 
 def _rotated(items: list[tuple[str, str]], r: int) -> list[tuple[str, str]]:

@@ -4,6 +4,7 @@ and peak memory of replayproxy, each next to its floor, measured side by side in
 Usage::
 
     python benchmarks/bench_replay.py            # full run (< 5 min on 2 cores)
+    python benchmarks/bench_replay.py --peers    # also Reel and VCR.py (own venv, pip)
     python benchmarks/bench_replay.py --quick    # tiny configuration (smoke test)
 
 Prints tables and exits 0; ``benchmarks/README.md`` explains every figure. Loopback only;
@@ -26,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench import Bench
 from _config import FULL, QUICK, Config
 from _harness import Clients, servers
+from _peer_tools import Peers
 from _report import Report
 
 
@@ -34,6 +36,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="tiny configuration (seconds)")
     ap.add_argument("--client-procs", type=int, default=None, help="client processes (default 2)")
     ap.add_argument("--keep", action="store_true", help="keep the work directory (logs, files)")
+    ap.add_argument(
+        "--peers",
+        action="store_true",
+        help="compare with Reel and VCR.py: pip-install them into a venv of their own "
+        "($REPLAYPROXY_BENCH_PEERS, default ~/.cache/replayproxy/bench-peers-pyX.Y) first",
+    )
     args = ap.parse_args(argv)
     # SIGTERM unwinds like Ctrl-C, so the finally blocks below stop every server we started.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -46,6 +54,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"replayproxy replay benchmarks ({'quick' if args.quick else 'full'}); python "
           f"{sys.version.split()[0]}; {os.cpu_count()} CPUs; load avg {load0[0]:.2f}; "
           f"{cfg.client_procs} client processes")  # fmt: skip
+    peers = Peers(wanted=args.peers)
+    if args.peers and peers.problem:
+        print(f"   peers: {peers.problem}")
     clients = Clients(cfg.client_procs)
     try:
         b = Bench(cfg, workdir)
@@ -53,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
             t0 = time.monotonic()
             b.launch(started)
             print(f"   ({len(started)} servers started in {time.monotonic() - t0:.1f} s)")
-            Report(b, clients).run()
+            Report(b, clients, started, peers).run()
     finally:
         clients.close()
         if args.keep:

@@ -7,7 +7,8 @@
   gets (forward vs reverse mode).
 - :func:`print_ready`: the machine-readable ready lines on stdout.
 - :func:`serve`: print the ready lines, then run the wrapped command (exit status passed on)
-  or wait for SIGINT/SIGTERM, and stop the proxy in every case.
+  or wait for SIGINT/SIGTERM, and stop the proxy in every case. It serves any
+  :class:`Listener`: an :class:`EmbeddedProxy` or the replay engine's ``ReplayServer``.
 - :func:`warn_if_exposed`: the warning for a ``--listen`` address other machines can reach.
 - :func:`setup_logging`: replayproxy's log records as ``warning: ...`` lines on stderr;
   :func:`mitmproxy_warnings`: mitmproxy's own warnings too, within a ``with`` block.
@@ -37,7 +38,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import FrameType
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 from urllib.parse import urlsplit
 
 import click
@@ -51,6 +52,7 @@ __all__ = [
     "DEFAULT_LISTEN",
     "NODE_PROXY_ENV",
     "PROXY_ENV_VARS",
+    "Listener",
     "child_env",
     "command_argument",
     "confdir_option",
@@ -67,6 +69,20 @@ __all__ = [
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Listener(Protocol):
+    """What :func:`serve` needs of a started server: an :class:`EmbeddedProxy`, or the engine's
+    :class:`~replayproxy.engine.server.ReplayServer` (base-URL replay without mitmproxy)."""
+
+    @property
+    def url(self) -> str: ...
+
+    @property
+    def is_running(self) -> bool: ...
+
+    def stop(self, timeout: float = ...) -> object: ...
+
 
 DEFAULT_LISTEN = "127.0.0.1:8080"
 
@@ -180,10 +196,10 @@ def warn_if_exposed(host: str, port: int, role: str) -> None:
 # -- the wrapped command -------------------------------------------------------------------
 
 
-def print_ready(proxy: EmbeddedProxy, *, forward: bool) -> None:
+def print_ready(proxy: Listener, *, forward: bool) -> None:
     """Print ``listening on http://HOST:PORT`` and, in forward mode, ``ca-cert PATH`` (flushed)."""
     click.echo(f"listening on {proxy.url}")
-    if forward:
+    if forward and isinstance(proxy, EmbeddedProxy):  # forward mode is always mitmproxy
         click.echo(f"ca-cert {proxy.ca_cert}")
     sys.stdout.flush()
 
@@ -244,7 +260,7 @@ def run_child(command: Sequence[str], env: Mapping[str, str]) -> int:
                     child.send_signal(signal.SIGINT)
 
 
-def wait_for_signal(proxy: EmbeddedProxy, ready: Callable[[], None] = lambda: None) -> int:
+def wait_for_signal(proxy: Listener, ready: Callable[[], None] = lambda: None) -> int:
     """Block until SIGINT/SIGTERM (status 0) or until the proxy stops by itself (status 1).
 
     ``ready`` runs once the signal handlers are in place: a supervisor that stops us as soon
@@ -260,7 +276,7 @@ def wait_for_signal(proxy: EmbeddedProxy, ready: Callable[[], None] = lambda: No
 
 
 def serve(
-    proxy: EmbeddedProxy,
+    proxy: Listener,
     *,
     forward: bool,
     command: Sequence[str] = (),
@@ -276,7 +292,8 @@ def serve(
         if not command:
             return wait_for_signal(proxy, ready=lambda: print_ready(proxy, forward=forward))
         print_ready(proxy, forward=forward)
-        env = child_env(proxy.url, forward=forward, ca_cert=proxy.ca_cert if forward else None)
+        ca_cert = proxy.ca_cert if forward and isinstance(proxy, EmbeddedProxy) else None
+        env = child_env(proxy.url, forward=forward, ca_cert=ca_cert)
         env.update(extra_env or {})
         return run_child(command, env)
     finally:

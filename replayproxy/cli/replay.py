@@ -1,11 +1,18 @@
-"""``replayproxy replay CASSETTE``: serve a cassette offline through mitmproxy.
+"""``replayproxy replay CASSETTE``: serve a cassette offline.
 
 Two modes, like ``record``:
 
-- forward proxy (default): clients use ``HTTPS_PROXY`` and trust mitmproxy's CA
+- forward proxy (default): mitmproxy, clients use ``HTTPS_PROXY`` and trust mitmproxy's CA
   (``ca-cert PATH`` line);
-- base URL (``--upstream URL``): mitmproxy runs as a reverse proxy standing in for ``URL``;
-  clients point their base URL at ``listening on ...``. ``URL`` is contacted only to record.
+- base URL (``--upstream URL``): replayproxy stands in for ``URL``; clients point their base
+  URL at ``listening on ...``. ``URL`` is contacted only to record. Plain replay needs no
+  mitmproxy feature there, so the replay engine (:class:`~replayproxy.engine.server.ReplayServer`)
+  serves it directly, without the extra hop through mitmproxy (docs/replay.md, "Which shell
+  serves"); record modes keep mitmproxy.
+
+:func:`needs_mitmproxy` is the one place that chooses. Both shells share one
+:class:`~replayproxy.engine.session.ReplaySession` (matching, faults, the summary) and the
+same schedule executor, and print and exit alike.
 
 With ``--record-mode none`` (the default) nothing is resolved or connected upstream in either
 mode (``connection_strategy=lazy`` and every request is answered by the cassette). The other
@@ -27,6 +34,7 @@ from typing import Any
 import click
 
 from replayproxy.cli._common import (
+    Listener,
     command_argument,
     confdir_option,
     listen_option,
@@ -40,6 +48,7 @@ from replayproxy.cli._options import replay_options
 from replayproxy.core.matching import Miss
 from replayproxy.core.options import settings_from
 from replayproxy.engine.failsafe import ReplayFailure
+from replayproxy.engine.server import ReplayServer
 from replayproxy.engine.session import ReplaySession
 from replayproxy.mitm.addons.replayer import Replayer
 from replayproxy.mitm.embedded import EmbeddedProxy
@@ -51,6 +60,7 @@ __all__ = [
     "ERROR_EXIT_STATUS",
     "UNMATCHED_EXIT_STATUS",
     "bypass_hint",
+    "needs_mitmproxy",
     "replay",
 ]
 
@@ -66,8 +76,19 @@ client got the explained 500, ``x-replayproxy-error: 1``); ``--allow-unmatched``
 change it."""
 
 
+def needs_mitmproxy(*, upstream: str | None, records: bool) -> bool:
+    """Whether this replay needs mitmproxy, or the replay engine can serve it by itself.
+
+    Forward-proxy mode needs mitmproxy (CONNECT, TLS interception with its CA, HTTP/2), and so
+    does a record mode (``records``: what is not replayed is forwarded to the upstream and
+    recorded by the recorder addon). Plain base-URL replay is HTTP/1.1 that the engine speaks
+    itself, at engine speed (measured: docs/replay.md, "Which shell serves").
+    """
+    return upstream is None or records
+
+
 def _report_miss(miss: Miss) -> None:
-    # Runs on the mitmproxy thread; click.echo writes whole lines.
+    # Runs on the serving thread (mitmproxy's or the engine's); click.echo writes whole lines.
     first, *rest = miss.explain().removeprefix("replayproxy: ").splitlines()
     click.echo("\n".join([f"unmatched: {first}", *(f"  {line}" for line in rest)]), err=True)
 
@@ -150,31 +171,38 @@ def replay(
         on_warning=_warn,
         on_error=_report_failure,
     )
-    mode = "regular" if upstream is None else f"reverse:{validate_upstream(upstream)}"
+    if upstream is not None:
+        upstream = validate_upstream(upstream)
     warn_if_exposed(listen[0], listen[1], "replay proxy")
     with trust_bundle(upstream_ca) as bundle:
-        options: dict[str, Any] = {"connection_strategy": "lazy"}
-        if bundle is not None:
-            options["ssl_verify_upstream_trusted_ca"] = bundle
-        replayer = Replayer(session)
-        addons: list[object] = [replayer]
-        if session.policy.records:
-            from replayproxy.mitm.addons.recorder import Recorder
+        server: Listener
+        if needs_mitmproxy(upstream=upstream, records=session.policy.records):
+            options: dict[str, Any] = {"connection_strategy": "lazy"}
+            if bundle is not None:
+                options["ssl_verify_upstream_trusted_ca"] = bundle
+            replayer = Replayer(session)
+            addons: list[object] = [replayer]
+            if session.policy.records:
+                from replayproxy.mitm.addons.recorder import Recorder
 
-            addons.append(Recorder(sink=replayer))
-        proxy = EmbeddedProxy(
-            addons,
-            mode=mode,
-            listen_host=listen[0],
-            listen_port=listen[1],
-            confdir=confdir,
-            options=options,
-        ).start()
+                addons.append(Recorder(sink=replayer))
+            server = EmbeddedProxy(
+                addons,
+                mode="regular" if upstream is None else f"reverse:{upstream}",
+                listen_host=listen[0],
+                listen_port=listen[1],
+                confdir=confdir,
+                options=options,
+            ).start()
+        else:
+            server = ReplayServer.for_session(
+                session, host=listen[0], port=listen[1], upstream=upstream
+            ).start()
         try:
             with mitmproxy_warnings() if session.policy.records else contextlib.nullcontext():
-                status = serve(proxy, forward=upstream is None, command=command)
+                status = serve(server, forward=upstream is None, command=command)
         finally:
-            proxy.stop()
+            server.stop()
             session.close()
     summary = session.summary()
     click.echo(summary.line(), err=True)

@@ -24,6 +24,15 @@ Two ways in:
   which the origin strips and uses to find the schedule;
 - directly (:class:`~replayproxy.engine.server.ReplayServer`, no mitmproxy): the origin
   matches requests itself through a :class:`~replayproxy.engine.session.ReplaySession`.
+
+When the clock starts (docs/replay.md, "When the clock starts"): offsets count from the moment
+the *whole request* reached replayproxy, the analogue of the recording, whose offsets count from
+when the complete request was sent upstream. Directly, that is the socket read that delivered
+the request's last byte (stamped in ``data_received``, before this handler even wakes up);
+behind mitmproxy it is mitmproxy's own ``request.timestamp_end``, which the addon passes to
+:meth:`Origin.expect` as ``arrived``. Either way the time spent parsing, matching, running hooks
+and (behind mitmproxy) opening the hop to the origin is absorbed by the schedule instead of
+being added to it.
 """
 
 from __future__ import annotations
@@ -33,6 +42,9 @@ import contextlib
 import itertools
 import socket
 from collections.abc import Callable, Iterable
+from dataclasses import replace
+from typing import SupportsIndex
+from urllib.parse import urlsplit, urlunsplit
 
 from replayproxy.core.matching import Miss
 from replayproxy.core.model import Request
@@ -64,6 +76,39 @@ stops reading makes the origin hold at most ~320 KiB for it, whatever the body s
 
 class _BadRequest(Exception):
     """The peer sent something that is not an HTTP/1.1 request we can read."""
+
+
+class _StampedReader(asyncio.StreamReader):
+    """A StreamReader that remembers when bytes last arrived (event-loop time of the read).
+
+    ``feed_data`` runs in the protocol's ``data_received``, i.e. as soon as the loop has read the
+    socket; the handler coroutine waiting on the data resumes only later (on a busy loop, after
+    every other ready callback), so this stamp is the closer measure of "the request arrived".
+    """
+
+    received_at = 0.0
+
+    def feed_data(self, data: Iterable[SupportsIndex]) -> None:
+        self.received_at = asyncio.get_running_loop().time()
+        super().feed_data(data)
+
+
+def _base_of(upstream: str) -> tuple[str, str]:
+    """``(scheme, netloc)`` of ``upstream`` (``scheme://host[:port]``), default port left out,
+    the way mitmproxy's reverse mode shows the URL of a request it forwards there."""
+    base = urlsplit(upstream)
+    host = base.hostname or ""
+    host = f"[{host}]" if ":" in host else host
+    port = base.port
+    if port is not None and port != {"http": 80, "https": 443}.get(base.scheme):
+        host += f":{port}"
+    return base.scheme, host
+
+
+def _on_upstream(request: Request, base: tuple[str, str]) -> Request:
+    """``request`` as if sent to the upstream ``base`` (:func:`_base_of`)."""
+    target = urlsplit(request.url)
+    return replace(request, url=urlunsplit((*base, target.path or "/", target.query, "")))
 
 
 async def _read_request(
@@ -132,14 +177,23 @@ class Origin:
     """
 
     def __init__(
-        self, session: ReplaySession | None = None, *, fail: FailureHandler | None = None
+        self,
+        session: ReplaySession | None = None,
+        *,
+        fail: FailureHandler | None = None,
+        upstream: str | None = None,
     ) -> None:
         self.session = session
+        self.host = "127.0.0.1"
+        # Base-URL mode stands in for this host: requests are matched as if sent to it, as
+        # mitmproxy's reverse mode shows them (matters for --match-host and explanations).
+        self.upstream = upstream
+        self._upstream_base = None if upstream is None else _base_of(upstream)
         # Where failures are counted: the addon's session (behind mitmproxy) or our own.
         self._fail = fail or (session.fail if session is not None else failure_of_request)
         self.port = 0
         self._server: asyncio.Server | None = None
-        self._expected: dict[str, tuple[Schedule, str]] = {}
+        self._expected: dict[str, tuple[Schedule, str, float | None]] = {}
         self._tokens = itertools.count(1)
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -148,8 +202,14 @@ class Origin:
         return f"http://127.0.0.1:{self.port}"
 
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> None:
-        self._server = await asyncio.start_server(self._handle, host, port, limit=_MAX_HEAD)
-        self.port = self._server.sockets[0].getsockname()[1]
+        loop = asyncio.get_running_loop()
+
+        def protocol() -> asyncio.StreamReaderProtocol:  # asyncio.start_server, stamped reads
+            reader = _StampedReader(limit=_MAX_HEAD, loop=loop)
+            return asyncio.StreamReaderProtocol(reader, self._handle, loop=loop)
+
+        self._server = await loop.create_server(protocol, host, port)
+        self.host, self.port = self._server.sockets[0].getsockname()[:2]
 
     async def close(self) -> None:
         if self._server is not None:
@@ -162,13 +222,17 @@ class Origin:
             await self._server.wait_closed()
             self._server = None
 
-    def expect(self, schedule: Schedule, method: str = "GET") -> str:
+    def expect(
+        self, schedule: Schedule, method: str = "GET", *, arrived: float | None = None
+    ) -> str:
         """Register ``schedule`` for the request that will carry the returned token.
 
+        ``arrived``: when the request reached replayproxy, in this loop's ``time()``; the
+        schedule's offsets count from then (default: from when the origin reads the request).
         Call it on the origin's loop (the mitmproxy hooks do).
         """
         token = str(next(self._tokens))
-        self._expected[token] = (schedule, method.upper())
+        self._expected[token] = (schedule, method.upper(), arrived)
         return token
 
     def forget(self, token: str) -> None:
@@ -186,7 +250,9 @@ class Origin:
         writer.transport.set_write_buffer_limits(high=WRITE_BUFFER_HIGH)
         try:
             keep_alive = True
+            loop = asyncio.get_running_loop()
             while keep_alive:
+                ready = loop.time()
                 try:
                     request = await _read_request(reader, writer)
                 except _BadRequest as e:
@@ -195,7 +261,11 @@ class Origin:
                     break
                 if request is None:
                     break
-                t0 = asyncio.get_running_loop().time()
+                # The read that completed the request; not earlier than when we could start on
+                # it (a pipelined request waited for the response before it).
+                now = loop.time()
+                received = reader.received_at if isinstance(reader, _StampedReader) else now
+                t0 = max(ready, min(received, now))
                 keep_alive = await self._respond(request, t0, reader, writer)
                 if (request.header("connection") or "").lower() == "close":
                     keep_alive = False
@@ -230,12 +300,14 @@ class Origin:
             writer.write(job)
             await writer.drain()
             return True
-        schedule, method, writes = job
+        schedule, method, writes, arrived = job
+        if arrived is not None:
+            t0 = min(t0, arrived)  # never in the future, whatever the caller's clock said
         return await _execute(schedule, method, writes, t0, reader, writer)
 
     async def _job(
         self, request: Request
-    ) -> bytes | tuple[Schedule, str, Iterable[tuple[int, bytes]]]:
+    ) -> bytes | tuple[Schedule, str, Iterable[tuple[int, bytes]], float | None]:
         """What to send for ``request``: a whole response, or a schedule ready to execute.
 
         Everything that can fail (matching, planning, framing) happens here, before the first
@@ -246,10 +318,13 @@ class Origin:
             found = self._expected.pop(token, None)
             if found is None:
                 return _plain(500, b"replayproxy: unknown replay token\n")
-            schedule, method = found
+            schedule, method, arrived = found
         elif self.session is None:
             return _plain(500, b"replayproxy: no replay session\n")
         else:
+            arrived = None
+            if self._upstream_base is not None:
+                request = _on_upstream(request, self._upstream_base)
             # On a worker thread: planning a big schedule must not stall the other streams.
             result = await asyncio.to_thread(self.session.resolve, request)
             if isinstance(result, Passthrough):
@@ -259,7 +334,7 @@ class Origin:
                 status, headers, body = unmatched_response(result)
                 return head_bytes(status, "", headers) + body
             schedule, method = result.schedule, request.method.upper()
-        return schedule, method, _compiled(schedule, method)
+        return schedule, method, _compiled(schedule, method), arrived
 
 
 _compiled = writes_for  # the seam tests break on purpose (tests/reliability)

@@ -2,7 +2,8 @@
 
 A thin shell that runs an :class:`~replayproxy.engine.origin.Origin` with its own
 :class:`~replayproxy.engine.session.ReplaySession` on a dedicated thread and event loop, so
-synchronous tests and SDK clients can use it as a context manager.
+synchronous tests and SDK clients can use it as a context manager. ``replayproxy replay
+--upstream URL`` (base-URL mode) serves through it too (:meth:`ReplayServer.for_session`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from replayproxy.core.model import Cassette
 from replayproxy.engine.failsafe import ReplayFailure
 from replayproxy.engine.origin import Origin
 from replayproxy.engine.session import ErrorHandler, MissHandler, ReplaySession, Summary
+from replayproxy.errors import ReplayProxyError
 
 __all__ = ["ReplayServer"]
 
@@ -54,6 +56,9 @@ class ReplayServer:
             request replay itself failed to answer; the client got the explained 500 with
             ``x-replayproxy-error: 1``). Default: one ``logging`` error line.
         port: 0 picks a free port.
+        host: the address to listen on.
+        upstream: ``scheme://host[:port]`` stood in for: requests are matched as if sent
+            there (as ``replayproxy replay --upstream URL`` does; matters for ``match_host``).
 
     The server runs on its own thread and event loop; ``start()`` returns once it listens and
     ``stop()`` closes every connection (a hung response ends then). ``session`` exposes the
@@ -75,10 +80,12 @@ class ReplayServer:
         on_miss: MissHandler | None = None,
         on_error: ErrorHandler | None = None,
         port: int = 0,
+        host: str = "127.0.0.1",
+        upstream: str | None = None,
     ) -> None:
         if equivalence is not None:
             options = dataclasses.replace(options or MatchOptions(), equivalence=equivalence)
-        self.session = ReplaySession(
+        session = ReplaySession(
             cassette,
             speed=speed,
             faults=faults,
@@ -86,8 +93,28 @@ class ReplayServer:
             on_miss=on_miss,
             on_error=on_error or _log_failure,
         )
+        self._setup(session, host, port, upstream)
+
+    @classmethod
+    def for_session(
+        cls,
+        session: ReplaySession,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        upstream: str | None = None,
+    ) -> ReplayServer:
+        """A server for a session made elsewhere (the CLI builds one for either shell)."""
+        self = cls.__new__(cls)
+        self._setup(session, host, port, upstream)
+        return self
+
+    def _setup(self, session: ReplaySession, host: str, port: int, upstream: str | None) -> None:
+        self.session = session
+        self._host = host
         self._port = port
-        self._origin = Origin(self.session)
+        self._origin = Origin(self.session, upstream=upstream)
+        self._bound_host = ""
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopped: asyncio.Event | None = None
         self._ready = threading.Event()
@@ -99,9 +126,25 @@ class ReplayServer:
         return self._origin.port
 
     @property
+    def host(self) -> str:
+        """The address listened on (the first one, for a name that resolves to several)."""
+        return self._bound_host or self._host
+
+    @property
     def url(self) -> str:
-        """``http://127.0.0.1:PORT`` (append the API prefix, e.g. ``/v1``, for SDK base URLs)."""
-        return self._origin.url
+        """``http://HOST:PORT`` (append the API prefix, e.g. ``/v1``, for SDK base URLs)."""
+        host = self.host
+        return f"http://{'[' + host + ']' if ':' in host else host}:{self.port}"
+
+    @property
+    def is_running(self) -> bool:
+        """Listening and serving (False before start, after stop, or if it failed)."""
+        return (
+            self._ready.is_set()
+            and self._error is None
+            and self._thread is not None
+            and self._thread.is_alive()
+        )
 
     def summary(self) -> Summary:
         return self.session.summary()
@@ -116,9 +159,15 @@ class ReplayServer:
         self._thread = threading.Thread(target=self._main, name="replayproxy-origin", daemon=True)
         self._thread.start()
         if not self._ready.wait(timeout):
-            raise RuntimeError("replay server did not start in time")
+            raise ReplayProxyError(f"the replay server did not start within {timeout:g} s")
         if self._error is not None:
-            raise self._error
+            error = self._error
+            if isinstance(error, OSError):  # one line, as mitmproxy's bind errors are reported
+                reason = os.strerror(error.errno).lower() if error.errno else str(error)
+                raise ReplayProxyError(
+                    f"cannot listen on {self._host}:{self._port}: {reason}"
+                ) from None
+            raise error
         return self
 
     def stop(self, timeout: float = 10.0) -> None:
@@ -145,7 +194,8 @@ class ReplayServer:
     async def _amain(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._stopped = asyncio.Event()
-        await self._origin.start("127.0.0.1", self._port)
+        await self._origin.start(self._host, self._port)
+        self._bound_host = self._origin.host
         self._ready.set()
         try:
             await self._stopped.wait()

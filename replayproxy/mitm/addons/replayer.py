@@ -8,14 +8,17 @@ owns an :class:`~replayproxy.engine.origin.Origin` on mitmproxy's own loop (star
   planned schedule with the origin, and rewrite the flow to ``http://127.0.0.1:<origin>`` with
   the private ``x-replayproxy-token`` header that tells the origin which schedule to run.
   With ``connection_strategy=lazy`` mitmproxy then never resolves or contacts the real host
-  (§2.2, §3.4); the addon sets it. Unmatched requests are answered at once with the explained
-  500 (``x-replayproxy-unmatched: 1``). In a record mode the session may instead say
-  :class:`~replayproxy.engine.session.Passthrough`: the flow is left as the client sent it,
-  marked (``flow.metadata[PASSTHROUGH_META]``), and forwarded by mitmproxy; the
-  :class:`~replayproxy.mitm.addons.recorder.Recorder` added after this addon, with this addon
-  as its sink (:meth:`Replayer.wants`, :meth:`Replayer.write`), records it into the session
-  that forwarded it. :meth:`Replayer.allows_upstream` tells a ``server_connect`` guard which
-  upstream connections serve forwarded flows.
+  (§2.2, §3.4); the addon sets it. The schedule's clock starts when the request reached
+  mitmproxy (``request.timestamp_end``, converted to the loop's clock by :func:`arrived_at`),
+  not when the origin reads it, so mitmproxy's own latency (parsing, hooks, the hop to the
+  origin) is absorbed by the recorded offsets instead of being added to them. Unmatched
+  requests are answered at once with the explained 500 (``x-replayproxy-unmatched: 1``). In a
+  record mode the session may instead say :class:`~replayproxy.engine.session.Passthrough`:
+  the flow is left as the client sent it, marked (``flow.metadata[PASSTHROUGH_META]``), and
+  forwarded by mitmproxy; the :class:`~replayproxy.mitm.addons.recorder.Recorder` added after
+  this addon, with this addon as its sink (:meth:`Replayer.wants`, :meth:`Replayer.write`),
+  records it into the session that forwarded it. :meth:`Replayer.server_connect` refuses every
+  other upstream connection.
   A response with nothing to time or split (one write, clean end, all at ``t = 0``, as with
   ``--speed 0 --fault coalesce``) is answered directly instead, in one piece.
 - ``responseheaders``: ``flow.response.stream = True`` so every chunk from the origin is
@@ -42,6 +45,7 @@ import asyncio
 import contextlib
 import gc
 import logging
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -60,7 +64,7 @@ from replayproxy.engine.sockets import reset_after_drain
 from replayproxy.errors import ReplayProxyError, UpstreamError
 from replayproxy.mitm.addons._convert import request_of
 
-__all__ = ["PASSTHROUGH_META", "Replayer", "request_of"]
+__all__ = ["PASSTHROUGH_META", "Replayer", "arrived_at", "request_of"]
 
 log = logging.getLogger(__name__)
 
@@ -202,7 +206,8 @@ class Replayer:
             # as mitmproxy's own server replay does, without the hop through the origin.
             flow.response = _whole_response(result.schedule.head, whole)
             return
-        token = self.origin.expect(result.schedule, flow.request.method)
+        arrived = arrived_at(flow.request, _loop_time(), time.time())
+        token = self.origin.expect(result.schedule, flow.request.method, arrived=arrived)
         req = flow.request
         flow.metadata[_META] = {
             "index": result.index,
@@ -333,6 +338,37 @@ class Replayer:
 
 def _origin(origin: Origin) -> tuple[str, int]:
     return ("127.0.0.1", origin.port)
+
+
+# A wall-clock stamp older than this is not latency but a clock step (NTP): ignore it rather
+# than let a jumped clock fire a whole schedule at once.
+_MAX_AGE_S = 5.0
+
+
+def arrived_at(request: http.Request, loop_now: float, wall_now: float) -> float:
+    """When ``request`` reached mitmproxy, in the event loop's clock (``loop.time()``).
+
+    mitmproxy stamps requests with the wall clock (``time.time()``, in 11.x and 12.x alike):
+    ``timestamp_end`` once the whole request is in (the analogue of the recorder's t0, taken
+    when the complete request goes upstream), else ``timestamp_start`` (head parsed). Its age
+    on the wall clock is moved to the monotonic loop clock; a negative or implausible age (the
+    wall clock stepped) counts as 0.
+    """
+    stamp = request.timestamp_end
+    if stamp is None:
+        stamp = request.timestamp_start
+    age = 0.0 if stamp is None else wall_now - stamp
+    if not 0.0 <= age <= _MAX_AGE_S:
+        age = 0.0
+    return loop_now - age
+
+
+def _loop_time() -> float:
+    """The origin's clock: the running loop's (hooks run on it); monotonic outside a loop."""
+    try:
+        return asyncio.get_running_loop().time()
+    except RuntimeError:  # a hook called directly, as mitmproxy's taddons tests do
+        return time.monotonic()
 
 
 def _whole_response(head: Head, body: bytes) -> http.Response:
