@@ -20,10 +20,11 @@ from dataclasses import dataclass
 
 from replayproxy import store
 from replayproxy.core import faults as faults_mod
+from replayproxy.core import resume
 from replayproxy.core.faults import FaultSpec
 from replayproxy.core.matching import Matcher, MatchOptions, Miss, describe_request
 from replayproxy.core.model import Cassette, Request
-from replayproxy.core.schedule import Schedule
+from replayproxy.core.schedule import Schedule, scale
 from replayproxy.errors import ReplayProxyError, UsageError
 
 __all__ = [
@@ -127,6 +128,9 @@ class ReplaySession:
 
     def resolve(self, request: Request) -> Served | Miss:
         """What to answer ``request`` with; counts it in the totals."""
+        resumed = self._resume(request)
+        if resumed is not None:
+            return resumed
         with self._lock:
             result = self._matcher.match(request)
             if isinstance(result, Miss):
@@ -157,6 +161,28 @@ class ReplaySession:
                 self.on_miss(miss)
             return miss
         return Served(result.index, result.replay_count, schedule)
+
+    def _resume(self, request: Request) -> Served | Miss | None:
+        """The rest of a recorded stream for a reconnecting client (see core/resume.py)."""
+        with self._lock:
+            found = resume.find(
+                request, self.cassette.interactions, self.options, self._matcher.uses
+            )
+            if found is None:
+                return None
+            if isinstance(found, Miss):
+                self.misses.append(found)
+            else:
+                self._served += 1
+                replay_count = self._matcher.uses[found.index]
+                self._matcher.uses[found.index] += 1
+        if isinstance(found, Miss):
+            if self.on_miss is not None:
+                self.on_miss(found)
+            return found
+        interaction = self.cassette.interactions[found.index]
+        schedule = scale(resume.remainder(interaction, found.after), self.speed)
+        return Served(found.index, replay_count, schedule)
 
     def summary(self) -> Summary:
         with self._lock:
