@@ -30,6 +30,7 @@ from replayproxy.core.model import (
     Request,
     Response,
 )
+from replayproxy.core.websocket import WsFormatError, decode_session, encode_session
 from replayproxy.errors import CassetteFormatError, CassetteVersionError
 
 __all__ = [
@@ -101,6 +102,8 @@ def encode_interaction(interaction: Interaction) -> bytes:
     }
     if interaction.recorded_at is not None:
         record["recorded_at"] = interaction.recorded_at
+    if interaction.websocket is not None:
+        record["websocket"] = encode_session(interaction.websocket)
     return _pack(record)
 
 
@@ -190,12 +193,19 @@ def _interaction_v1(rec: Mapping[str, Any]) -> Interaction:
     recorded_at = rec.get("recorded_at")
     if recorded_at is not None and not isinstance(recorded_at, int | float):
         raise _Bad("interaction.recorded_at is not a number")
+    websocket = None
+    if rec.get("websocket") is not None:
+        try:
+            websocket = decode_session(rec["websocket"])
+        except WsFormatError as e:
+            raise _Bad(str(e)) from None
     return Interaction(
         request=request,
         response=response,
         end=end,
         faults=tuple(faults),
         recorded_at=None if recorded_at is None else float(recorded_at),
+        websocket=websocket,
     )
 
 

@@ -37,6 +37,7 @@ from replayproxy.core.model import Header, Request
 from replayproxy.core.schedule import FinishKind, Schedule
 from replayproxy.engine.session import ReplaySession, unmatched_response
 from replayproxy.engine.sockets import reset_after_drain
+from replayproxy.engine.websocket import WsServe, serve_websocket
 
 __all__ = ["TOKEN_HEADER", "Origin", "wire_headers"]
 
@@ -138,7 +139,7 @@ class Origin:
         self.session = session
         self.port = 0
         self._server: asyncio.Server | None = None
-        self._expected: dict[str, tuple[Schedule, str]] = {}
+        self._expected: dict[str, tuple[Schedule, str, WsServe | None]] = {}
         self._tokens = itertools.count(1)
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -161,13 +162,16 @@ class Origin:
             await self._server.wait_closed()
             self._server = None
 
-    def expect(self, schedule: Schedule, method: str = "GET") -> str:
-        """Register ``schedule`` for the request that will carry the returned token.
+    def expect(
+        self, schedule: Schedule, method: str = "GET", websocket: WsServe | None = None
+    ) -> str:
+        """Register ``schedule`` for the request that will carry the returned token
+        (``websocket``: the WebSocket session to replay after the upgrade).
 
         Call it on the origin's loop (the mitmproxy hooks do).
         """
         token = str(next(self._tokens))
-        self._expected[token] = (schedule, method.upper())
+        self._expected[token] = (schedule, method.upper(), websocket)
         return token
 
     def forget(self, token: str) -> None:
@@ -216,6 +220,9 @@ class Origin:
             found = self._expected.pop(token, None)
             if found is None:
                 return await self._plain(writer, 500, b"replayproxy: unknown replay token\n")
+            if found[2] is not None:
+                await serve_websocket(found[2], request, t0, reader, writer)
+                return False
             return await _execute(found[0], found[1], t0, reader, writer)
         if self.session is None:
             return await self._plain(writer, 500, b"replayproxy: no replay session\n")
@@ -225,6 +232,9 @@ class Origin:
             writer.write(_head_bytes(status, "", headers) + body)
             await writer.drain()
             return True
+        if result.websocket is not None:
+            await serve_websocket(result.websocket, request, t0, reader, writer)
+            return False
         return await _execute(result.schedule, request.method.upper(), t0, reader, writer)
 
     @staticmethod

@@ -23,8 +23,10 @@ from replayproxy.core import faults as faults_mod
 from replayproxy.core import resume
 from replayproxy.core.faults import FaultSpec
 from replayproxy.core.matching import Matcher, MatchOptions, Miss, describe_request
-from replayproxy.core.model import Cassette, Request
-from replayproxy.core.schedule import Schedule, scale
+from replayproxy.core.model import Cassette, Interaction, Request
+from replayproxy.core.schedule import Schedule, from_interaction, scale
+from replayproxy.core.wsreplay import plan_session
+from replayproxy.engine.websocket import WsServe
 from replayproxy.errors import ReplayProxyError, UsageError
 
 __all__ = [
@@ -46,11 +48,15 @@ MissHandler = Callable[[Miss], None]
 
 @dataclass(frozen=True, slots=True)
 class Served:
-    """Serve ``schedule`` for recorded interaction ``index`` (its ``replay_count``-th repeat)."""
+    """Serve ``schedule`` for recorded interaction ``index`` (its ``replay_count``-th repeat).
+
+    For a recorded WebSocket session ``websocket`` is what to replay after the upgrade.
+    """
 
     index: int
     replay_count: int
     schedule: Schedule
+    websocket: WsServe | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +148,8 @@ class ReplaySession:
                 self.on_miss(result)
             return result
         interaction = self.cassette.interactions[result.index]
+        if interaction.websocket is not None:
+            return self._websocket(request, result.index, result.replay_count, interaction)
         try:
             schedule = faults_mod.plan(
                 interaction,
@@ -183,6 +191,31 @@ class ReplaySession:
         interaction = self.cassette.interactions[found.index]
         schedule = scale(resume.remainder(interaction, found.after), self.speed)
         return Served(found.index, replay_count, schedule)
+
+    def _websocket(
+        self, request: Request, index: int, replay_count: int, interaction: Interaction
+    ) -> Served:
+        """A recorded WebSocket session: the 101 head, then the conversation (core/wsreplay)."""
+        assert interaction.websocket is not None
+        schedule = scale(from_interaction(interaction), self.speed)
+        assert schedule.head is not None
+        plan = plan_session(
+            interaction.websocket,
+            interaction.response.head_offset_ns if interaction.response else 0,
+            speed=self.speed,
+            options=self.options,
+        )
+        described = describe_request(request)
+
+        def on_miss(explanation: str) -> None:
+            miss = Miss(described, index, (), reason=explanation)
+            with self._lock:
+                self._served -= 1
+                self.misses.append(miss)
+            if self.on_miss is not None:
+                self.on_miss(miss)
+
+        return Served(index, replay_count, schedule, WsServe(schedule.head, plan, on_miss))
 
     def summary(self) -> Summary:
         with self._lock:

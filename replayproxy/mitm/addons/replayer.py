@@ -155,13 +155,13 @@ class Replayer:
             status, headers, body = unmatched_response(result)
             flow.response = http.Response.make(status, body, headers)
             return
-        whole = instant_body(result.schedule)
+        whole = None if result.websocket is not None else instant_body(result.schedule)
         if whole is not None and result.schedule.head is not None:
             # Nothing to time or split (e.g. --speed 0 --fault coalesce): answer in one piece,
             # as mitmproxy's own server replay does, without the hop through the origin.
             flow.response = _whole_response(result.schedule.head, whole)
             return
-        token = self.origin.expect(result.schedule, flow.request.method)
+        token = self.origin.expect(result.schedule, flow.request.method, result.websocket)
         req = flow.request
         flow.metadata[_META] = {
             "index": result.index,
