@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-
 import json
 from typing import Any
 
@@ -63,8 +62,8 @@ def realtime_turns(*, ttfb_ms: float = 100, gap_ms: float = 20, deltas: int = 4)
                                "response": {"id": "r1"}}))  # fmt: skip
     for i in range(deltas):
         t += gap_ms
-        out.append(text(t, False, {"type": "response.output_text.delta", "event_id": f"d{i}",
-                                   "response_id": "r1", "item_id": "i1", "delta": f"w{i} "}))  # fmt: skip
+        delta = {"type": "response.output_text.delta", "event_id": f"d{i}", "response_id": "r1"}
+        out.append(text(t, False, {**delta, "item_id": "i1", "delta": f"w{i} "}))
     t += gap_ms
     out.append(text(t, False, {"type": "response.done", "event_id": "e4",
                                "response": {"id": "r1", "status": "completed"}}))  # fmt: skip
