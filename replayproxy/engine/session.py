@@ -16,12 +16,13 @@ import math
 import os
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from replayproxy import store
 from replayproxy.core import faults as faults_mod
 from replayproxy.core import resume
 from replayproxy.core.faults import FaultSpec
+from replayproxy.core.faults import websocket as ws_faults
 from replayproxy.core.matching import Matcher, MatchOptions, Miss, describe_request
 from replayproxy.core.model import Cassette, Interaction, Request
 from replayproxy.core.schedule import Schedule, from_interaction, scale
@@ -194,18 +195,36 @@ class ReplaySession:
 
     def _websocket(
         self, request: Request, index: int, replay_count: int, interaction: Interaction
-    ) -> Served:
+    ) -> Served | Miss:
         """A recorded WebSocket session: the 101 head, then the conversation (core/wsreplay)."""
-        assert interaction.websocket is not None
+        described = describe_request(request)
+        try:
+            planned = ws_faults.plan(
+                interaction,
+                index,
+                speed=self.speed,
+                faults=self.faults,
+                replay_count=replay_count,
+            )
+            if planned is None:  # a status fault refuses the upgrade: plain HTTP from here
+                schedule = faults_mod.plan(
+                    interaction, index, speed=self.speed, faults=self.faults,
+                    replay_count=replay_count,
+                )  # fmt: skip
+                return Served(index, replay_count, schedule)
+        except ReplayProxyError as e:
+            miss = Miss(described, index, (), reason=str(e))
+            with self._lock:
+                self._served -= 1
+                self.misses.append(miss)
+            if self.on_miss is not None:
+                self.on_miss(miss)
+            return miss
+        session, head_ns = planned
         schedule = scale(from_interaction(interaction), self.speed)
         assert schedule.head is not None
-        plan = plan_session(
-            interaction.websocket,
-            interaction.response.head_offset_ns if interaction.response else 0,
-            speed=self.speed,
-            options=self.options,
-        )
-        described = describe_request(request)
+        head = replace(schedule.head, at_ns=head_ns)
+        plan = plan_session(session, head_ns, options=self.options)
 
         def on_miss(explanation: str) -> None:
             miss = Miss(described, index, (), reason=explanation)
@@ -215,7 +234,7 @@ class ReplaySession:
             if self.on_miss is not None:
                 self.on_miss(miss)
 
-        return Served(index, replay_count, schedule, WsServe(schedule.head, plan, on_miss))
+        return Served(index, replay_count, schedule, WsServe(head, plan, on_miss))
 
     def summary(self) -> Summary:
         with self._lock:

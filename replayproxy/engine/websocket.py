@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import struct
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import wsproto.events as wse
@@ -47,12 +47,17 @@ _DROPPED = {
 class WsServe:
     """What the origin needs to replay one WebSocket session.
 
-    ``on_miss`` is told the explanation when a client message does not match.
+    ``on_miss`` is told the explanation when a client message does not match. ``on_drop``
+    is awaited with the number of server messages sent before the connection is dropped
+    without a close frame: behind mitmproxy it cuts the client's connection too, because
+    mitmproxy would otherwise turn the dropped upstream into a clean 1000 close (wsproto sends
+    1000 for the local-only 1006).
     """
 
     head: Head
     plan: WsPlan
     on_miss: Callable[[str], None] | None = None
+    on_drop: Callable[[int], Awaitable[None]] | None = None
 
 
 def is_upgrade(request: Request) -> bool:
@@ -125,7 +130,7 @@ async def serve_websocket(
     queue: asyncio.Queue[Send | Close | None] = asyncio.Queue()
     for action in conversation.start(now_ns()):
         queue.put_nowait(action)
-    sender = asyncio.create_task(_send_all(queue, conn, writer, t0))
+    sender = asyncio.create_task(_send_all(queue, conn, writer, t0, ws.on_drop))
     try:
         await _receive_all(conversation, conn, reader, writer, queue, now_ns, ws.on_miss)
     finally:
@@ -195,8 +200,10 @@ async def _send_all(
     conn: Connection,
     writer: asyncio.StreamWriter,
     t0: float,
+    on_drop: Callable[[int], Awaitable[None]] | None,
 ) -> None:
     loop = asyncio.get_running_loop()
+    sent = 0
     while True:
         action = await queue.get()
         if action is None:
@@ -210,8 +217,11 @@ async def _send_all(
             m = action.message
             writer.write(encode_frames(m.text, m.data, m.fragments))
             await writer.drain()
+            sent += 1
             continue
         if action.code is None:  # a dropped connection: no close frame, a TCP RST
+            if on_drop is not None:
+                await on_drop(sent)
             sock = writer.get_extra_info("socket")
             if sock is None or not await reset_after_drain(writer.transport, sock):
                 writer.transport.abort()

@@ -29,8 +29,11 @@ no lock; the session has its own lock for readers on other threads.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
+import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from mitmproxy import ctx, exceptions, http
@@ -161,7 +164,10 @@ class Replayer:
             # as mitmproxy's own server replay does, without the hop through the origin.
             flow.response = _whole_response(result.schedule.head, whole)
             return
-        token = self.origin.expect(result.schedule, flow.request.method, result.websocket)
+        websocket = result.websocket
+        if websocket is not None:
+            websocket = replace(websocket, on_drop=functools.partial(_drop_client, flow))
+        token = self.origin.expect(result.schedule, flow.request.method, websocket)
         req = flow.request
         flow.metadata[_META] = {
             "index": result.index,
@@ -250,6 +256,23 @@ async def _reset_client(flow: http.HTTPFlow) -> bool:
         log.debug("replayproxy: the client left or refused SO_LINGER; it gets a FIN")
         return False
     return True
+
+
+async def _drop_client(flow: http.HTTPFlow, sent: int) -> None:
+    """Before a replayed WebSocket drops its connection: once mitmproxy has relayed the
+    ``sent`` server messages, cut the client's connection without a close frame.
+
+    mitmproxy answers a dropped upstream with a close frame to the client, and wsproto turns
+    the local-only code 1006 into 1000, so the client would see a clean close. Cutting the
+    client first makes it see what a real dropped connection looks like (1006).
+    """
+    deadline = time.monotonic() + 2.0
+    while time.monotonic() < deadline:
+        data = flow.websocket
+        if data is not None and sum(1 for m in data.messages if not m.from_client) >= sent:
+            break
+        await asyncio.sleep(0.002)
+    await _reset_client(flow)
 
 
 def _log_miss(miss: Miss) -> None:
