@@ -13,6 +13,7 @@ import binascii
 import re
 from dataclasses import dataclass, field
 
+from replayproxy.core import wstext
 from replayproxy.core.model import (
     Cassette,
     Ending,
@@ -24,6 +25,7 @@ from replayproxy.core.model import (
     Response,
 )
 from replayproxy.core.textform import MAGIC
+from replayproxy.core.websocket import WebSocketSession, WsClose, WsMessage
 from replayproxy.errors import CassetteFormatError, UsageError
 
 __all__ = ["loads", "parse_bytes", "parse_time", "unescape"]
@@ -184,6 +186,8 @@ class _Draft:
     end: Ending | None = None
     faults: list[str] = field(default_factory=list)
     recorded_at: float | None = None
+    ws_messages: list[WsMessage] = field(default_factory=list)
+    ws_end: WsClose | None = None
 
     def section(self) -> str:
         if self.end is not None:
@@ -219,7 +223,14 @@ class _Draft:
                 r.head_offset_ns,
                 tuple(self.frames),
             )
-        return Interaction(request, response, self.end, tuple(self.faults), self.recorded_at)
+        websocket = None
+        if self.ws_end is not None:
+            websocket = WebSocketSession(tuple(self.ws_messages), self.ws_end)
+        elif self.ws_messages:
+            raise _Bad("WebSocket messages need a `ws-end` line after them")
+        return Interaction(
+            request, response, self.end, tuple(self.faults), self.recorded_at, websocket
+        )
 
 
 def _need(toks: list[str | bytes], n: int, usage: str) -> None:
@@ -297,6 +308,17 @@ def _line(d: _Draft, line: str) -> None:
             raise _Bad(f"end kind {kind_s!r} is not one of: {valid}") from None
         message = _text(toks[3], "end message") if len(toks) == 4 else ""
         d.end = Ending(kind, parse_time(_text(toks[2], "end offset")), message)
+    elif isinstance(key, str) and key in wstext.KEYS:
+        if sec != "end" or d.faults or d.ws_end is not None:
+            raise _Bad(f"{key} lines come after the end line, before faults, ws-end last")
+        try:
+            item = wstext.read_line(key, toks, parse_time)
+        except wstext.WsTextError as e:
+            raise _Bad(str(e)) from None
+        if isinstance(item, WsClose):
+            d.ws_end = item
+        else:
+            d.ws_messages.append(item)
     elif key == "fault":
         _need(toks, 2, "fault SPEC")
         if sec != "end":
