@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import ssl
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,7 @@ from replayproxy.engine.session import ReplaySession
 from replayproxy.testing.realtime import reply_text
 from tests.replay.conftest import RECORDED_HOST, ReplayTarget
 from tests.websocket.clients import Received, openai_session, websockets_session
-from tests.websocket.recording import record_realtime
+from tests.websocket.recording import REPLAYPROXY, ROOT, record_realtime
 
 
 @pytest.fixture(scope="module")
@@ -171,3 +173,24 @@ def test_replay_session_miss_leaves_no_served_count(recorded: tuple[Path, Receiv
                     ws.recv(timeout=10)
         summary = server.summary()
     assert (summary.served, summary.unmatched) == (0, 1)
+
+
+@pytest.mark.parametrize("forward", [False, True], ids=["reverse", "forward"])
+def test_replayproxy_replay_cli_serves_the_sdk(
+    recorded: tuple[Path, Received], forward: bool, tmp_path: Path
+) -> None:
+    """`replayproxy replay CASSETTE -- python CLIENT` (base URL or HTTPS_PROXY + CA): the SDK
+    gets every recorded event, in order, and the summary counts one session served."""
+    cassette, original = recorded
+    mode = ["--forward"] if forward else []
+    upstream = [] if forward else ["--upstream", "https://api.openai.com"]
+    proc = subprocess.run(
+        [REPLAYPROXY, "replay", *upstream, "--listen", "127.0.0.1:0", "--confdir",
+         str(tmp_path), str(cassette), "--", sys.executable, "-m", "tests.websocket.clients",
+         *mode],
+        capture_output=True, text=True, timeout=90, cwd=ROOT,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    replayed = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert [e for _, e in replayed] == events(original)
+    assert "1 interactions served, 0 unmatched" in proc.stderr

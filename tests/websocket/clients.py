@@ -86,5 +86,9 @@ def websockets_session(
 
 
 if __name__ == "__main__":
-    base = sys.argv[1] if len(sys.argv) > 1 else os.environ["REPLAYPROXY_URL"] + "/v1"
+    # No argument: base URL from REPLAYPROXY_URL (reverse mode, as `replayproxy record/replay
+    # --upstream ... -- COMMAND` sets it); --forward: the SDK's default https://api.openai.com
+    # through HTTPS_PROXY and the CA in SSL_CERT_FILE (forward mode).
+    arg = sys.argv[1] if len(sys.argv) > 1 else None
+    base = None if arg == "--forward" else (arg or os.environ["REPLAYPROXY_URL"] + "/v1")
     json.dump(openai_session(base), sys.stdout)
