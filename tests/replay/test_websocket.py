@@ -61,6 +61,14 @@ def timing_errors(cassette: Path, replayed: Received) -> list[float]:
     return [abs(t - r) for (t, _), r in zip(replayed, recorded, strict=True)]
 
 
+def assert_paced(errors: list[float]) -> None:
+    """Generous bounds for a shared, noisy machine (benchmarks/bench_websocket.py measures
+    the real figures): replaying without the recorded delays gives errors of 100+ ms."""
+    ordered = sorted(errors)
+    assert ordered[len(ordered) // 2] < 0.025, ordered
+    assert p99(errors) < 0.25, ordered
+
+
 def ws_url(target: ReplayTarget) -> str:
     base = (
         f"wss://{RECORDED_HOST}"
@@ -104,7 +112,7 @@ def test_openai_sdk_realtime_replays_identically_through_the_proxy(
     base = None if replay_proxy.mode == "forward" else replay_proxy.base_url + "/v1"
     replayed = openai_session(base)
     assert events(replayed) == events(original)
-    assert p99(timing_errors(cassette, replayed)) < 0.05
+    assert_paced(timing_errors(cassette, replayed))
     assert session.summary().line().startswith("replayproxy: 1 interactions served, 0 unmatched")
 
 
@@ -115,7 +123,7 @@ def test_openai_sdk_realtime_replays_directly(recorded: tuple[Path, Received]) -
         replayed = openai_session(server.url + "/v1")
     assert events(replayed) == events(original)
     assert "".join(e.get("delta", "") for e in events(replayed)) == reply_text()
-    assert p99(timing_errors(cassette, replayed)) < 0.05
+    assert_paced(timing_errors(cassette, replayed))
 
 
 def test_websockets_client_matches_with_event_id_ignored(
