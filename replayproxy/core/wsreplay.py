@@ -26,10 +26,14 @@ each at its ``at_ns``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from replayproxy.core import faults as faults_mod
+from replayproxy.core.faults import FaultSpec
+from replayproxy.core.faults import websocket as ws_faults
 from replayproxy.core.matching import MatchOptions, diff_requests
-from replayproxy.core.model import Request
+from replayproxy.core.model import Interaction, Request
+from replayproxy.core.schedule import Schedule, from_interaction, scale
 from replayproxy.core.websocket import WebSocketSession, WsClose, WsCloseKind, WsMessage
 
 __all__ = [
@@ -40,6 +44,7 @@ __all__ = [
     "Send",
     "Turn",
     "WsPlan",
+    "plan_interaction",
     "plan_session",
 ]
 
@@ -117,6 +122,34 @@ def plan_session(
     return WsPlan(
         tuple(turns), session.close, scaled(session.close.offset_ns - anchor), tuple(ignore)
     )
+
+
+def plan_interaction(
+    interaction: Interaction,
+    index: int,
+    *,
+    speed: float = 1.0,
+    faults: Sequence[FaultSpec] = (),
+    replay_count: int = 0,
+    options: MatchOptions | None = None,
+) -> tuple[Schedule, WsPlan | None]:
+    """What to serve for a recorded WebSocket interaction: the schedule of its ``101`` head
+    and the conversation to replay after it, faults applied and scaled by ``speed``. A
+    ``status`` fault refuses the upgrade: then the schedule is the HTTP error and the plan
+    ``None``. Raises :class:`~replayproxy.errors.FaultSpecError` when a fault cannot apply."""
+    planned = ws_faults.plan(
+        interaction, index, speed=speed, faults=faults, replay_count=replay_count
+    )
+    if planned is None:
+        schedule = faults_mod.plan(
+            interaction, index, speed=speed, faults=faults, replay_count=replay_count
+        )
+        return schedule, None
+    session, head_ns = planned
+    schedule = scale(from_interaction(interaction), speed)
+    if schedule.head is not None:
+        schedule = replace(schedule, head=replace(schedule.head, at_ns=head_ns))
+    return schedule, plan_session(session, head_ns, options=options)
 
 
 def _describe(message: WsMessage | None) -> str:

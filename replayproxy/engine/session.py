@@ -16,17 +16,16 @@ import math
 import os
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from replayproxy import store
 from replayproxy.core import faults as faults_mod
 from replayproxy.core import resume
 from replayproxy.core.faults import FaultSpec
-from replayproxy.core.faults import websocket as ws_faults
 from replayproxy.core.matching import Matcher, MatchOptions, Miss, describe_request
 from replayproxy.core.model import Cassette, Interaction, Request
-from replayproxy.core.schedule import Schedule, from_interaction, scale
-from replayproxy.core.wsreplay import plan_session
+from replayproxy.core.schedule import Schedule, scale
+from replayproxy.core.wsreplay import plan_interaction
 from replayproxy.engine.websocket import WsServe
 from replayproxy.errors import ReplayProxyError, UsageError
 
@@ -198,43 +197,26 @@ class ReplaySession:
     ) -> Served | Miss:
         """A recorded WebSocket session: the 101 head, then the conversation (core/wsreplay)."""
         described = describe_request(request)
+
+        def miss(reason: str) -> Miss:
+            found = Miss(described, index, (), reason=reason)
+            with self._lock:
+                self._served -= 1
+                self.misses.append(found)
+            if self.on_miss is not None:
+                self.on_miss(found)
+            return found
+
         try:
-            planned = ws_faults.plan(
-                interaction,
-                index,
-                speed=self.speed,
-                faults=self.faults,
-                replay_count=replay_count,
-            )
-            if planned is None:  # a status fault refuses the upgrade: plain HTTP from here
-                schedule = faults_mod.plan(
-                    interaction, index, speed=self.speed, faults=self.faults,
-                    replay_count=replay_count,
-                )  # fmt: skip
-                return Served(index, replay_count, schedule)
+            schedule, plan = plan_interaction(
+                interaction, index, speed=self.speed, faults=self.faults,
+                replay_count=replay_count, options=self.options,
+            )  # fmt: skip
         except ReplayProxyError as e:
-            miss = Miss(described, index, (), reason=str(e))
-            with self._lock:
-                self._served -= 1
-                self.misses.append(miss)
-            if self.on_miss is not None:
-                self.on_miss(miss)
-            return miss
-        session, head_ns = planned
-        schedule = scale(from_interaction(interaction), self.speed)
-        assert schedule.head is not None
-        head = replace(schedule.head, at_ns=head_ns)
-        plan = plan_session(session, head_ns, options=self.options)
-
-        def on_miss(explanation: str) -> None:
-            miss = Miss(described, index, (), reason=explanation)
-            with self._lock:
-                self._served -= 1
-                self.misses.append(miss)
-            if self.on_miss is not None:
-                self.on_miss(miss)
-
-        return Served(index, replay_count, schedule, WsServe(head, plan, on_miss))
+            return miss(str(e))
+        if plan is None or schedule.head is None:  # a status fault refused the upgrade
+            return Served(index, replay_count, schedule)
+        return Served(index, replay_count, schedule, WsServe(schedule.head, plan, miss))
 
     def summary(self) -> Summary:
         with self._lock:

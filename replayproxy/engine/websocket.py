@@ -56,7 +56,7 @@ class WsServe:
 
     head: Head
     plan: WsPlan
-    on_miss: Callable[[str], None] | None = None
+    on_miss: Callable[[str], object] | None = None
     on_drop: Callable[[int], Awaitable[None]] | None = None
 
 
@@ -150,7 +150,7 @@ async def _receive_all(
     writer: asyncio.StreamWriter,
     queue: asyncio.Queue[Send | Close | None],
     now_ns: Callable[[], int],
-    on_miss: Callable[[str], None] | None,
+    on_miss: Callable[[str], object] | None,
 ) -> None:
     parts: list[bytes] = []
     while True:
