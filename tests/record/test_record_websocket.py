@@ -95,3 +95,21 @@ def test_how_the_server_ended_is_recorded(
     assert (close.kind, close.code, close.by_client) == (kind, code, False)
     if kind is WsCloseKind.CLOSE:
         assert close.reason == "simulated close"
+
+
+def test_recording_stopped_mid_session_keeps_what_arrived(
+    sim: RealtimeSimulator, tmp_path: Path, confdir: Path
+) -> None:
+    """Stopping the recorder while a session is open still writes it, with every message that
+    crossed, ended as open (never lost, never a crash)."""
+    path = tmp_path / "ws.cassette"
+    with recording(path, confdir=confdir, upstream=sim.url) as proxy:
+        ws = connect(proxy.url.replace("http", "ws", 1) + "/v1/realtime?model=m", open_timeout=10)
+        json.loads(ws.recv(timeout=10))
+        ws.send(json.dumps({"type": "session.update", "session": {}}))
+        json.loads(ws.recv(timeout=10))
+    ws.close()
+    (it,) = wait_for_interactions(path, 1).interactions
+    assert it.websocket is not None
+    assert [m.from_client for m in it.websocket.messages] == [False, True, False]
+    assert it.websocket.close.kind is WsCloseKind.OPEN
