@@ -46,27 +46,24 @@ def events(received: Received) -> list[Any]:
     return [e for _, e in received]
 
 
-def p99(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]
-
-
 def timing_errors(cassette: Path, replayed: Received) -> list[float]:
-    """|served - recorded| delay of each server message after the client message it answers
+    """served - recorded delay (s) of each server message after the client message it answers
     (turn 0: after the upgrade), the recorded delays taken from the cassette."""
     (it,) = store.load(cassette).interactions
     assert it.websocket is not None and it.response is not None
     plan = plan_session(it.websocket, it.response.head_offset_ns)
     recorded = [delay / 1e9 for turn in plan.turns for delay, _ in turn.replies]
-    return [abs(t - r) for (t, _), r in zip(replayed, recorded, strict=True)]
+    return [t - r for (t, _), r in zip(replayed, recorded, strict=True)]
 
 
-def assert_paced(errors: list[float]) -> None:
-    """Generous bounds for a shared, noisy machine (benchmarks/bench_websocket.py measures
-    the real figures): replaying without the recorded delays gives errors of 100+ ms."""
-    ordered = sorted(errors)
-    assert ordered[len(ordered) // 2] < 0.025, ordered
-    assert p99(errors) < 0.25, ordered
+def assert_paced(lateness: list[float]) -> None:
+    """No message comes early (a load spike only makes messages late; 20 ms of slack because
+    the client starts its clock for turn 0 only once the SDK's connect() returned), and typical
+    lateness stays far below the recorded delays (100+ ms), so replaying without them fails.
+    Bounds are generous for a shared, noisy machine; benchmarks/bench_websocket.py measures."""
+    ordered = sorted(lateness)
+    assert ordered[0] > -0.02, ordered
+    assert ordered[len(ordered) // 2] < 0.1, ordered
 
 
 def ws_url(target: ReplayTarget) -> str:
