@@ -42,6 +42,9 @@ from replayproxy.core.check import (
     parse_contract,
     request_options,
 )
+from replayproxy.core.check.realtime import WS_PROVIDERS, check_session, detect_ws
+from replayproxy.core.faults import FaultSpec
+from replayproxy.core.faults import websocket as ws_faults
 from replayproxy.core.model import Cassette, Interaction, header_value
 from replayproxy.errors import UsageError
 
@@ -148,6 +151,8 @@ def check_interaction(
     its provider's contract or the application ``contract``."""
     req = interaction.request
     specs = [fault_core.parse(f) for f in faults]
+    if interaction.websocket is not None:
+        return _check_websocket(interaction, index, provider, specs)
     # Real speed: time-based faults such as keepalive add bytes only where real gaps are.
     schedule = fault_core.plan(interaction, index, speed=1.0, faults=specs)
     base = InteractionReport(index, req.method, req.url, provider)
@@ -181,6 +186,22 @@ def check_interaction(
         dialect=checker.dialect,
         notes=tuple(checker.notes),
     )
+
+
+def _check_websocket(
+    interaction: Interaction, index: int, provider: str | None, specs: Sequence[FaultSpec]
+) -> InteractionReport:
+    """A WebSocket session: its server messages against the Realtime / Gemini Live grammar."""
+    req = interaction.request
+    base = InteractionReport(index, req.method, req.url, provider)
+    name = provider if provider in WS_PROVIDERS else detect_ws(req.url)
+    if name is None:
+        return _skip(base, "a WebSocket session of an API without a grammar here")
+    planned = ws_faults.plan(interaction, index, faults=specs)
+    if planned is None:
+        return _skip(base, "the upgrade is refused (status fault): no session")
+    violations = check_session(planned[0], name)
+    return InteractionReport(index, req.method, req.url, name, tuple(violations))
 
 
 def _skip(report: InteractionReport, reason: str) -> InteractionReport:

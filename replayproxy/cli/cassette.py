@@ -37,6 +37,7 @@ from replayproxy.core.events import NotAStreamError
 from replayproxy.core.inspect import event_rows, format_ns, frame_rows, interaction_rows
 from replayproxy.core.model import Cassette
 from replayproxy.core.plot import plot as plot_svg
+from replayproxy.core.wsinspect import message_rows
 from replayproxy.errors import CassetteError, UsageError
 
 __all__ = ["COMMANDS", "cassette"]
@@ -132,16 +133,21 @@ def frames(path: str, indices: tuple[int, ...], as_json: bool) -> None:
             )
 
 
-@cassette.command(short_help="SSE/event-stream events and their frames.")
+@cassette.command(short_help="SSE/event-stream events, or WebSocket messages.")
 @click.argument("path", metavar="CASSETTE")
 @interaction_option
 @json_option
 def events(path: str, indices: tuple[int, ...], as_json: bool) -> None:
     """SSE / event-stream events with their byte spans and frames; │ marks a frame boundary
-    that falls inside an event."""
+    that falls inside an event. For a WebSocket session: every message, who sent it, when,
+    and AFTER: for a server message the delay since the client message it answers (what
+    replay reproduces)."""
     c = load_cassette(path)
     out: list[dict[str, Any]] = []
     for n, i in enumerate(pick(c, indices)):
+        if c.interactions[i].websocket is not None:
+            out.append(_websocket_events(c, i, n, as_json))
+            continue
         try:
             rows = event_rows(c.interactions[i])
         except NotAStreamError as e:
@@ -172,6 +178,25 @@ def events(path: str, indices: tuple[int, ...], as_json: bool) -> None:
             click.echo("\n".join("  " + line for line in format_table(table, right={0, 3})))
     if as_json:
         print_json(out)
+
+
+def _websocket_events(c: Cassette, i: int, n: int, as_json: bool) -> dict[str, Any]:
+    """The messages of a WebSocket session, printed (unless ``as_json``) and as JSON."""
+    rows = message_rows(c.interactions[i])
+    messages = c.interactions[i].websocket.messages  # type: ignore[union-attr]
+    if not as_json:
+        click.echo(("\n" if n else "") + _heading(c, i, f"WebSocket, {len(rows)} messages"))
+        table = [["#", "AT", "AFTER", "FROM", "KIND", "SIZE", "NAME", "BYTES"]]
+        for r in rows:
+            kind = r.kind + (f" {len(r.fragments)} frames" if r.fragments else "")
+            table.append([str(r.index), format_ns(r.offset_ns), "+" + format_ns(r.after_ns),
+                          r.sender, kind, str(r.size), r.name, r.text])  # fmt: skip
+        if rows:
+            click.echo("\n".join("  " + line for line in format_table(table, right={0, 1, 2, 5})))
+    return {"interaction": i, "websocket": [
+        {**dataclasses.asdict(r), "base64": base64.b64encode(m.data).decode()}
+        for r, m in zip(rows, messages, strict=True)
+    ]}  # fmt: skip
 
 
 @cassette.command(short_help="Print the cassette as text.")

@@ -36,6 +36,7 @@ from replayproxy.core.model import (
     Request,
     Response,
 )
+from replayproxy.core.websocket import WsFormatError, decode_session, encode_session
 from replayproxy.errors import CassetteFormatError, CassetteVersionError
 
 __all__ = [
@@ -146,6 +147,8 @@ def encode_interaction(interaction: Interaction, *, version: int = FORMAT_VERSIO
     }
     if interaction.recorded_at is not None:
         record["recorded_at"] = interaction.recorded_at
+    if interaction.websocket is not None:
+        record["websocket"] = encode_session(interaction.websocket)
     payload = _pack(record)
     return framing.frame(payload) if version >= 2 else payload
 
@@ -258,8 +261,19 @@ def _interaction_v1(rec: Mapping[str, Any]) -> Interaction:
         at = None if recorded_at is None else float(recorded_at)
     except OverflowError:
         raise _Bad("interaction.recorded_at is out of range") from None
+    websocket = None
+    if rec.get("websocket") is not None:
+        try:
+            websocket = decode_session(rec["websocket"])
+        except WsFormatError as e:
+            raise _Bad(str(e)) from None
     return Interaction(
-        request=request, response=response, end=end, faults=tuple(faults), recorded_at=at
+        request=request,
+        response=response,
+        end=end,
+        faults=tuple(faults),
+        recorded_at=at,
+        websocket=websocket,
     )
 
 

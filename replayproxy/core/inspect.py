@@ -12,7 +12,7 @@ The row builders return frozen dataclasses (plain values, no formatting decision
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from replayproxy.core.events import NotAStreamError, event_spans
 from replayproxy.core.model import Cassette, Interaction
@@ -92,7 +92,7 @@ def interaction_row(index: int, interaction: Interaction) -> InteractionRow:
         + [f.offset_ns for f in interaction.frames]
         + ([resp.head_offset_ns] if resp else [])
     )
-    return InteractionRow(
+    row = InteractionRow(
         index=index,
         method=interaction.request.method,
         url=interaction.request.url,
@@ -105,6 +105,20 @@ def interaction_row(index: int, interaction: Interaction) -> InteractionRow:
         end_message=interaction.end.message,
         faults=interaction.faults,
     )
+    ws = interaction.websocket
+    if ws is not None:  # a WebSocket session: its messages are the "frames"
+        from replayproxy.core.wsinspect import end_text  # it imports this module
+
+        times = [last, ws.close.offset_ns, *(m.offset_ns for m in ws.messages)]
+        row = replace(
+            row,
+            frames=len(ws.messages),
+            bytes=sum(len(m.data) for m in ws.messages),
+            duration_ns=max(times),
+            end=end_text(ws),
+            end_message="",
+        )
+    return row
 
 
 def interaction_rows(cassette: Cassette) -> list[InteractionRow]:

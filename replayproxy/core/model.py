@@ -16,6 +16,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from urllib.parse import urlsplit
 
+from replayproxy.core.websocket import WebSocketSession
+
 __all__ = [
     "Cassette",
     "EndKind",
@@ -126,6 +128,8 @@ class Interaction:
     ``faults`` holds fault specs (``NAME:PARAM=VALUE,...``) applied on every replay of this
     interaction; they are kept as strings so the format does not depend on the fault module.
     ``recorded_at`` is the wall-clock time (Unix seconds) the request was sent, for people.
+    ``websocket`` holds the messages and the close of a WebSocket session, whose ``response``
+    is the 101 upgrade (see :mod:`replayproxy.core.websocket`); ``None`` for plain HTTP.
     """
 
     request: Request
@@ -133,6 +137,7 @@ class Interaction:
     end: Ending
     faults: tuple[str, ...] = ()
     recorded_at: float | None = None
+    websocket: WebSocketSession | None = None
 
     @property
     def frames(self) -> tuple[Frame, ...]:

@@ -68,6 +68,8 @@ def _fmt_bytes(n: int) -> str:
 def _end_of(x: Interaction) -> int:
     resp = x.response
     times = [x.end.offset_ns, *(f.offset_ns for f in x.frames)]
+    if x.websocket is not None:
+        times += [x.websocket.close.offset_ns, *(m.offset_ns for m in x.websocket.messages)]
     if resp is not None:
         times.append(resp.head_offset_ns)
     return max(0, *times)
@@ -145,6 +147,18 @@ def _lane(i: int, x: Interaction, top: float, sx: float, max_bytes: int, right: 
             f"fill='{_FRAME}' fill-opacity='0.8'><title>frame {n}: +{f.offset_ns / 1e6:g} ms, "
             f"{len(f.data)} B</title></rect>"
         )
+    if x.websocket is not None:
+        # Server messages rise above the time line like frames; client messages hang below it.
+        for n, m in enumerate(x.websocket.messages):
+            mx = _LEFT + max(0, m.offset_ns) * sx
+            h = 2 + (_BAR_MAX - 2) * math.sqrt(len(m.data) / max_bytes) if max_bytes else 2
+            y, color = (base, _WAIT) if m.from_client else (base - h, _FRAME)
+            out.append(
+                f"<rect x='{mx - 1.25:.1f}' y='{y:.1f}' width='2.5' height='{h:.1f}' "
+                f"fill='{color}' fill-opacity='0.8'><title>{m.sender} message {n}: "
+                f"+{m.offset_ns / 1e6:g} ms, {len(m.data)} B</title></rect>"
+            )
+        end_x = _LEFT + max(0, x.websocket.close.offset_ns) * sx
     out.extend(_end_mark(x.end.kind, end_x, base, right))
     return out
 
@@ -178,7 +192,11 @@ def plot(cassette: Cassette, indices: Sequence[int] | None = None, title: str = 
     axis_ms = math.ceil(span_ns / 1e6 / step_ms) * step_ms
     right = _WIDTH - _RIGHT
     sx = (right - _LEFT) / (axis_ms * 1e6)
-    max_bytes = max([len(f.data) for _, x in lanes for f in x.frames] + [0])
+    max_bytes = max(
+        [len(f.data) for _, x in lanes for f in x.frames]
+        + [len(m.data) for _, x in lanes if x.websocket for m in x.websocket.messages]
+        + [0]
+    )
     height = _TOP + _LANE * max(1, len(lanes)) + _BOTTOM
     axis_y = _TOP + _LANE * max(1, len(lanes)) + 6
     out = [

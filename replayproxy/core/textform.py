@@ -108,6 +108,10 @@ def _interaction_lines(index: int, x: Interaction) -> list[str]:
     if x.end.message:
         end += " " + _word(x.end.message)
     lines.append(end)
+    if x.websocket is not None:
+        from replayproxy.core.wstext import session_lines  # it imports this module
+
+        lines.extend(session_lines(x.websocket))
     lines.extend(f"  fault {_word(spec)}" for spec in x.faults)
     return lines
 

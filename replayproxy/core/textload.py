@@ -17,7 +17,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from replayproxy.core import validate
+from replayproxy.core import validate, wstext
 from replayproxy.core.model import (
     Cassette,
     Ending,
@@ -29,6 +29,7 @@ from replayproxy.core.model import (
     Response,
 )
 from replayproxy.core.textform import MAGIC
+from replayproxy.core.websocket import WebSocketSession, WsClose, WsMessage
 from replayproxy.errors import CassetteFormatError, UsageError
 
 __all__ = ["loads", "parse_bytes", "parse_time", "unescape"]
@@ -192,6 +193,8 @@ class _Draft:
     end: Ending | None = None
     faults: list[str] = field(default_factory=list)
     recorded_at: float | None = None
+    ws_messages: list[WsMessage] = field(default_factory=list)
+    ws_end: WsClose | None = None
 
     def section(self) -> str:
         if self.end is not None:
@@ -227,7 +230,14 @@ class _Draft:
                 r.head_offset_ns,
                 tuple(self.frames),
             )
-        interaction = Interaction(request, response, self.end, tuple(self.faults), self.recorded_at)
+        websocket = None
+        if self.ws_end is not None:
+            websocket = WebSocketSession(tuple(self.ws_messages), self.ws_end)
+        elif self.ws_messages:
+            raise _Bad("WebSocket messages need a `ws-end` line after them")
+        interaction = Interaction(
+            request, response, self.end, tuple(self.faults), self.recorded_at, websocket
+        )
         try:
             validate.check_interaction(interaction)
         except validate.InvalidField as e:
@@ -312,6 +322,17 @@ def _line(d: _Draft, line: str) -> None:
             raise _Bad(f"end kind {kind_s!r} is not one of: {valid}") from None
         message = _text(toks[3], "end message") if len(toks) == 4 else ""
         d.end = Ending(kind, parse_time(_text(toks[2], "end offset")), message)
+    elif isinstance(key, str) and key in wstext.KEYS:
+        if sec != "end" or d.faults or d.ws_end is not None:
+            raise _Bad(f"{key} lines come after the end line, before faults, ws-end last")
+        try:
+            item = wstext.read_line(key, toks, parse_time)
+        except wstext.WsTextError as e:
+            raise _Bad(str(e)) from None
+        if isinstance(item, WsClose):
+            d.ws_end = item
+        else:
+            d.ws_messages.append(item)
     elif key == "fault":
         _need(toks, 2, "fault SPEC")
         if sec != "end":

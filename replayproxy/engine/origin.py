@@ -58,6 +58,7 @@ from replayproxy.engine.failsafe import (
 from replayproxy.engine.framing import head_bytes, wire_headers, writes_for
 from replayproxy.engine.session import Passthrough, ReplaySession, unmatched_response
 from replayproxy.engine.sockets import reset_after_drain
+from replayproxy.engine.websocket import WsServe, serve_websocket
 
 __all__ = ["TOKEN_HEADER", "FailureHandler", "Origin", "wire_headers"]
 
@@ -193,7 +194,7 @@ class Origin:
         self._fail = fail or (session.fail if session is not None else failure_of_request)
         self.port = 0
         self._server: asyncio.Server | None = None
-        self._expected: dict[str, tuple[Schedule, str, float | None]] = {}
+        self._expected: dict[str, tuple[Schedule, str, float | None, WsServe | None]] = {}
         self._tokens = itertools.count(1)
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -223,16 +224,22 @@ class Origin:
             self._server = None
 
     def expect(
-        self, schedule: Schedule, method: str = "GET", *, arrived: float | None = None
+        self,
+        schedule: Schedule,
+        method: str = "GET",
+        *,
+        arrived: float | None = None,
+        websocket: WsServe | None = None,
     ) -> str:
-        """Register ``schedule`` for the request that will carry the returned token.
+        """Register ``schedule`` for the request that will carry the returned token
+        (``websocket``: the WebSocket session to replay after the upgrade).
 
         ``arrived``: when the request reached replayproxy, in this loop's ``time()``; the
         schedule's offsets count from then (default: from when the origin reads the request).
         Call it on the origin's loop (the mitmproxy hooks do).
         """
         token = str(next(self._tokens))
-        self._expected[token] = (schedule, method.upper(), arrived)
+        self._expected[token] = (schedule, method.upper(), arrived, websocket)
         return token
 
     def forget(self, token: str) -> None:
@@ -300,14 +307,17 @@ class Origin:
             writer.write(job)
             await writer.drain()
             return True
-        schedule, method, writes, arrived = job
+        schedule, method, writes, arrived, websocket = job
         if arrived is not None:
             t0 = min(t0, arrived)  # never in the future, whatever the caller's clock said
+        if websocket is not None:
+            await serve_websocket(websocket, request, t0, reader, writer)
+            return False
         return await _execute(schedule, method, writes, t0, reader, writer)
 
     async def _job(
         self, request: Request
-    ) -> bytes | tuple[Schedule, str, Iterable[tuple[int, bytes]], float | None]:
+    ) -> bytes | tuple[Schedule, str, Iterable[tuple[int, bytes]], float | None, WsServe | None]:
         """What to send for ``request``: a whole response, or a schedule ready to execute.
 
         Everything that can fail (matching, planning, framing) happens here, before the first
@@ -318,7 +328,7 @@ class Origin:
             found = self._expected.pop(token, None)
             if found is None:
                 return _plain(500, b"replayproxy: unknown replay token\n")
-            schedule, method, arrived = found
+            schedule, method, arrived, websocket = found
         elif self.session is None:
             return _plain(500, b"replayproxy: no replay session\n")
         else:
@@ -333,8 +343,8 @@ class Origin:
             if isinstance(result, Miss):
                 status, headers, body = unmatched_response(result)
                 return head_bytes(status, "", headers) + body
-            schedule, method = result.schedule, request.method.upper()
-        return schedule, method, _compiled(schedule, method), arrived
+            schedule, method, websocket = result.schedule, request.method.upper(), result.websocket
+        return schedule, method, _compiled(schedule, method), arrived, websocket
 
 
 _compiled = writes_for  # the seam tests break on purpose (tests/reliability)

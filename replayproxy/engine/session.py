@@ -26,16 +26,18 @@ from urllib.parse import urlsplit
 
 from replayproxy import store
 from replayproxy.core import faults as faults_mod
-from replayproxy.core import validate
+from replayproxy.core import resume, validate
 from replayproxy.core.error_body import error_body
 from replayproxy.core.faults import FaultSpec
 from replayproxy.core.matching import Matcher, MatchOptions, Miss, describe_request
 from replayproxy.core.model import Cassette, Interaction, Request
 from replayproxy.core.options import ReplaySettings
 from replayproxy.core.record_mode import RecordMode, RecordPolicy, parse_record_mode, policy_for
-from replayproxy.core.schedule import Schedule
+from replayproxy.core.schedule import Schedule, scale
+from replayproxy.core.wsreplay import plan_interaction
 from replayproxy.engine.failsafe import ReplayFailure, failure_of
 from replayproxy.engine.recording import CassetteSink
+from replayproxy.engine.websocket import WsServe
 from replayproxy.errors import CassetteFormatError, FaultSpecError, ReplayProxyError, UsageError
 
 __all__ = [
@@ -68,11 +70,15 @@ _FAILURES_KEPT = 100
 
 @dataclass(frozen=True, slots=True)
 class Served:
-    """Serve ``schedule`` for recorded interaction ``index`` (its ``replay_count``-th repeat)."""
+    """Serve ``schedule`` for recorded interaction ``index`` (its ``replay_count``-th repeat).
+
+    For a recorded WebSocket session ``websocket`` is what to replay after the upgrade.
+    """
 
     index: int
     replay_count: int
     schedule: Schedule
+    websocket: WsServe | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,6 +269,9 @@ class ReplaySession:
         """What to answer ``request`` with; counts it in the totals."""
         if not self.policy.replay:
             return Passthrough(describe_request(request))
+        resumed = self._resume(request)
+        if resumed is not None:
+            return resumed
         with self._lock:
             result = self._matcher.match(request)
             if isinstance(result, Miss):
@@ -276,6 +285,8 @@ class ReplaySession:
                 self.on_miss(result)
             return result
         interaction = self._matcher.interactions[result.index]
+        if interaction.websocket is not None:
+            return self._websocket(request, result.index, result.replay_count, interaction)
         try:
             schedule = faults_mod.plan(
                 interaction,
@@ -329,6 +340,54 @@ class ReplaySession:
         if self.on_error is not None:
             self.on_error(failure)
         return failure
+
+    def _resume(self, request: Request) -> Served | Miss | None:
+        """The rest of a recorded stream for a reconnecting client (see core/resume.py)."""
+        with self._lock:
+            found = resume.find(
+                request, self._matcher.interactions, self.options, self._matcher.uses
+            )
+            if found is None:
+                return None
+            if isinstance(found, Miss):
+                self.misses.append(found)
+            else:
+                self._served += 1
+                replay_count = self._matcher.uses[found.index]
+                self._matcher.uses[found.index] += 1
+        if isinstance(found, Miss):
+            if self.on_miss is not None:
+                self.on_miss(found)
+            return found
+        interaction = self._matcher.interactions[found.index]
+        schedule = scale(resume.remainder(interaction, found.after), self.speed)
+        return Served(found.index, replay_count, schedule)
+
+    def _websocket(
+        self, request: Request, index: int, replay_count: int, interaction: Interaction
+    ) -> Served | Miss:
+        """A recorded WebSocket session: the 101 head, then the conversation (core/wsreplay)."""
+        described = describe_request(request)
+
+        def miss(reason: str) -> Miss:
+            found = Miss(described, index, (), reason=reason)
+            with self._lock:
+                self._served -= 1
+                self.misses.append(found)
+            if self.on_miss is not None:
+                self.on_miss(found)
+            return found
+
+        try:
+            schedule, plan = plan_interaction(
+                interaction, index, speed=self.speed, faults=self.faults,
+                replay_count=replay_count, options=self.options,
+            )  # fmt: skip
+        except ReplayProxyError as e:
+            return miss(str(e))
+        if plan is None or schedule.head is None:  # a status fault refused the upgrade
+            return Served(index, replay_count, schedule)
+        return Served(index, replay_count, schedule, WsServe(schedule.head, plan, miss))
 
     def summary(self) -> Summary:
         with self._lock:

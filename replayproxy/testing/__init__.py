@@ -11,6 +11,8 @@ Public API (details in each module's docstring):
 * :data:`STREAMS`, :class:`Stream`, :func:`expected_text` (``.streams``) — the canned
   provider responses, framed per provider.
 * :class:`Served`, :class:`SimRequest` (``.server``) — what the simulator did, for assertions.
+* :class:`RealtimeSimulator` (``.realtime``) — a WebSocket simulator of OpenAI's Realtime API
+  (``ws://127.0.0.1:PORT/v1/realtime``) for the `websockets` library and the openai SDK.
 """
 
 from typing import TYPE_CHECKING, Any
@@ -21,6 +23,7 @@ from replayproxy.testing.server import Served, SimRequest
 from replayproxy.testing.streams import STREAMS, Stream, expected_text
 
 if TYPE_CHECKING:
+    from replayproxy.testing.realtime import RealtimeSimulator
     from replayproxy.testing.simulator import Simulator
 
 
@@ -31,6 +34,10 @@ def __getattr__(name: str) -> Any:
         from replayproxy.testing.simulator import Simulator
 
         return Simulator
+    if name == "RealtimeSimulator":
+        from replayproxy.testing.realtime import RealtimeSimulator
+
+        return RealtimeSimulator
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -39,6 +46,7 @@ __all__ = [
     "STREAMS",
     "Behavior",
     "Plan",
+    "RealtimeSimulator",
     "Served",
     "SimRequest",
     "Simulator",

@@ -216,6 +216,35 @@ _ALL = [
          "Gemini sends function calls whole, args as an object."),
     Rule("gemini.error-terminal", "error", "A chunk with an error ends the stream.",
          "google-genai raises on it; later chunks are never read."),
+    # --- OpenAI Realtime (WebSocket server events) ---
+    Rule("realtime.json", "error", "Every server message is a JSON object with a string type.",
+         "The openai SDK's Realtime client json.loads every message: raw JSONDecodeError."),
+    Rule("realtime.binary", "warning", "Server messages are text frames.",
+         "The Realtime API sends JSON text; a binary frame means something else is talking."),
+    Rule("realtime.session-first", "warning", "The first server event is session.created.",
+         "Apps wait for session.created before they send session.update."),
+    Rule("realtime.event-id", "warning", "Server event_id values do not repeat.",
+         "Observed OpenAI behaviour; logs and deduplication key on event_id."),
+    Rule("realtime.response-done", "error", "Each response.created reaches exactly one "
+         "response.done, and response.done names a created response.",
+         "Clients await response.done to end the turn: without it they wait forever (the "
+         "classic socket closed mid-response); a second one ends a turn twice."),
+    Rule("realtime.response-open", "error", "response.* events name an open response (after "
+         "response.created, before its response.done).",
+         "Accumulators keyed by response_id drop or misplace the event."),
+    Rule("realtime.delta-item", "error", "Deltas and their .done events belong to an item "
+         "added (response.output_item.added) and not yet done.",
+         "Apps append deltas to the item by item_id: KeyError, or text in a closed item."),
+    Rule("realtime.done-text", "error", "A .done event's text/transcript/arguments equal the "
+         "joined deltas.", "Apps that use deltas and apps that use .done disagree."),
+    # --- Gemini Live (BidiGenerateContent WebSocket) ---
+    Rule("gemini.live.json", "error", "Every server message is a JSON object (text or binary "
+         "frame).", "google-genai parses every message as JSON."),
+    Rule("gemini.live.setup-first", "error", "The first server message is setupComplete.",
+         "google-genai's live.connect waits for setupComplete before it returns the session."),
+    Rule("gemini.live.turn-complete", "error", "A model turn ends with turnComplete (or "
+         "interrupted) before the session ends.",
+         "session.receive() yields until turnComplete: the turn never ends for the app."),
     # --- Bedrock (AWS event-stream) ---
     Rule("bedrock.prelude-crc", "error", "Every prelude CRC32 matches.",
          "botocore raises ChecksumMismatch."),

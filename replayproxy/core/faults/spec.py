@@ -98,6 +98,15 @@ def _text(text: str) -> str:
     return text
 
 
+def _close_code(text: str) -> int:
+    value = int(text)
+    # RFC 6455 §7.4: 1004/1005/1015 never appear in a close frame; 1006 means "no close
+    # frame", which is what the fault then does (the connection is dropped).
+    if not 1000 <= value <= 4999 or value in (1004, 1005, 1015):
+        raise ValueError("must be a WebSocket close code 1000-4999 (not 1004/1005/1015)")
+    return value
+
+
 def _choice(*choices: str) -> Callable[[str], str]:
     def convert(text: str) -> str:
         if text not in choices:
@@ -152,7 +161,16 @@ _EVENT = {"event": Param(_int, None, "index of the event (0 = the first event)")
 
 CATALOGUE: Mapping[str, FaultDef] = {
     "reset": FaultDef("TCP reset (RST) at the position", positioned=True),
-    "close": FaultDef("FIN at the position, without the chunked terminator", positioned=True),
+    "close": FaultDef(
+        "FIN at the position, without the chunked terminator",
+        {
+            "code": Param(
+                _close_code, None, "WebSocket: close code (default and 1006: no close frame)"
+            ),
+            "reason": Param(_text, None, "WebSocket: close frame reason"),
+        },
+        positioned=True,
+    ),
     "truncate": FaultDef("clean end at the position, before the terminal event", positioned=True),
     "hang": FaultDef("stop sending at the position, keep the connection open", positioned=True),
     "linger": FaultDef("send everything but never end the response"),
@@ -192,6 +210,7 @@ CATALOGUE: Mapping[str, FaultDef] = {
             "at": Param(_choice("utf8", "midline", "crlf", "random"), None, "where to split"),
             "avg": Param(_positive_int, 16, "at=random: mean piece size, bytes"),
             "gap": Param(_seconds, 0.002, "pause between the pieces of a write, real seconds"),
+            "event": Param(_int, None, "WebSocket: only server message N"),
         },
     ),
     "coalesce": FaultDef(

@@ -43,6 +43,7 @@ connection_lost``), which the ``error`` hook then reads (see :func:`_upstream_re
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 import threading
@@ -62,7 +63,9 @@ from replayproxy.core.recording import (
     is_tls_verification_failure,
 )
 from replayproxy.core.redact import NO_REDACTION, Redactor
+from replayproxy.core.websocket import WsClose, WsCloseKind, WsMessage
 from replayproxy.errors import CassetteError, CassetteExistsError
+from replayproxy.mitm.addons import ws_record
 from replayproxy.mitm.addons._convert import request_of
 from replayproxy.store import CassetteWriter, load
 
@@ -94,6 +97,7 @@ class _InFlight:
     request: Request
     head: ResponseHead | None = None
     frames: list[tuple[int, bytes]] = field(default_factory=list)
+    websocket: list[WsMessage] | None = None  # set once the flow upgraded to a WebSocket
 
 
 class Recorder:
@@ -269,6 +273,11 @@ class Recorder:
         _frame_h2_for_h1_client(flow)
 
     def response(self, flow: http.HTTPFlow) -> None:
+        state = self._flows.get(flow.id)
+        if state is not None and flow.websocket is not None and state.websocket is None:
+            # A WebSocket follows this 101: the interaction is written at websocket_end.
+            state.websocket = []
+            return
         state = self._flows.pop(flow.id, None)
         if state is None:
             return
@@ -280,11 +289,32 @@ class Recorder:
             state.frames.append((now, flow.response.raw_content))  # buffered, not streamed
         self._write(flow, state, Ending(EndKind.COMPLETE, now))
 
+    def websocket_message(self, flow: http.HTTPFlow) -> None:
+        state = self._flows.get(flow.id)
+        if state is None or state.websocket is None or flow.websocket is None:
+            return
+        message = ws_record.message_of(flow.websocket.messages[-1], time.monotonic_ns() - state.t0)
+        if message is not None:
+            state.websocket.append(message)
+
+    def websocket_end(self, flow: http.HTTPFlow) -> None:
+        state = self._flows.pop(flow.id, None)
+        if state is None or state.websocket is None or flow.websocket is None:
+            return
+        now = time.monotonic_ns() - state.t0
+        self._write(
+            flow, state, Ending(EndKind.COMPLETE, now), ws_record.close_of(flow.websocket, now)
+        )
+
     def error(self, flow: http.HTTPFlow) -> None:
         state = self._flows.pop(flow.id, None)
         if state is None:
             return
         now = time.monotonic_ns() - state.t0
+        if state.websocket is not None:
+            close = WsClose(now, WsCloseKind.DROPPED, None, "", None)
+            self._write(flow, state, Ending(EndKind.COMPLETE, now), close)
+            return
         message = flow.error.msg if flow.error is not None else "unknown error"
         reset = _upstream_reset(self._readers.get(flow.server_conn.id))
         end = ending_from_error(
@@ -329,12 +359,18 @@ class Recorder:
             now = time.monotonic_ns() - state.t0
             message = "recording stopped before the response ended"
             logger.warning("%s: %s", message, self.redactor.url(state.flow.request.pretty_url))
+            if state.websocket is not None:  # the session was still open
+                end = Ending(EndKind.COMPLETE, now)
+                self._write(state.flow, state, end, WsClose(now, WsCloseKind.OPEN))
+                continue
             self._write(state.flow, state, Ending(EndKind.ERROR, now, message))
         self._close()
 
     # -- writing -----------------------------------------------------------------------------
 
-    def _write(self, flow: http.HTTPFlow, state: _InFlight, end: Ending) -> None:
+    def _write(
+        self, flow: http.HTTPFlow, state: _InFlight, end: Ending, ws_close: WsClose | None = None
+    ) -> None:
         interaction = build_interaction(
             state.request,
             state.head,
@@ -343,6 +379,9 @@ class Recorder:
             recorded_at=state.recorded_at,
             redactor=self.redactor,
         )
+        if state.websocket is not None and ws_close is not None:
+            session = ws_record.session_of(state.websocket, ws_close)
+            interaction = dataclasses.replace(interaction, websocket=session)
         if self.sink is not None:
             self.sink.write(flow, interaction)
             with self._lock:

@@ -43,10 +43,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gc
 import logging
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from mitmproxy import ctx, exceptions, http
@@ -200,14 +202,19 @@ class Replayer:
             status, headers, body = unmatched_response(result)
             flow.response = http.Response.make(status, body, headers)
             return
-        whole = instant_body(result.schedule)
+        whole = None if result.websocket is not None else instant_body(result.schedule)
         if whole is not None and result.schedule.head is not None:
             # Nothing to time or split (e.g. --speed 0 --fault coalesce): answer in one piece,
             # as mitmproxy's own server replay does, without the hop through the origin.
             flow.response = _whole_response(result.schedule.head, whole)
             return
         arrived = arrived_at(flow.request, _loop_time(), time.time())
-        token = self.origin.expect(result.schedule, flow.request.method, arrived=arrived)
+        websocket = result.websocket
+        if websocket is not None:
+            websocket = replace(websocket, on_drop=functools.partial(_drop_client, flow))
+        token = self.origin.expect(
+            result.schedule, flow.request.method, arrived=arrived, websocket=websocket
+        )
         req = flow.request
         flow.metadata[_META] = {
             "index": result.index,
@@ -423,6 +430,23 @@ async def _reset_client(flow: http.HTTPFlow) -> bool:
         log.debug("replayproxy: the client left or refused SO_LINGER; it gets a FIN")
         return False
     return True
+
+
+async def _drop_client(flow: http.HTTPFlow, sent: int) -> None:
+    """Before a replayed WebSocket drops its connection: once mitmproxy has relayed the
+    ``sent`` server messages, cut the client's connection without a close frame.
+
+    mitmproxy answers a dropped upstream with a close frame to the client, and wsproto turns
+    the local-only code 1006 into 1000, so the client would see a clean close. Cutting the
+    client first makes it see what a real dropped connection looks like (1006).
+    """
+    deadline = time.monotonic() + 2.0
+    while time.monotonic() < deadline:
+        data = flow.websocket
+        if data is not None and sum(1 for m in data.messages if not m.from_client) >= sent:
+            break
+        await asyncio.sleep(0.002)
+    await _reset_client(flow)
 
 
 def _log_miss(miss: Miss) -> None:

@@ -1,0 +1,128 @@
+"""WebSocket replay timing: how closely replayed server messages keep their recorded delay
+relative to the client message they answer.
+
+    python benchmarks/bench_websocket.py            # 20 sessions per path, ~30 s
+    python benchmarks/bench_websocket.py --runs 5   # quicker
+
+A Realtime-shaped session is recorded once from the local Realtime simulator
+(``replayproxy.testing.realtime``) through the recorder addon in an embedded mitmproxy. It is
+then replayed ``--runs`` times at speed 1 on each path, to a raw ``websockets`` client (the
+cheapest real client: the openai SDK adds its own parsing time to every message):
+
+- ``direct``: :class:`~replayproxy.engine.server.ReplayServer`, no mitmproxy;
+- ``proxy``: the replay addon in an embedded mitmproxy, reverse mode;
+- ``floor``: ``direct`` at ``--speed 0``, where every delay should be 0: what is observed is
+  the round trip and processing time of this client and engine, the error no replay avoids.
+
+*Timing error* of a server message = ``|observed delay - recorded delay|``, where the delay is
+measured from the client's send of the message it answers (turn 0: from the moment the upgrade
+completed); the recorded delay is the one in the cassette. A script, not a test: it prints the
+figures and exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from websockets.sync.client import connect
+
+from replayproxy import store
+from replayproxy.core.wsreplay import plan_session
+from replayproxy.engine.server import ReplayServer
+from replayproxy.engine.session import ReplaySession
+from replayproxy.mitm.addons.recorder import Recorder
+from replayproxy.mitm.addons.replayer import Replayer
+from replayproxy.mitm.embedded import EmbeddedProxy
+from replayproxy.testing.realtime import RealtimeSimulator
+
+PATH = "/v1/realtime?model=gpt-realtime"
+ITEM = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Hi"}]}
+CLIENT = [
+    {"type": "session.update", "session": {"type": "realtime", "output_modalities": ["text"]}},
+    {"type": "conversation.item.create", "item": ITEM},
+    {"type": "response.create"},
+]
+REPLIES = [1, 2, 0]  # server messages to read after each client message (0: until response.done)
+
+
+def conversation(url: str) -> list[float]:
+    """Run the conversation; return each server message's delay after its anchor (s)."""
+    delays: list[float] = []
+    with connect(url, open_timeout=10, proxy=None) as ws:
+        anchor = time.monotonic()
+        ws.recv(timeout=10)
+        delays.append(time.monotonic() - anchor)
+        for event, replies in zip(CLIENT, REPLIES, strict=True):
+            anchor = time.monotonic()
+            ws.send(json.dumps(event))
+            n = 0
+            while True:
+                doc: Any = json.loads(ws.recv(timeout=10))
+                delays.append(time.monotonic() - anchor)
+                n += 1
+                if n == replies or (replies == 0 and doc["type"] == "response.done"):
+                    break
+    return delays
+
+
+def recorded_delays(cassette: Path) -> list[float]:
+    (it,) = store.load(cassette).interactions
+    assert it.websocket is not None and it.response is not None
+    plan = plan_session(it.websocket, it.response.head_offset_ns)
+    return [d / 1e9 for turn in plan.turns for d, _ in turn.replies]
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[max(0, min(len(ordered) - 1, math.ceil(q / 100 * len(ordered)) - 1))]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=20, help="sessions per path (default 20)")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="bench-ws-"))
+    cassette = work / "realtime.cassette"
+    with RealtimeSimulator(ttfb_ms=150, gap_ms=20) as sim:
+        opts = {"replayproxy_record": str(cassette), "connection_strategy": "lazy"}
+        with EmbeddedProxy([Recorder()], mode=f"reverse:{sim.url}", confdir=work,
+                           options=opts) as proxy:  # fmt: skip
+            conversation(proxy.url.replace("http", "ws", 1) + PATH)
+    expected = recorded_delays(cassette)
+    results: dict[str, list[float]] = {"floor": [], "direct": [], "proxy": []}
+    for _ in range(args.runs):
+        # The floor: the same client and engine with nothing to wait for (--speed 0); every
+        # observed delay is the round trip and processing that no replay can avoid.
+        with ReplayServer(cassette, speed=0) as server:
+            got = conversation(server.url.replace("http", "ws", 1) + PATH)
+        results["floor"] += [g * 1000 for g in got]
+        with ReplayServer(cassette) as server:
+            got = conversation(server.url.replace("http", "ws", 1) + PATH)
+        results["direct"] += [abs(g - e) * 1000 for g, e in zip(got, expected, strict=True)]
+    replayer = Replayer()
+    with EmbeddedProxy([replayer], mode="reverse:http://127.0.0.1:9", confdir=work,
+                       options={"connection_strategy": "lazy"}) as proxy:  # fmt: skip
+        for _ in range(args.runs):
+            replayer.use(ReplaySession(cassette))
+            got = conversation(proxy.url.replace("http", "ws", 1) + PATH)
+            results["proxy"] += [abs(g - e) * 1000 for g, e in zip(got, expected, strict=True)]
+    print(f"WebSocket replay timing error, {args.runs} sessions x {len(expected)} server "
+          f"messages per path (Python {sys.version.split()[0]})")  # fmt: skip
+    print(f"{'path':<8} {'p50 ms':>8} {'p90 ms':>8} {'p99 ms':>8} {'max ms':>8}")
+    for name, errors in results.items():
+        p50, p90, p99 = (percentile(errors, q) for q in (50, 90, 99))
+        print(f"{name:<8} {p50:8.2f} {p90:8.2f} {p99:8.2f} {max(errors):8.2f}")
+    verdict = all(percentile(results[k], 99) <= 5 for k in ("direct", "proxy"))
+    print(f"target p99 <= 5 ms: {'met' if verdict else 'NOT met'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

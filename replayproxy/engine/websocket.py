@@ -1,0 +1,231 @@
+"""The WebSocket shell of the replay origin: upgrade, then run a replayed conversation.
+
+The origin reads the upgrade request with its HTTP/1.1 reader; :func:`serve_websocket` answers
+with the recorded ``101`` head (a fresh ``Sec-WebSocket-Accept``, no extensions: replayed
+messages are sent uncompressed) and then executes a
+:class:`~replayproxy.core.wsreplay.Conversation`: client frames are parsed with ``wsproto``
+(sans-IO, installed with mitmproxy), each complete client message is handed to the
+conversation, and the :class:`~replayproxy.core.wsreplay.Send` / ``Close`` actions it returns
+are executed by one sender task, in order, each at its absolute due time (no drift).
+
+Server frames are built here rather than by wsproto so that a message can be sent in the
+fragments the schedule asks for (continuation frames may split a UTF-8 character: RFC 6455
+§5.6 only requires the reassembled text to be valid).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import struct
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+import wsproto.events as wse
+from wsproto.connection import Connection, ConnectionState, ConnectionType
+from wsproto.utilities import LocalProtocolError, generate_accept_token
+
+from replayproxy.core.model import Header, Request
+from replayproxy.core.schedule import Head
+from replayproxy.core.wsreplay import Close, Conversation, Send, WsPlan
+from replayproxy.engine.sockets import reset_after_drain
+
+__all__ = ["WsServe", "encode_frames", "is_upgrade", "serve_websocket"]
+
+_OP_CONT, _OP_TEXT, _OP_BINARY = 0x0, 0x1, 0x2
+# Recorded headers the replayed handshake must not repeat: the accept token is per key, an
+# extension would make the client expect compressed frames, framing headers mean nothing here.
+_DROPPED = {
+    b"sec-websocket-accept",
+    b"sec-websocket-extensions",
+    b"content-length",
+    b"transfer-encoding",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class WsServe:
+    """What the origin needs to replay one WebSocket session.
+
+    ``on_miss`` is told the explanation when a client message does not match. ``on_drop``
+    is awaited with the number of server messages sent before the connection is dropped
+    without a close frame: behind mitmproxy it cuts the client's connection too, because
+    mitmproxy would otherwise turn the dropped upstream into a clean 1000 close (wsproto sends
+    1000 for the local-only 1006).
+    """
+
+    head: Head
+    plan: WsPlan
+    on_miss: Callable[[str], object] | None = None
+    on_drop: Callable[[int], Awaitable[None]] | None = None
+
+
+def is_upgrade(request: Request) -> bool:
+    """Whether ``request`` asks to upgrade to a WebSocket."""
+    return (request.header("upgrade") or "").lower() == "websocket"
+
+
+def _frame(opcode: int, payload: bytes, fin: bool) -> bytes:
+    first = (0x80 if fin else 0) | opcode
+    n = len(payload)
+    if n < 126:
+        return struct.pack("!BB", first, n) + payload
+    if n < 65536:
+        return struct.pack("!BBH", first, 126, n) + payload
+    return struct.pack("!BBQ", first, 127, n) + payload
+
+
+def encode_frames(text: bool, data: bytes, fragments: tuple[int, ...] = ()) -> bytes:
+    """A server (unmasked) message: one frame, or one frame per fragment size given."""
+    sizes = fragments or (len(data),)
+    out, pos = [], 0
+    for i, size in enumerate(sizes):
+        opcode = (_OP_TEXT if text else _OP_BINARY) if i == 0 else _OP_CONT
+        out.append(_frame(opcode, data[pos : pos + size], i == len(sizes) - 1))
+        pos += size
+    return b"".join(out)
+
+
+def _handshake(head: Head, key: str) -> bytes:
+    headers: list[Header] = [(k, v) for k, v in head.headers if k.lower() not in _DROPPED]
+    names = {k.lower() for k, _ in headers}
+    if b"upgrade" not in names:
+        headers.append((b"upgrade", b"websocket"))
+    if b"connection" not in names:
+        headers.append((b"connection", b"Upgrade"))
+    headers.append((b"sec-websocket-accept", generate_accept_token(key.encode("latin-1"))))
+    reason = head.reason or "Switching Protocols"
+    lines = [f"HTTP/1.1 101 {reason}".encode("latin-1"), *(k + b": " + v for k, v in headers)]
+    return b"\r\n".join(lines) + b"\r\n\r\n"
+
+
+async def serve_websocket(
+    ws: WsServe,
+    request: Request,
+    t0: float,
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+) -> None:
+    """Answer the upgrade ``request`` (arrived at loop time ``t0``) and replay the session."""
+    loop = asyncio.get_running_loop()
+
+    def now_ns() -> int:
+        return round((loop.time() - t0) * 1e9)
+
+    key = request.header("sec-websocket-key")
+    if key is None:
+        body = b"replayproxy: a WebSocket was recorded here; send an upgrade request\n"
+        writer.write(
+            b"HTTP/1.1 426 Upgrade Required\r\nupgrade: websocket\r\nconnection: close\r\n"
+            b"content-type: text/plain\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
+        )
+        await writer.drain()
+        return
+    if ws.head.at_ns > 0:
+        await asyncio.sleep(ws.head.at_ns / 1e9)
+    writer.write(_handshake(ws.head, key))
+    await writer.drain()
+    conn = Connection(ConnectionType.SERVER)
+    conversation = Conversation(ws.plan)
+    queue: asyncio.Queue[Send | Close | None] = asyncio.Queue()
+    for action in conversation.start(now_ns()):
+        queue.put_nowait(action)
+    sender = asyncio.create_task(_send_all(queue, conn, writer, t0, ws.on_drop))
+    try:
+        await _receive_all(conversation, conn, reader, writer, queue, now_ns, ws.on_miss)
+    finally:
+        if not sender.done():
+            queue.put_nowait(None)
+            with contextlib.suppress(asyncio.TimeoutError, ConnectionError):
+                await asyncio.wait_for(asyncio.shield(sender), 1.0)
+            sender.cancel()
+            with contextlib.suppress(asyncio.CancelledError, ConnectionError):
+                await sender
+
+
+async def _receive_all(
+    conversation: Conversation,
+    conn: Connection,
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    queue: asyncio.Queue[Send | Close | None],
+    now_ns: Callable[[], int],
+    on_miss: Callable[[str], object] | None,
+) -> None:
+    parts: list[bytes] = []
+    while True:
+        data = await reader.read(65536)
+        if writer.transport.is_closing():
+            return
+        conn.receive_data(data or None)
+        for event in conn.events():
+            if isinstance(event, wse.Message):
+                payload = event.data.encode() if isinstance(event.data, str) else event.data
+                parts.append(bytes(payload))
+                if not event.message_finished:
+                    continue
+                text, message = isinstance(event.data, str), b"".join(parts)
+                parts = []
+                actions = conversation.client_message(text, message, now_ns())
+                if conversation.miss is not None:
+                    _drain(queue)  # an explained close goes out at once, before pending sends
+                    if on_miss is not None:
+                        on_miss(conversation.miss)
+                for action in actions:
+                    queue.put_nowait(action)
+            elif isinstance(event, wse.Ping):
+                with contextlib.suppress(LocalProtocolError):
+                    writer.write(conn.send(event.response()))
+            elif isinstance(event, wse.CloseConnection):
+                # The client closes (or the TCP connection ended): answer the close, stop.
+                conversation.closed = True
+                _drain(queue)
+                if conn.state is ConnectionState.REMOTE_CLOSING:
+                    writer.write(conn.send(event.response()))
+                    with contextlib.suppress(ConnectionError):
+                        await writer.drain()
+                writer.close()
+                return
+        if not data:
+            return
+
+
+def _drain(queue: asyncio.Queue[Send | Close | None]) -> None:
+    while not queue.empty():
+        queue.get_nowait()
+
+
+async def _send_all(
+    queue: asyncio.Queue[Send | Close | None],
+    conn: Connection,
+    writer: asyncio.StreamWriter,
+    t0: float,
+    on_drop: Callable[[int], Awaitable[None]] | None,
+) -> None:
+    loop = asyncio.get_running_loop()
+    sent = 0
+    while True:
+        action = await queue.get()
+        if action is None:
+            return
+        delay = t0 + action.at_ns / 1e9 - loop.time()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        if conn.state is not ConnectionState.OPEN:
+            return
+        if isinstance(action, Send):
+            m = action.message
+            writer.write(encode_frames(m.text, m.data, m.fragments))
+            await writer.drain()
+            sent += 1
+            continue
+        if action.code is None:  # a dropped connection: no close frame, a TCP RST
+            if on_drop is not None:
+                await on_drop(sent)
+            sock = writer.get_extra_info("socket")
+            if sock is None or not await reset_after_drain(writer.transport, sock):
+                writer.transport.abort()
+            return
+        writer.write(conn.send(wse.CloseConnection(code=action.code, reason=action.reason)))
+        await writer.drain()
+        return
