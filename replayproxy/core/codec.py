@@ -228,7 +228,8 @@ def decode(data: bytes) -> Decoded:
             f"not a replayproxy cassette (no {FORMAT_NAME!r} header)", offset=0
         )
     version = head.get("version")
-    if version not in _RECORD_DECODERS:
+    # Exactly an int: True and 1.0 hash like 1, and a list is unhashable.
+    if type(version) is not int or version not in _RECORD_DECODERS:
         readable = ", ".join(str(v) for v in sorted(_RECORD_DECODERS))
         raise CassetteVersionError(
             f"unknown cassette format version {version!r} "

@@ -1,0 +1,112 @@
+"""The SSE parser against the WHATWG text/event-stream edge cases, one rule per case, each
+checked whole and byte by byte."""
+
+from __future__ import annotations
+
+import pytest
+
+from replayproxy.core.sse import BAD_ID, BAD_RETRY, HAS_EVENT, HAS_ID, SSEEvent, SSEParser
+
+
+def _parse(data: bytes, *, whole: bool) -> tuple[list[SSEEvent], str]:
+    parser = SSEParser(include_ignored=True)
+    pieces = [data] if whole else [data[i : i + 1] for i in range(len(data))]
+    out = [ev for piece in pieces for ev in parser.feed(piece)]
+    return out + parser.close(), parser.last_event_id
+
+
+def events(data: bytes) -> tuple[list[SSEEvent], str]:
+    """Blocks and the final last-event-id, identical whether fed whole or byte by byte."""
+    whole = _parse(data, whole=True)
+    assert _parse(data, whole=False) == whole
+    return whole
+
+
+# (stream, [(kind, event name, data)] of every block)
+CASES = {
+    "no space after the colon": (b"data:x\n\n", [("event", "message", "x")]),
+    "only one space is dropped": (b"data:  x\n\n", [("event", "message", " x")]),
+    "a tab is not a space": (b"data:\tx\n\n", [("event", "message", "\tx")]),
+    "field without colon is empty": (b"data\n\n", [("event", "message", "")]),
+    "empty data line still dispatches": (b"data:\n\n", [("event", "message", "")]),
+    "trailing empty data line": (b"data: a\ndata:\n\n", [("event", "message", "a\n")]),
+    "empty event name means message": (b"event:\ndata: x\n\n", [("event", "message", "x")]),
+    "event name kept as is": (b"event:  a b \ndata: x\n\n", [("event", " a b ", "x")]),
+    "field names are case-sensitive": (b"Data: x\n\n", [("fields", "message", "")]),
+    "space before the colon is part of the name": (b"data : x\n\n", [("fields", "message", "")]),
+    "unknown fields are ignored": (b"foo: bar\ndata: x\n\n", [("event", "message", "x")]),
+    "colon in the value is kept": (b"data: a:b: c\n\n", [("event", "message", "a:b: c")]),
+    "a comment between data lines": (b"data: a\n: hi\ndata: b\n\n", [("event", "message", "a\nb")]),
+    "a comment alone is no event": (b": keepalive\n\n", [("comment", "message", "")]),
+    "no data means no event": (b"event: a\nid: 1\n\n", [("fields", "a", "")]),
+    "a lone blank line": (b"\n", [("blank", "message", "")]),
+    "CR CR ends a block": (b"data: a\r\rdata: b\r\r", [("event", "message", "a"), ("event", "message", "b")]),
+    "a BOM only at the very start": (
+        b"\xef\xbb\xbfdata: a\n\n\xef\xbb\xbfdata: b\n\n",
+        [("event", "message", "a"), ("fields", "message", "")],
+    ),
+    "unterminated last block is partial": (b"data: a\n\ndata: b\n", [("event", "message", "a"), ("partial", "message", "b")]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_whatwg_field_rules(name: str) -> None:
+    """Each WHATWG parsing rule gives the blocks the spec dispatches (or ignores)."""
+    stream, expected = CASES[name]
+    blocks, _ = events(stream)
+    assert [(b.kind, b.event, b.data) for b in blocks] == expected
+
+
+def test_an_empty_id_resets_the_last_event_id() -> None:
+    """`id:` with an empty value (or a bare `id`) sets the last event ID back to empty."""
+    for reset in (b"id:\n", b"id\n", b"id: \n"):
+        blocks, last = events(b"id: 5\ndata: a\n\n" + reset + b"data: b\n\n")
+        assert last == ""
+        assert [(b.id, bool(b.flags & HAS_ID)) for b in blocks] == [("5", True), ("", False)]
+
+
+def test_last_event_id_persists_and_follows_blocks_without_data() -> None:
+    """The last event ID persists over events without id, and an id in a block without data
+    still sets it (WHATWG sets it before checking the data buffer)."""
+    _, last = events(b"id: 1\ndata: a\n\ndata: b\n\n")
+    assert last == "1"
+    _, last = events(b"id: 1\ndata: a\n\nid: 2\n\n")
+    assert last == "2"
+
+
+def test_an_id_with_nul_is_ignored_and_keeps_the_previous_one() -> None:
+    """An id containing NUL is ignored (flagged BAD_ID); the previous last event ID stays."""
+    blocks, last = events(b"id: 1\ndata: a\n\nid: 2\x003\ndata: b\n\n")
+    assert last == "1"
+    assert blocks[1].id is None and blocks[1].flags & BAD_ID
+
+
+def test_an_unterminated_block_does_not_set_the_last_event_id() -> None:
+    """The partial block at the end is discarded whole, its id included."""
+    blocks, last = events(b"id: 1\ndata: a\n\nid: 2\ndata: b")
+    assert last == "1" and blocks[-1].kind == "partial"
+
+
+@pytest.mark.parametrize(
+    ("line", "retry", "bad"),
+    [
+        (b"retry: 100", 100, False),
+        (b"retry: 0", 0, False),
+        (b"retry:100", 100, False),
+        (b"retry: -1", None, True),
+        (b"retry: 1.5", None, True),
+        (b"retry: 10 ", None, True),
+        (b"retry: ", None, True),
+        ("retry: \u0661\u0662".encode(), None, True),  # Arabic-Indic digits are not ASCII
+    ],
+)
+def test_retry_counts_only_when_all_ascii_digits(line: bytes, retry: int | None, bad: bool) -> None:
+    """`retry` is taken only when its value is all ASCII digits; otherwise flagged BAD_RETRY."""
+    (block,) = events(line + b"\ndata: x\n\n")[0]
+    assert block.retry == retry and bool(block.flags & BAD_RETRY) == bad
+
+
+def test_event_field_flag_even_when_it_says_message() -> None:
+    """HAS_EVENT marks an explicit event line, even one naming the default type."""
+    (a, b) = events(b"event: message\ndata: x\n\ndata: y\n\n")[0]
+    assert a.flags & HAS_EVENT and not b.flags & HAS_EVENT
