@@ -73,11 +73,18 @@ class Recorder:
     """mitmproxy addon recording every flow to ``replayproxy_record``.
 
     ``on_record`` (optional) is called on the proxy thread with each interaction written,
-    e.g. to count them or print progress.
+    e.g. to count them or print progress. ``clock`` (monotonic nanoseconds) stamps the head,
+    the frames and the ending; tests pass a fake one to check offsets exactly.
     """
 
-    def __init__(self, on_record: Callable[[Interaction], None] | None = None) -> None:
+    def __init__(
+        self,
+        on_record: Callable[[Interaction], None] | None = None,
+        *,
+        clock: Callable[[], int] = time.monotonic_ns,
+    ) -> None:
         self.on_record = on_record
+        self._clock = clock
         self.writer: CassetteWriter | None = None
         self.redactor = Redactor()
         self.count = 0
@@ -183,13 +190,13 @@ class Recorder:
     def request(self, flow: http.HTTPFlow) -> None:
         if self.writer is None:
             return
-        self._flows[flow.id] = _InFlight(flow, t0=time.monotonic_ns(), recorded_at=time.time())
+        self._flows[flow.id] = _InFlight(flow, t0=self._clock(), recorded_at=time.time())
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         state = self._flows.get(flow.id)
         if state is None or flow.response is None:
             return
-        now = time.monotonic_ns()
+        now = self._clock()
         response = flow.response
         state.head = ResponseHead(
             status=response.status_code,
@@ -198,11 +205,11 @@ class Recorder:
             headers=tuple((bytes(k), bytes(v)) for k, v in response.headers.fields),
             offset_ns=now - state.t0,
         )
-        frames, t0 = state.frames, state.t0
+        frames, t0, clock = state.frames, state.t0, self._clock
 
         def tap(chunk: bytes) -> bytes:
             if chunk:
-                frames.append((time.monotonic_ns() - t0, chunk))
+                frames.append((clock() - t0, chunk))
             return chunk
 
         response.stream = tap
@@ -212,7 +219,7 @@ class Recorder:
         state = self._flows.pop(flow.id, None)
         if state is None:
             return
-        now = time.monotonic_ns() - state.t0
+        now = self._clock() - state.t0
         if state.head is None and flow.response is not None:
             # A response made without an upstream head (e.g. set by another addon).
             state.head = _head_of(flow.response, now)
@@ -224,7 +231,7 @@ class Recorder:
         state = self._flows.pop(flow.id, None)
         if state is None:
             return
-        now = time.monotonic_ns() - state.t0
+        now = self._clock() - state.t0
         message = flow.error.msg if flow.error is not None else "unknown error"
         reset = _upstream_reset(self._readers.get(flow.server_conn.id))
         end = ending_from_error(
@@ -250,7 +257,7 @@ class Recorder:
         # Shutdown with responses still streaming: keep what arrived, marked as cut short.
         for flow_id in list(self._flows):
             state = self._flows.pop(flow_id)
-            now = time.monotonic_ns() - state.t0
+            now = self._clock() - state.t0
             message = "recording stopped before the response ended"
             logger.warning("%s: %s", message, state.flow.request.pretty_url)
             self._write(state.flow, state, Ending(EndKind.ERROR, now, message))
