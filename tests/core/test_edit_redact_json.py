@@ -27,7 +27,9 @@ def test_content_length_follows_the_redacted_body(length_name: bytes) -> None:
     """The content-length header (any case) is rewritten to the new body's length, keeping its
     name, position and the other headers."""
     body = b'{"model":"m","user":"alice@example.com"}'
-    (x,) = apply(_cassette(body, length_name=length_name), Edits(redact_json=("user",))).interactions
+    (x,) = apply(
+        _cassette(body, length_name=length_name), Edits(redact_json=("user",))
+    ).interactions
     assert x.request.body == b'{"model":"m","user":"<redacted>"}'
     assert x.request.headers == (
         (b"host", b"api.example.test"),

@@ -40,12 +40,16 @@ CASES = {
     "a comment alone is no event": (b": keepalive\n\n", [("comment", "message", "")]),
     "no data means no event": (b"event: a\nid: 1\n\n", [("fields", "a", "")]),
     "a lone blank line": (b"\n", [("blank", "message", "")]),
-    "CR CR ends a block": (b"data: a\r\rdata: b\r\r", [("event", "message", "a"), ("event", "message", "b")]),
+    "CR CR ends a block": (
+        b"data: a\r\rdata: b\r\r", [("event", "message", "a"), ("event", "message", "b")]
+    ),
     "a BOM only at the very start": (
         b"\xef\xbb\xbfdata: a\n\n\xef\xbb\xbfdata: b\n\n",
         [("event", "message", "a"), ("fields", "message", "")],
     ),
-    "unterminated last block is partial": (b"data: a\n\ndata: b\n", [("event", "message", "a"), ("partial", "message", "b")]),
+    "unterminated last block is partial": (
+        b"data: a\n\ndata: b\n", [("event", "message", "a"), ("partial", "message", "b")]
+    ),
 }  # fmt: skip
 
 

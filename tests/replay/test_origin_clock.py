@@ -1,0 +1,131 @@
+"""The origin's schedule executor on a virtual clock: writes land at their absolute offsets from
+the request, late wake-ups neither accumulate (no drift) nor delay what comes after them (they
+catch up). Real sockets (a socketpair) and the real Origin; only time is virtual, so the
+offsets are asserted exactly. The loopback tests in test_origin.py keep generous bounds for
+the end-to-end path."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+
+import pytest
+
+from replayproxy.core.schedule import Finish, FinishKind, Head, Schedule, Write
+from replayproxy.engine.origin import TOKEN_HEADER, Origin
+from tests.replay.virtual_time import VirtualClock, run_virtual
+
+MS = 1_000_000
+US = 1_000
+
+
+def schedule(head_ms: float, writes_ms: list[float], end_ms: float) -> Schedule:
+    return Schedule(
+        Head(round(head_ms * MS), 200, "OK", ((b"content-type", b"text/event-stream"),)),
+        tuple(Write(round(t * MS), b"data: %d\n\n" % i) for i, t in enumerate(writes_ms)),
+        Finish(round(end_ms * MS), FinishKind.COMPLETE),
+    )
+
+
+def _chunks(body: bytes, stamps: list[tuple[int, int]]) -> tuple[list[tuple[int, bytes]], int]:
+    """Split a chunked body into (arrival, data) using ``stamps`` of (end position, arrival)."""
+
+    def arrival(pos: int) -> int:
+        return next(t for end, t in stamps if end >= pos)
+
+    out: list[tuple[int, bytes]] = []
+    pos = 0
+    while True:
+        eol = body.index(b"\r\n", pos)
+        size = int(body[pos:eol], 16)
+        if size == 0:
+            return out, arrival(eol + 4)
+        data = body[eol + 2 : eol + 2 + size]
+        pos = eol + 2 + size + 2
+        out.append((arrival(pos), data))
+
+
+def exchange(
+    sched: Schedule, clock: VirtualClock, *, body_delay_ms: float = 0
+) -> tuple[int, list[tuple[int, bytes]], int]:
+    """Serve ``sched`` to one request over a socketpair; return the head's, each chunk's and
+    the terminator's arrival in microseconds after the request was complete."""
+
+    async def main() -> tuple[int, list[tuple[int, bytes]], int]:
+        a, b = socket.socketpair()
+        origin = Origin()
+        token = origin.expect(sched, "POST")
+        sr, sw = await asyncio.open_connection(sock=b)
+        server = asyncio.create_task(origin._handle(sr, sw))
+        reader, writer = await asyncio.open_connection(sock=a)
+        body = b"{}"
+        writer.write(
+            b"POST /v1 HTTP/1.1\r\nhost: x\r\n%s: %s\r\ncontent-length: %d\r\n\r\n"
+            % (TOKEN_HEADER.encode(), token.encode(), len(body))
+        )
+        if body_delay_ms:
+            await asyncio.sleep(body_delay_ms / 1000)  # the request is not complete yet
+        writer.write(body)
+        t_request = clock.ns
+        raw = b""
+        stamps: list[tuple[int, int]] = []
+        while not raw.endswith(b"0\r\n\r\n"):
+            data = await reader.read(65536)
+            assert data, "connection closed early"
+            raw += data
+            stamps.append((len(raw), clock.ns - t_request))
+        writer.close()
+        await server
+        head_end = raw.index(b"\r\n\r\n") + 4
+        assert raw.startswith(b"HTTP/1.1 200 OK\r\n")
+        head_at = next(t for end, t in stamps if end >= head_end)
+        rel = [(end - head_end, t) for end, t in stamps if end > head_end]
+        chunks, end_at = _chunks(raw[head_end:], rel)
+        return head_at, chunks, end_at
+
+    head_at, chunks, end_at = run_virtual(main, clock)
+    return (
+        round(head_at / US),
+        [(round(t / US), d) for t, d in chunks],
+        round(end_at / US),
+    )
+
+
+def test_writes_land_at_their_offsets_from_the_request() -> None:
+    """Head, each write (two of them due together) and the terminator arrive at their
+    scheduled offsets, to the microsecond."""
+    head, chunks, end = exchange(schedule(5, [10, 25, 25, 60.5], 70), VirtualClock())
+    assert head == 5_000
+    assert [t for t, _ in chunks] == [10_000, 25_000, 25_000, 60_500]
+    assert [d for _, d in chunks] == [b"data: %d\n\n" % i for i in range(4)]
+    assert end == 70_000
+
+
+def test_offsets_count_from_the_complete_request() -> None:
+    """A request whose body comes 30 ms after its head: offsets count from the body's arrival
+    (the moment the request is complete, as when recording)."""
+    head, chunks, end = exchange(schedule(1, [2], 3), VirtualClock(), body_delay_ms=30)
+    assert (head, [t for t, _ in chunks], end) == (1_000, [2_000], 3_000)
+
+
+@pytest.mark.parametrize("late_ms", [1, 4])
+def test_late_wake_ups_do_not_accumulate(late_ms: int) -> None:
+    """Every wake-up late by the same amount: each write is late by exactly that amount, the
+    last of 100 included (relative sleeps would drift by 100 times it)."""
+    clock = VirtualClock(late_ns=late_ms * MS)
+    writes = [10.0 * i for i in range(1, 101)]
+    head, chunks, end = exchange(schedule(0, writes, 1005), clock)
+    assert head == 0  # due at once: no sleep, so not late
+    assert [t for t, _ in chunks] == [round(w * 1000) + late_ms * 1000 for w in writes]
+    assert end == 1005_000 + late_ms * 1000
+
+
+def test_one_late_wake_up_catches_up() -> None:
+    """A wake-up 35 ms late: the writes already due go out at once, and the ones after them
+    are back on their own schedule."""
+    clock = VirtualClock()
+    clock.late_once_ns = 35 * MS
+    head, chunks, end = exchange(schedule(0, [10, 20, 30, 40, 100], 120), clock)
+    assert head == 0
+    assert [t for t, _ in chunks] == [45_000, 45_000, 45_000, 45_000, 100_000]
+    assert end == 120_000
