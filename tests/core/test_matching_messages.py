@@ -10,8 +10,8 @@ import pytest
 from replayproxy.core.matching import (
     Difference,
     Hit,
-    MatchOptions,
     Matcher,
+    MatchOptions,
     Miss,
     describe_request,
     diff_requests,
