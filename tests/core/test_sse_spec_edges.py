@@ -5,7 +5,17 @@ from __future__ import annotations
 
 import pytest
 
-from replayproxy.core.sse import BAD_ID, BAD_RETRY, HAS_EVENT, HAS_ID, SSEEvent, SSEParser
+from replayproxy.core.sse import (
+    BAD_ID,
+    BAD_RETRY,
+    CR,
+    CRLF,
+    HAS_EVENT,
+    HAS_ID,
+    LF,
+    SSEEvent,
+    SSEParser,
+)
 
 
 def _parse(data: bytes, *, whole: bool) -> tuple[list[SSEEvent], str]:
@@ -50,6 +60,14 @@ CASES = {
     "unterminated last block is partial": (
         b"data: a\n\ndata: b\n", [("event", "message", "a"), ("partial", "message", "b")]
     ),
+    "only an event line": (b"event: a\n\n", [("fields", "a", "")]),
+    "only an id line": (b"id: 1\n\n", [("fields", "message", "")]),
+    "only a retry line": (b"retry: 5\n\n", [("fields", "message", "")]),
+    "only an unknown field": (b"x\n\n", [("fields", "message", "")]),
+    "a CR at the very end ends the line, not the block": (
+        b"data: a\r", [("partial", "message", "a")]
+    ),
+    "part of a BOM, then the end": (b"\xef\xbb", [("partial", "message", "")]),
 }  # fmt: skip
 
 
@@ -114,3 +132,36 @@ def test_event_field_flag_even_when_it_says_message() -> None:
     """HAS_EVENT marks an explicit event line, even one naming the default type."""
     (a, b) = events(b"event: message\ndata: x\n\ndata: y\n\n")[0]
     assert a.flags & HAS_EVENT and not b.flags & HAS_EVENT
+
+
+def test_flags_accumulate_over_a_block() -> None:
+    """Every flag a block's lines raise is kept, whatever the order of the lines."""
+    lines = [b"event: e", b"id: a\x00b", b"id: 7", b"retry: x"]
+    for order in (lines, lines[::-1]):
+        (block,) = events(b"\n".join(order) + b"\ndata: d\n\n")[0]
+        assert block.flags == HAS_EVENT | BAD_ID | HAS_ID | BAD_RETRY
+        assert block.id == "7"
+
+
+def test_line_endings_accumulate_over_a_block() -> None:
+    """A block's endings bitmask has every line ending its lines (and blank line) used."""
+    (block,) = events(b"data: a\r\ndata: b\rdata: c\n\n")[0]
+    assert block.endings == CRLF | CR | LF and block.data == "a\nb\nc"
+
+
+@pytest.mark.parametrize(
+    "stream",
+    [b"data: \xff\n\n", b"data: ok\ndata: \xc3\n\n", b"data: \xe2\x82\ndata: ok\n\n"],
+)
+def test_invalid_utf8_anywhere_in_a_block_flags_it(stream: bytes) -> None:
+    """A line of invalid UTF-8 anywhere in the block (first, last) clears utf8_ok; the text
+    gets U+FFFD."""
+    (block,) = events(stream)[0]
+    assert not block.utf8_ok and "\ufffd" in block.data
+
+
+def test_invalid_utf8_in_the_unterminated_tail_flags_the_partial_block() -> None:
+    """The partial block at the end is flagged too when one of its lines is not UTF-8."""
+    for tail in (b"data: \xff\ndata: ok", b"data: ok\ndata: \xff"):
+        (_, partial) = events(b"data: a\n\n" + tail)[0]
+        assert partial.kind == "partial" and not partial.utf8_ok
