@@ -165,3 +165,34 @@ def test_invalid_utf8_in_the_unterminated_tail_flags_the_partial_block() -> None
     for tail in (b"data: \xff\ndata: ok", b"data: ok\ndata: \xff"):
         (_, partial) = events(b"data: a\n\n" + tail)[0]
         assert partial.kind == "partial" and not partial.utf8_ok
+
+
+def test_the_partial_block_at_the_end_keeps_its_span_lines_and_endings() -> None:
+    """The unterminated block reported at close has its byte span, its lines and only the line
+    endings it really used (its last line has none)."""
+    stream = b"data: a\n\nid: 9\r\ndata: b"
+    (_, partial), last = events(stream)
+    assert (partial.kind, partial.start, partial.end) == ("partial", 9, len(stream))
+    assert partial.lines == ("id: 9", "data: b") and partial.endings == CRLF
+    assert last == ""
+
+
+def test_a_stream_that_is_only_a_bom() -> None:
+    """A BOM and nothing else: it is stripped (bom is set) and there is no block at all."""
+    for pieces in ([b"\xef\xbb\xbf"], [b"\xef", b"\xbb", b"\xbf"]):
+        parser = SSEParser(include_ignored=True)
+        out = [ev for p in pieces for ev in parser.feed(p)] + parser.close()
+        assert parser.bom and out == []
+
+
+def test_spans_after_a_feed_that_ends_inside_a_block() -> None:
+    """A feed holding a whole event and the start of the next: the next event's span starts
+    where the first ended."""
+    parser = SSEParser()
+    first = parser.feed(b"data: a\n\ndata: b\n")
+    second = parser.feed(b"\ndata: c\n\n")
+    assert [(e.start, e.end, e.data) for e in [*first, *second]] == [
+        (0, 9, "a"),
+        (9, 18, "b"),
+        (18, 27, "c"),
+    ]
