@@ -10,10 +10,11 @@ Options (declared in :meth:`Recorder.load`, validated in :meth:`Recorder.configu
 
 How a flow is recorded (hooks run on mitmproxy's event loop):
 
-- ``request``: ``t0 = time.monotonic_ns()`` and the wall-clock ``recorded_at``. This hook is
-  the last step before mitmproxy (connects if it must and) sends the request upstream, so
-  every offset in the cassette is "nanoseconds since the request was sent upstream"; the head
-  offset (TTFB) includes connection setup when the connection was new, as a client sees it.
+- ``request``: ``t0 = clock()`` (``time.monotonic_ns`` unless a test passes another) and the
+  wall-clock ``recorded_at``. This hook is the last step before mitmproxy (connects if it
+  must and) sends the request upstream, so every offset in the cassette is "nanoseconds since
+  the request was sent upstream"; the head offset (TTFB) includes connection setup when the
+  connection was new, as a client sees it.
 - ``responseheaders``: the head's offset; then ``flow.response.stream = tap``. mitmproxy
   calls the tap once per received chunk (HTTP/1 ``Data`` / HTTP/2 ``DATA``); it stamps the
   chunk and returns it unchanged, so the client gets every event as it arrives. The tap is
