@@ -120,6 +120,19 @@ _ALIVE = {"survived", "no tests", "suspicious"}
 _NAME = re.compile(r"^(?P<module>[\w.]+?)\.x(?:_|\u01c1)")
 
 
+# A killed mutant needs one failing example, not the smallest: shrinking it would cost up to
+# minutes per mutant. Appended to the scratch copy's tests/conftest.py only.
+_PROFILE = """
+
+from hypothesis import Phase as _Phase
+from hypothesis import settings as _settings
+
+_settings.register_profile(
+    "mutation", phases=[_Phase.explicit, _Phase.reuse, _Phase.generate], deadline=None
+)
+"""
+
+
 def _equivalents() -> set[str]:
     if not EQUIVALENT.exists():
         return set()
@@ -139,6 +152,8 @@ def _prepare(group: str, where: Path) -> None:
     shutil.copytree(PACKAGE, where / "replayproxy", ignore=ignore)
     shutil.copytree(ROOT / "tests", where / "tests", ignore=ignore)
     shutil.copy(ROOT / "pyproject.toml", where / "pyproject.toml")
+    with (where / "tests" / "conftest.py").open("a") as conftest:
+        conftest.write(_PROFILE)
     lines = [
         "[mutmut]",
         "source_paths = replayproxy",
@@ -149,6 +164,7 @@ def _prepare(group: str, where: Path) -> None:
         "    -p",
         "    no:cacheprovider",
         "    -q",
+        "    --hypothesis-profile=mutation",
     ]
     (where / "setup.cfg").write_text("\n".join(lines) + "\n")
 
