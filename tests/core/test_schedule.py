@@ -173,7 +173,8 @@ def test_written_back_response_takes_head_writes_and_version() -> None:
     h2 = Interaction(REQ, Response(200, "OK", "HTTP/2.0"), Ending(EndKind.COMPLETE, 0))
     assert to_interaction(s, h2).response.http_version == "HTTP/2.0"  # type: ignore[union-attr]
     none = Schedule(None, (), Finish(7 * MS, FinishKind.CLOSE))
-    assert to_interaction(none, h2).response is None
+    gone = to_interaction(none, h2)
+    assert gone.response is None and gone.end == Ending(EndKind.INCOMPLETE, 7 * MS, "")
 
 
 @pytest.mark.parametrize(
@@ -202,5 +203,8 @@ def test_scale_rounds_to_whole_nanoseconds_and_refuses_negative_speed() -> None:
     assert scale(s, 1) == s
     t = scale(s, 3)
     assert (t.head.at_ns, t.writes[0].at_ns, t.finish.at_ns) == (1, 3, 4)  # type: ignore[union-attr]
-    with pytest.raises(ValueError, match="speed must be >= 0"):
+    with pytest.raises(ValueError) as info:
         scale(s, -0.5)
+    assert str(info.value) == "speed must be >= 0"
+    bare = Schedule(None, (), Finish(9, FinishKind.CLOSE))
+    assert scale(bare, 3) == Schedule(None, (), Finish(3, FinishKind.CLOSE))
