@@ -196,3 +196,21 @@ def test_spans_after_a_feed_that_ends_inside_a_block() -> None:
         (9, 18, "b"),
         (18, 27, "c"),
     ]
+
+
+def test_no_bom_is_reported_for_a_stream_without_one() -> None:
+    """``bom`` stays False when the stream does not start with a BOM (even one that appears
+    later, which is data)."""
+    parser = SSEParser()
+    parser.feed(b"data: a\n\n\xef\xbb\xbf")
+    parser.close()
+    assert parser.bom is False
+
+
+def test_feed_after_close_names_the_mistake() -> None:
+    """Feeding a closed parser is a ValueError saying so."""
+    parser = SSEParser()
+    parser.close()
+    with pytest.raises(ValueError) as info:
+        parser.feed(b"data: a\n\n")
+    assert str(info.value) == "SSEParser.feed() after close()"
