@@ -149,3 +149,15 @@ def test_ignoring_the_whole_body_is_refused_with_its_reason() -> None:
     with pytest.raises(UsageError) as info:
         MatchOptions(ignore_body_fields=("",))
     assert str(info.value) == "--ignore-body-field '' would ignore the whole body"
+
+
+def test_the_matcher_compares_json_documents_not_bytes() -> None:
+    """The matcher (not only diff_requests) ignores key order and whitespace, drops ignored
+    fields on both sides, and compares non-JSON bodies byte for byte."""
+    rec = recorded(req(body=b'{"a": 1, "ts": 5, "m": [1, 2]}'), req(body=b"plain"))
+    assert Matcher(rec).match(req(body=b'{"m":[1,2],"a":1,"ts":5}')) == Hit(0, 0)
+    opts = MatchOptions(ignore_body_fields=("/ts",))
+    assert Matcher(rec, opts).match(req(body={"a": 1, "ts": 9, "m": [1, 2]})) == Hit(0, 0)
+    assert isinstance(Matcher(rec).match(req(body={"a": 1, "ts": 9, "m": [1, 2]})), Miss)
+    assert Matcher(rec).match(req(body=b"plain")) == Hit(1, 0)
+    assert isinstance(Matcher(rec).match(req(body=b"plain ")), Miss)
