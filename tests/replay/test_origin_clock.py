@@ -129,3 +129,50 @@ def test_one_late_wake_up_catches_up() -> None:
     assert head == 0
     assert [t for t, _ in chunks] == [45_000, 45_000, 45_000, 45_000, 100_000]
     assert end == 120_000
+
+
+def plain_exchange(origin: Origin, request: bytes) -> bytes:
+    """Send one raw request to ``origin`` over a socketpair; return the whole response (a
+    Content-Length one), read on the virtual-time loop."""
+
+    async def main() -> bytes:
+        a, b = socket.socketpair()
+        sr, sw = await asyncio.open_connection(sock=b)
+        server = asyncio.create_task(origin._handle(sr, sw))
+        reader, writer = await asyncio.open_connection(sock=a)
+        writer.write(request)
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = int(head.lower().split(b"content-length: ", 1)[1].split(b"\r\n", 1)[0])
+        body = await reader.readexactly(length)
+        writer.close()
+        await server
+        return head + body
+
+    return run_virtual(main, VirtualClock())
+
+
+def _get(token: str | None) -> bytes:
+    extra = b"" if token is None else b"%s: %s\r\n" % (TOKEN_HEADER.encode(), token.encode())
+    return b"GET /v1 HTTP/1.1\r\nhost: x\r\n%s\r\n" % extra
+
+
+def test_an_unknown_or_forgotten_token_is_a_plain_500() -> None:
+    """A token never issued, or one forgotten (its flow was killed), gets a 500 naming the
+    problem, as text/plain with its length."""
+    origin = Origin()
+    token = origin.expect(schedule(0, [1], 2), "GET")
+    origin.forget(token)
+    expected = (
+        b"HTTP/1.1 500 Internal Server Error\r\ncontent-type: text/plain\r\n"
+        b"content-length: 34\r\n\r\nreplayproxy: unknown replay token\n"
+    )
+    assert plain_exchange(origin, _get(token)) == expected
+    assert plain_exchange(origin, _get("999")) == expected
+    origin.forget("never issued")  # forgetting an unknown token is harmless
+
+
+def test_without_a_token_or_session_the_origin_says_so() -> None:
+    """An origin with no session cannot answer a request without a token: a plain 500."""
+    assert plain_exchange(Origin(), _get(None)).endswith(
+        b"content-length: 31\r\n\r\nreplayproxy: no replay session\n"
+    )
