@@ -161,3 +161,12 @@ def test_the_matcher_compares_json_documents_not_bytes() -> None:
     assert isinstance(Matcher(rec).match(req(body={"a": 1, "ts": 9, "m": [1, 2]})), Miss)
     assert Matcher(rec).match(req(body=b"plain")) == Hit(1, 0)
     assert isinstance(Matcher(rec).match(req(body=b"plain ")), Miss)
+
+
+def test_blank_query_values_count_and_paths_are_shown_both_sides() -> None:
+    """``?stream=`` is a parameter (blank values are kept), so it differs from no query; a
+    path difference shows both paths."""
+    (q,) = diff_requests(req("https://h/p?stream="), req("https://h/p"))
+    assert (q.part, q.recorded, q.requested) == ("query", "stream=", "(none)")
+    (p,) = diff_requests(req("https://h/a"), req("https://h/b"))
+    assert (p.part, p.recorded, p.requested) == ("path", "/a", "/b")

@@ -208,3 +208,13 @@ def test_scale_rounds_to_whole_nanoseconds_and_refuses_negative_speed() -> None:
     assert str(info.value) == "speed must be >= 0"
     bare = Schedule(None, (), Finish(9, FinishKind.CLOSE))
     assert scale(bare, 3) == Schedule(None, (), Finish(3, FinishKind.CLOSE))
+
+
+def test_the_head_keeps_status_reason_and_headers_and_zero_stays_zero() -> None:
+    """from_interaction copies the head's status, reason and headers; offsets of 0 stay 0."""
+    resp = Response(429, "Too Many", headers=((b"retry-after", b"1"),), head_offset_ns=0)
+    s = from_interaction(Interaction(REQ, resp, Ending(EndKind.COMPLETE, 0)))
+    assert s.head == Head(0, 429, "Too Many", ((b"retry-after", b"1"),))
+    assert s.finish == Finish(0, FinishKind.COMPLETE)
+    refused = from_interaction(Interaction(REQ, None, Ending(EndKind.NO_RESPONSE, 0)))
+    assert refused == Schedule(None, (), Finish(0, FinishKind.CLOSE))
