@@ -169,15 +169,21 @@ def _prepare(group: str, where: Path) -> None:
     (where / "setup.cfg").write_text("\n".join(lines) + "\n")
 
 
-def run_group(group: str, workdir: Path, jobs: int, equivalent: set[str]) -> list[Result]:
-    """Run mutmut over ``group`` (a module, or ``dir/*``); one Result per module in it."""
+def run_group(
+    group: str, workdir: Path, jobs: int, equivalent: set[str], *, run: bool = True
+) -> list[Result]:
+    """Run mutmut over ``group`` (a module, or ``dir/*``); one Result per module in it.
+    With ``run=False``, only read the results of an earlier (maybe interrupted) run."""
     where = workdir / group.replace("/", "_").replace("*", "all").removesuffix(".py")
-    _prepare(group, where)
     mutmut = [sys.executable, "-m", "mutmut"]
-    with (where / "mutmut.log").open("w") as log:
-        subprocess.run(
-            [*mutmut, "run", "--max-children", str(jobs)], cwd=where, stdout=log, stderr=log
-        )
+    if run:
+        _prepare(group, where)
+        with (where / "mutmut.log").open("w") as log:
+            subprocess.run(
+                [*mutmut, "run", "--max-children", str(jobs)], cwd=where, stdout=log, stderr=log
+            )
+    elif not (where / "mutants").is_dir():
+        sys.exit(f"error: no earlier run of {group} in {where}")
     listing = subprocess.run(
         [*mutmut, "results", "--all", "true"], cwd=where, capture_output=True, text=True
     )
@@ -209,6 +215,9 @@ def main() -> None:
     parser.add_argument("--list", action="store_true", help="list modules and their tests")
     parser.add_argument("--jobs", type=int, default=1, help="mutants run at once (default 1)")
     parser.add_argument("--workdir", type=Path, default=ROOT / ".mutation")
+    parser.add_argument(
+        "--summary", action="store_true", help="only score an earlier run (e.g. an interrupted one)"
+    )
     args = parser.parse_args()
     if args.list:
         for module in modules():
@@ -230,7 +239,7 @@ def main() -> None:
     results: list[Result] = []
     print(f"{'module':32} {'mutants':>7} {'caught':>7} {'alive':>6} {'equiv':>6} {'score':>7}")
     for group in chosen:
-        for r in run_group(group, args.workdir, args.jobs, equivalent):
+        for r in run_group(group, args.workdir, args.jobs, equivalent, run=not args.summary):
             results.append(r)
             note = f"  ({r.unchecked} not run: interrupted)" if r.unchecked else ""
             print(
