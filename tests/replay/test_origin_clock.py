@@ -176,3 +176,81 @@ def test_without_a_token_or_session_the_origin_says_so() -> None:
     assert plain_exchange(Origin(), _get(None)).endswith(
         b"content-length: 31\r\n\r\nreplayproxy: no replay session\n"
     )
+
+
+def pipelined(origin: Origin, requests: list[bytes]) -> bytes:
+    """Send ``requests`` back to back on one connection, close our side, and return every
+    byte the origin sent until it closed (on the virtual-time loop)."""
+
+    async def main() -> bytes:
+        a, b = socket.socketpair()
+        sr, sw = await asyncio.open_connection(sock=b)
+        server = asyncio.create_task(origin._handle(sr, sw))
+        reader, writer = await asyncio.open_connection(sock=a)
+        writer.write(b"".join(requests))
+        writer.write_eof()
+        data = await reader.read()
+        writer.close()
+        await server
+        return data
+
+    return run_virtual(main, VirtualClock())
+
+
+def _request(method: str, token: str, body: bytes = b"", chunked: bool = False) -> bytes:
+    head = b"%s /v1 HTTP/1.1\r\nhost: x\r\n%s: %s\r\n" % (
+        method.encode(),
+        TOKEN_HEADER.encode(),
+        token.encode(),
+    )
+    if chunked:
+        return head + b"transfer-encoding: chunked\r\n\r\n" + body
+    return head + b"content-length: %d\r\n\r\n%s" % (len(body), body)
+
+
+def _answer(status: int, data: bytes = b"hi") -> Schedule:
+    return Schedule(
+        Head(0, status, "", ((b"content-length", b"2"), (b"x-a", b"1"))),
+        (Write(1 * MS, data),),
+        Finish(2 * MS, FinishKind.COMPLETE),
+    )
+
+
+def test_bodies_are_chunked_except_for_head_204_and_304() -> None:
+    """Responses carry the recorded headers minus framing, then `transfer-encoding: chunked`
+    and the chunks; a HEAD request and 204/304 responses get the head alone (and the next
+    response follows it directly on the connection)."""
+    origin = Origin()
+    cases = [("GET", 200), ("HEAD", 200), ("GET", 204), ("GET", 304), ("GET", 305)]
+    tokens = [origin.expect(_answer(status), method) for method, status in cases]
+    data = pipelined(origin, [_request(m, t) for (m, _), t in zip(cases, tokens, strict=True)])
+    chunked = b"x-a: 1\r\ntransfer-encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n"
+    assert data == (
+        b"HTTP/1.1 200 OK\r\n" + chunked
+        + b"HTTP/1.1 200 OK\r\nx-a: 1\r\n\r\n"
+        + b"HTTP/1.1 204 No Content\r\nx-a: 1\r\n\r\n"
+        + b"HTTP/1.1 304 Not Modified\r\nx-a: 1\r\n\r\n"
+        + b"HTTP/1.1 305 Use Proxy\r\n" + chunked
+    )  # fmt: skip
+
+
+def test_the_same_schedule_twice_and_tokens_kept_apart() -> None:
+    """One schedule object served twice (compiled once) sends the same bytes; outstanding
+    tokens each find their own schedule, whatever order they are used in."""
+    origin = Origin()
+    shared = _answer(200)
+    t1, t2 = origin.expect(shared, "GET"), origin.expect(shared, "GET")
+    t3 = origin.expect(_answer(200, b"yo"), "GET")
+    assert len({t1, t2, t3}) == 3
+    data = pipelined(origin, [_request("GET", t) for t in (t3, t1, t2)])
+    assert data.count(b"2\r\nhi\r\n") == 2 and data.index(b"2\r\nyo\r\n") < data.index(b"hi")
+
+
+def test_request_bodies_chunked_with_extensions_are_read_whole() -> None:
+    """A chunked request body (hex sizes, chunk extensions, trailers) is read to its end, so
+    the next request on the connection is read correctly."""
+    origin = Origin()
+    t1, t2 = origin.expect(_answer(200), "POST"), origin.expect(_answer(200, b"yo"), "GET")
+    body = b"a;name=value\r\n0123456789\r\n1A\r\n" + b"z" * 26 + b"\r\n0\r\nx-trailer: 1\r\n\r\n"
+    data = pipelined(origin, [_request("POST", t1, body, chunked=True), _request("GET", t2)])
+    assert data.count(b"HTTP/1.1 200 OK") == 2 and data.endswith(b"2\r\nyo\r\n0\r\n\r\n")
