@@ -68,6 +68,13 @@ CASES = {
         b"data: a\r", [("partial", "message", "a")]
     ),
     "part of a BOM, then the end": (b"\xef\xbb", [("partial", "message", "")]),
+    "a CR line inside a CRLF block": (b"data: a\rdata: b\r\n\r\n", [("event", "message", "a\nb")]),
+    "only blank lines end blocks (LF)": (
+        b"data: XX\nXXXX\nXXdata: y\n\n", [("event", "message", "XX")]
+    ),
+    "only blank lines end blocks (CRLF)": (
+        b"data: XX\r\nXXXX\r\nXX\r\n\r\n", [("event", "message", "XX")]
+    ),
 }  # fmt: skip
 
 
