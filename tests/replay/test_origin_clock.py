@@ -254,3 +254,32 @@ def test_request_bodies_chunked_with_extensions_are_read_whole() -> None:
     body = b"a;name=value\r\n0123456789\r\n1A\r\n" + b"z" * 26 + b"\r\n0\r\nx-trailer: 1\r\n\r\n"
     data = pipelined(origin, [_request("POST", t1, body, chunked=True), _request("GET", t2)])
     assert data.count(b"HTTP/1.1 200 OK") == 2 and data.endswith(b"2\r\nyo\r\n0\r\n\r\n")
+
+
+def test_a_plain_500_keeps_the_connection_for_the_next_request() -> None:
+    """After an unknown-token 500 the connection stays open: the next request is answered."""
+    origin = Origin()
+    token = origin.expect(_answer(200, b"ok"), "GET")
+    data = pipelined(origin, [_get("nope"), _request("GET", token)])
+    assert data.count(b"HTTP/1.1 500 ") == 1 and data.endswith(b"2\r\nok\r\n0\r\n\r\n")
+
+
+def test_two_chunk_extensions_are_skipped() -> None:
+    """A chunk size line with two extensions (`a;x=1;y=2`) still reads as size 0xa."""
+    origin = Origin()
+    t1, t2 = origin.expect(_answer(200), "POST"), origin.expect(_answer(200, b"yo"), "GET")
+    body = b"a;x=1;y=2\r\n0123456789\r\n0\r\n\r\n"
+    data = pipelined(origin, [_request("POST", t1, body, chunked=True), _request("GET", t2)])
+    assert data.endswith(b"2\r\nyo\r\n0\r\n\r\n")
+
+
+def test_the_compiled_schedule_cache_stays_bounded() -> None:
+    """Compiling more distinct schedules than the cache holds evicts the oldest: it never
+    grows past its bound, and every schedule still compiles to its own bytes."""
+    from replayproxy.engine import origin as origin_module
+
+    keep = [_answer(200, b"%02x" % (i % 256)) for i in range(origin_module._COMPILED_MAX + 50)]
+    for s in keep:
+        compiled = origin_module._compiled(s, "GET")
+        assert compiled.steps[1][1] == b"2\r\n%s\r\n" % s.writes[0].data
+        assert len(origin_module._COMPILED) <= origin_module._COMPILED_MAX
