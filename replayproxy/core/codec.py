@@ -319,7 +319,8 @@ def _header(data: bytes) -> tuple[int, tuple[tuple[str, str], ...], int]:
             f"not a replayproxy cassette (no {FORMAT_NAME!r} header)", offset=0
         )
     version = head.get("version")
-    if isinstance(version, bool) or not isinstance(version, int) or version not in _SPLITTERS:
+    # Exactly an int: True and 1.0 hash like 1, and a list is unhashable.
+    if type(version) is not int or version not in _SPLITTERS:
         readable = " and ".join(str(v) for v in READABLE_VERSIONS)
         shown = repr(version) if len(repr(version)) <= 40 else repr(version)[:37] + "..."
         raise CassetteVersionError(

@@ -29,6 +29,7 @@ The :class:`Matcher` keeps the "used" counts; it is not thread-safe (callers hol
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,12 +64,19 @@ def _is_redacted(value: object) -> bool:
     return isinstance(value, str) and is_redacted(value)
 
 
+# RFC 6901: "~" only escapes ("~0", "~1"); an array index is decimal without leading zeros.
+_BAD_TILDE = re.compile(r"~(?![01])")
+_INDEX = re.compile(r"0|[1-9][0-9]*")
+
+
 def parse_pointer(pointer: str) -> tuple[str, ...]:
     """Split an RFC 6901 JSON pointer (``/a/b~1c``) into its reference tokens."""
     if pointer == "":
         return ()
     if not pointer.startswith("/"):
         raise UsageError(f"JSON pointer must start with '/': {pointer!r}")
+    if _BAD_TILDE.search(pointer):
+        raise UsageError(f"JSON pointer has '~' not followed by 0 or 1: {pointer!r}")
     return tuple(t.replace("~1", "/").replace("~0", "~") for t in pointer[1:].split("/"))
 
 
@@ -142,7 +150,7 @@ def _drop(doc: Any, tokens: tuple[str, ...]) -> Any:
         else:
             del out[head]
         return out
-    if isinstance(doc, list) and head.isdigit() and int(head) < len(doc):
+    if isinstance(doc, list) and _INDEX.fullmatch(head) and int(head) < len(doc):
         items = list(doc)
         if rest:
             items[int(head)] = _drop(items[int(head)], rest)

@@ -16,6 +16,7 @@ from replayproxy.core.schedule import (
     from_interaction,
     instant_body,
     scale,
+    to_interaction,
 )
 
 MS = 1_000_000
@@ -126,3 +127,94 @@ def test_instant_body_only_when_nothing_is_timed_or_split() -> None:
     assert instant_body(_instant((Write(0, b"a"),), Finish(0, FinishKind.RESET))) is None
     assert instant_body(_instant((Write(0, b"a"),), Finish(0, FinishKind.HANG))) is None
     assert instant_body(Schedule(None, (), Finish(0, FinishKind.CLOSE))) is None
+
+
+def test_written_back_ending_follows_the_finish() -> None:
+    """to_interaction: an unchanged finish keeps the recorded ending exactly; a moved finish
+    of the same kind keeps kind and message at the new time; another kind becomes the ending
+    it stands for, without the old message."""
+    resp = Response(200, "OK", "HTTP/2.0", (), 5 * MS, (Frame(6 * MS, b"a"),))
+    x = Interaction(REQ, resp, Ending(EndKind.INCOMPLETE, 9 * MS, "peer closed"))
+    s = from_interaction(x)
+    assert to_interaction(s, x).end == x.end
+    moved = Schedule(s.head, s.writes, Finish(12 * MS, FinishKind.CLOSE))
+    assert to_interaction(moved, x).end == Ending(EndKind.INCOMPLETE, 12 * MS, "peer closed")
+    expected = {
+        FinishKind.COMPLETE: EndKind.COMPLETE,
+        FinishKind.RESET: EndKind.RESET,
+        FinishKind.HANG: EndKind.HANG,
+    }
+    for kind, end in expected.items():
+        other = Schedule(s.head, s.writes, Finish(9 * MS, kind))
+        assert to_interaction(other, x).end == Ending(end, 9 * MS, "")
+    gone = Interaction(REQ, resp, Ending(EndKind.CLIENT_GONE, 9 * MS, "client left"))
+    moved = Schedule(s.head, s.writes, Finish(10 * MS, FinishKind.CLOSE))
+    assert to_interaction(moved, gone).end == Ending(EndKind.CLIENT_GONE, 10 * MS, "client left")
+
+
+def test_written_back_response_takes_head_writes_and_version() -> None:
+    """The head and writes become the response (HTTP version from the original, HTTP/1.1 when
+    it had none); no head means no response."""
+    x = Interaction(REQ, None, Ending(EndKind.NO_RESPONSE, 3 * MS, "refused"))
+    head = Head(2 * MS, 201, "Created", ((b"a", b"b"),))
+    s = Schedule(
+        head, (Write(4 * MS, b"x"), Write(4 * MS, b"y")), Finish(5 * MS, FinishKind.COMPLETE)
+    )
+    y = to_interaction(s, x)
+    assert y.response == Response(
+        201,
+        "Created",
+        "HTTP/1.1",
+        ((b"a", b"b"),),
+        2 * MS,
+        (Frame(4 * MS, b"x"), Frame(4 * MS, b"y")),
+    )
+    assert y.request == x.request and y.end == Ending(EndKind.COMPLETE, 5 * MS, "")
+    h2 = Interaction(REQ, Response(200, "OK", "HTTP/2.0"), Ending(EndKind.COMPLETE, 0))
+    assert to_interaction(s, h2).response.http_version == "HTTP/2.0"  # type: ignore[union-attr]
+    none = Schedule(None, (), Finish(7 * MS, FinishKind.CLOSE))
+    gone = to_interaction(none, h2)
+    assert gone.response is None and gone.end == Ending(EndKind.INCOMPLETE, 7 * MS, "")
+
+
+@pytest.mark.parametrize(
+    ("head_at", "writes", "finish"),
+    [
+        (1, (), Finish(0, FinishKind.COMPLETE)),
+        (0, (Write(1, b"a"),), Finish(1, FinishKind.COMPLETE)),
+        (0, (), Finish(1, FinishKind.COMPLETE)),
+        (0, (), Finish(0, FinishKind.CLOSE)),
+        (0, (Write(0, b"a"),), Finish(0, FinishKind.RESET)),
+    ],
+)
+def test_instant_body_refuses_anything_timed_or_unclean(
+    head_at: int, writes: tuple[Write, ...], finish: Finish
+) -> None:
+    """A head, write or finish not at 0, or a finish other than a clean end: no instant body."""
+    s = Schedule(Head(head_at, 200, "OK", ()), writes, finish)
+    assert instant_body(s) is None
+    assert instant_body(Schedule(None, (), Finish(0, FinishKind.COMPLETE))) is None
+
+
+def test_scale_rounds_to_whole_nanoseconds_and_refuses_negative_speed() -> None:
+    """Offsets divided by the speed are rounded to the nearest nanosecond; speed < 0 is an
+    error; speed 1 changes nothing."""
+    s = Schedule(Head(3, 200, "OK", ()), (Write(10, b"a"),), Finish(11, FinishKind.COMPLETE))
+    assert scale(s, 1) == s
+    t = scale(s, 3)
+    assert (t.head.at_ns, t.writes[0].at_ns, t.finish.at_ns) == (1, 3, 4)  # type: ignore[union-attr]
+    with pytest.raises(ValueError) as info:
+        scale(s, -0.5)
+    assert str(info.value) == "speed must be >= 0"
+    bare = Schedule(None, (), Finish(9, FinishKind.CLOSE))
+    assert scale(bare, 3) == Schedule(None, (), Finish(3, FinishKind.CLOSE))
+
+
+def test_the_head_keeps_status_reason_and_headers_and_zero_stays_zero() -> None:
+    """from_interaction copies the head's status, reason and headers; offsets of 0 stay 0."""
+    resp = Response(429, "Too Many", headers=((b"retry-after", b"1"),), head_offset_ns=0)
+    s = from_interaction(Interaction(REQ, resp, Ending(EndKind.COMPLETE, 0)))
+    assert s.head == Head(0, 429, "Too Many", ((b"retry-after", b"1"),))
+    assert s.finish == Finish(0, FinishKind.COMPLETE)
+    refused = from_interaction(Interaction(REQ, None, Ending(EndKind.NO_RESPONSE, 0)))
+    assert refused == Schedule(None, (), Finish(0, FinishKind.CLOSE))

@@ -20,11 +20,12 @@ as always.
 
 How a flow is recorded (hooks run on mitmproxy's event loop):
 
-- ``request``: ``t0 = time.monotonic_ns()``, the wall-clock ``recorded_at`` and the request as
-  the client sent it (later addons or mitmproxy may rewrite ``flow.request``). This hook is
-  the last step before mitmproxy (connects if it must and) sends the request upstream, so
-  every offset in the cassette is "nanoseconds since the request was sent upstream"; the head
-  offset (TTFB) includes connection setup when the connection was new, as a client sees it.
+- ``request``: ``t0 = clock()`` (``time.monotonic_ns`` unless a test passes another), the
+  wall-clock ``recorded_at`` and the request as the client sent it (later addons or mitmproxy
+  may rewrite ``flow.request``). This hook is the last step before mitmproxy (connects if it
+  must and) sends the request upstream, so every offset in the cassette is "nanoseconds since
+  the request was sent upstream"; the head offset (TTFB) includes connection setup when the
+  connection was new, as a client sees it.
 - ``responseheaders``: the head's offset; then ``flow.response.stream = tap``. mitmproxy
   calls the tap once per received chunk (HTTP/1 ``Data`` / HTTP/2 ``DATA``); it stamps the
   chunk and returns it unchanged, so the client gets every event as it arrives. The tap is
@@ -104,7 +105,8 @@ class Recorder:
     """mitmproxy addon recording every flow to ``replayproxy_record``.
 
     ``on_record`` (optional) is called on the proxy thread with each interaction written,
-    e.g. to count them or print progress.
+    e.g. to count them or print progress. ``clock`` (monotonic nanoseconds) stamps the head,
+    the frames and the ending; tests pass a fake one to check offsets exactly.
     """
 
     def __init__(
@@ -112,9 +114,11 @@ class Recorder:
         on_record: Callable[[Interaction], None] | None = None,
         *,
         sink: RecordSink | None = None,
+        clock: Callable[[], int] = time.monotonic_ns,
     ) -> None:
         self.on_record = on_record
         self.sink = sink
+        self._clock = clock
         self.writer: CassetteWriter | None = None
         self.redactor = Redactor()
         self.count = 0
@@ -246,14 +250,14 @@ class Recorder:
         if (self.writer is None) if self.sink is None else not self.sink.wants(flow):
             return
         self._flows[flow.id] = _InFlight(
-            flow, t0=time.monotonic_ns(), recorded_at=time.time(), request=request_of(flow.request)
+            flow, t0=self._clock(), recorded_at=time.time(), request=request_of(flow.request)
         )
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         state = self._flows.get(flow.id)
         if state is None or flow.response is None:
             return
-        now = time.monotonic_ns()
+        now = self._clock()
         response = flow.response
         state.head = ResponseHead(
             status=response.status_code,
@@ -262,11 +266,11 @@ class Recorder:
             headers=tuple((bytes(k), bytes(v)) for k, v in response.headers.fields),
             offset_ns=now - state.t0,
         )
-        frames, t0 = state.frames, state.t0
+        frames, t0, clock = state.frames, state.t0, self._clock
 
         def tap(chunk: bytes) -> bytes:
             if chunk:
-                frames.append((time.monotonic_ns() - t0, chunk))
+                frames.append((clock() - t0, chunk))
             return chunk
 
         response.stream = tap
@@ -281,7 +285,7 @@ class Recorder:
         state = self._flows.pop(flow.id, None)
         if state is None:
             return
-        now = time.monotonic_ns() - state.t0
+        now = self._clock() - state.t0
         if state.head is None and flow.response is not None:
             # A response made without an upstream head (e.g. set by another addon).
             state.head = _head_of(flow.response, now)
@@ -293,7 +297,7 @@ class Recorder:
         state = self._flows.get(flow.id)
         if state is None or state.websocket is None or flow.websocket is None:
             return
-        message = ws_record.message_of(flow.websocket.messages[-1], time.monotonic_ns() - state.t0)
+        message = ws_record.message_of(flow.websocket.messages[-1], self._clock() - state.t0)
         if message is not None:
             state.websocket.append(message)
 
@@ -301,7 +305,7 @@ class Recorder:
         state = self._flows.pop(flow.id, None)
         if state is None or state.websocket is None or flow.websocket is None:
             return
-        now = time.monotonic_ns() - state.t0
+        now = self._clock() - state.t0
         self._write(
             flow, state, Ending(EndKind.COMPLETE, now), ws_record.close_of(flow.websocket, now)
         )
@@ -310,7 +314,7 @@ class Recorder:
         state = self._flows.pop(flow.id, None)
         if state is None:
             return
-        now = time.monotonic_ns() - state.t0
+        now = self._clock() - state.t0
         if state.websocket is not None:
             close = WsClose(now, WsCloseKind.DROPPED, None, "", None)
             self._write(flow, state, Ending(EndKind.COMPLETE, now), close)
@@ -356,7 +360,7 @@ class Recorder:
         # Shutdown with responses still streaming: keep what arrived, marked as cut short.
         for flow_id in list(self._flows):
             state = self._flows.pop(flow_id)
-            now = time.monotonic_ns() - state.t0
+            now = self._clock() - state.t0
             message = "recording stopped before the response ended"
             logger.warning("%s: %s", message, self.redactor.url(state.flow.request.pretty_url))
             if state.websocket is not None:  # the session was still open

@@ -1,0 +1,267 @@
+"""Mutation testing of the core and the engine with mutmut: the score per module.
+
+Not part of CI (a full run takes hours on 2 cores). Each module runs in its own scratch copy of
+the repository (``--workdir``, default ``.mutation/``) with a restricted, fast test selection
+(the ``TESTS`` table below), so the worktree is never modified. mutmut maps every mutant to
+the tests that execute its function and runs only those.
+
+    pip install mutmut==3.8.1
+    python scripts/mutation.py core/sse.py core/matching.py   # some modules
+    python scripts/mutation.py --all                          # core/ and engine/
+    python scripts/mutation.py --list                         # modules and their tests
+
+Score = (killed + timed out) / (mutants - equivalent). A mutant no selected test reaches
+counts as a survivor. Survivors judged equivalent (no test could tell them from the code) are
+listed with the reason in ``scripts/mutation-equivalent.txt``; survivors not listed there are
+written to ``WORKDIR/survivors.txt``. See docs/mutation.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "replayproxy"
+EQUIVALENT = ROOT / "scripts" / "mutation-equivalent.txt"
+
+_CHECK = ["tests/core/test_check_rules.py", "tests/check/test_rules_both_ways.py"]
+_FAULTS = [
+    "tests/core/test_faults_plan.py",
+    "tests/core/test_faults_spec.py",
+    "tests/core/test_faults_properties.py",
+]
+
+# Module (relative to replayproxy/) -> the tests that run against its mutants: the unit tests
+# of the module, not the end-to-end ones (those would cost minutes per mutant).
+TESTS: dict[str, list[str]] = {
+    "core/sse.py": ["tests/core/test_sse.py", "tests/core/test_sse_spec_edges.py"],
+    "core/matching.py": [
+        "tests/core/test_matching.py",
+        "tests/core/test_matching_pointers.py",
+        "tests/core/test_matching_messages.py",
+    ],
+    "core/schedule.py": ["tests/core/test_schedule.py", *_FAULTS],
+    "core/codec.py": ["tests/core/test_codec.py", "tests/core/test_codec_versions.py"],
+    "core/eventstream.py": [
+        "tests/core/test_eventstream.py",
+        "tests/core/test_eventstream_headers.py",
+    ],
+    "core/textload.py": ["tests/core/test_textform.py", "tests/core/test_textload_escapes.py"],
+    "core/textform.py": ["tests/core/test_textform.py"],
+    "core/edit.py": ["tests/core/test_edit.py", "tests/core/test_edit_redact_json.py"],
+    "core/redact.py": ["tests/core/test_redact.py"],
+    "core/recording.py": ["tests/record/test_recorder_clock.py"],
+    "core/events.py": ["tests/core/test_events.py"],
+    "core/diff.py": ["tests/core/test_diff.py"],
+    "core/plot.py": ["tests/core/test_plot.py"],
+    "core/faults/*": _FAULTS,
+    "core/check/*": [*_CHECK, "tests/core/test_check_detect.py"],
+    "engine/origin.py": ["tests/replay/test_origin_clock.py", "tests/replay/test_origin.py"],
+    "engine/session.py": ["tests/replay/test_origin.py"],
+    "engine/server.py": ["tests/replay/test_origin.py"],
+    "engine/sockets.py": ["tests/replay/test_origin.py"],
+}
+DEFAULT_TESTS = {"core": ["tests/core"], "engine": ["tests/replay/test_origin.py"]}
+
+
+def modules() -> list[str]:
+    """Every module of core/ and engine/ that has code to mutate."""
+    found = []
+    for area in ("core", "engine"):
+        for path in sorted((PACKAGE / area).rglob("*.py")):
+            if "def " not in path.read_text():
+                continue  # nothing mutmut mutates (it mutates inside functions)
+            found.append(path.relative_to(PACKAGE).as_posix())
+    return found
+
+
+def groups() -> list[str]:
+    """What --all runs: each module, but a ``dir/*`` of the TESTS table as one mutmut run."""
+    globs = [p for p in TESTS if p.endswith("/*")]
+    out = [m for m in modules() if not any(m.startswith(g[:-1]) for g in globs)]
+    return out + globs
+
+
+def tests_for(module: str) -> list[str]:
+    if module in TESTS:
+        return TESTS[module]
+    for pattern, tests in TESTS.items():
+        if pattern.endswith("/*") and module.startswith(pattern[:-1]):
+            return tests
+    return DEFAULT_TESTS[module.split("/", 1)[0]]
+
+
+@dataclass
+class Result:
+    module: str
+    caught: int = 0  # killed, timed out or crashed
+    survived: list[str] = field(default_factory=list)  # survived, no test reached it, suspicious
+    equivalent: list[str] = field(default_factory=list)
+    unchecked: int = 0  # the run was interrupted before it
+
+    @property
+    def total(self) -> int:
+        return self.caught + len(self.survived) + len(self.equivalent)
+
+    @property
+    def score(self) -> float:
+        counted = self.caught + len(self.survived)
+        return 100.0 * self.caught / counted if counted else 100.0
+
+
+_CAUGHT = {"killed", "timeout", "segfault", "caught by type check"}
+_ALIVE = {"survived", "no tests", "suspicious"}
+_NAME = re.compile(r"^(?P<module>[\w.]+?)\.x(?:_|\u01c1)")
+
+
+# A killed mutant needs one failing example, not the smallest: shrinking it would cost up to
+# minutes per mutant. Appended to the scratch copy's tests/conftest.py only.
+_PROFILE = """
+
+from hypothesis import Phase as _Phase
+from hypothesis import settings as _settings
+
+_settings.register_profile(
+    "mutation", phases=[_Phase.explicit, _Phase.reuse, _Phase.generate], deadline=None
+)
+"""
+
+
+def _equivalents() -> set[str]:
+    if not EQUIVALENT.exists():
+        return set()
+    names = set()
+    for line in EQUIVALENT.read_text().splitlines():
+        name = line.split("#", 1)[0].strip()
+        if name:
+            names.add(name)
+    return names
+
+
+def _prepare(group: str, where: Path) -> None:
+    if where.exists():
+        shutil.rmtree(where)
+    where.mkdir(parents=True)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis")
+    shutil.copytree(PACKAGE, where / "replayproxy", ignore=ignore)
+    shutil.copytree(ROOT / "tests", where / "tests", ignore=ignore)
+    shutil.copy(ROOT / "pyproject.toml", where / "pyproject.toml")
+    with (where / "tests" / "conftest.py").open("a") as conftest:
+        conftest.write(_PROFILE)
+    lines = [
+        "[mutmut]",
+        "source_paths = replayproxy",
+        f"only_mutate = replayproxy/{group}",
+        "pytest_add_cli_args_test_selection =",
+        *(f"    {t}" for t in tests_for(group)),
+        "pytest_add_cli_args =",
+        "    -p",
+        "    no:cacheprovider",
+        "    -q",
+        "    --hypothesis-profile=mutation",
+    ]
+    (where / "setup.cfg").write_text("\n".join(lines) + "\n")
+
+
+def run_group(
+    group: str, workdir: Path, jobs: int, equivalent: set[str], *, run: bool = True
+) -> list[Result]:
+    """Run mutmut over ``group`` (a module, or ``dir/*``); one Result per module in it.
+    With ``run=False``, only read the results of an earlier (maybe interrupted) run."""
+    where = workdir / group.replace("/", "_").replace("*", "all").removesuffix(".py")
+    mutmut = [sys.executable, "-m", "mutmut"]
+    if run:
+        _prepare(group, where)
+        with (where / "mutmut.log").open("w") as log:
+            subprocess.run(
+                [*mutmut, "run", "--max-children", str(jobs)], cwd=where, stdout=log, stderr=log
+            )
+    elif not (where / "mutants").is_dir():
+        sys.exit(f"error: no earlier run of {group} in {where}")
+    listing = subprocess.run(
+        [*mutmut, "results", "--all", "true"], cwd=where, capture_output=True, text=True
+    )
+    results: dict[str, Result] = {}
+    for line in listing.stdout.splitlines():
+        name, sep, status = line.strip().rpartition(": ")
+        m = _NAME.match(name)
+        if not sep or m is None:
+            continue
+        module = m["module"].removeprefix("replayproxy.").replace(".", "/") + ".py"
+        r = results.setdefault(module, Result(module))
+        if status in _CAUGHT:
+            r.caught += 1
+        elif status in _ALIVE:
+            (r.equivalent if name in equivalent else r.survived).append(name)
+        else:
+            r.unchecked += 1
+    if not results:
+        sys.exit(f"error: mutmut produced no mutants for {group}; see {where / 'mutmut.log'}")
+    return [results[k] for k in sorted(results)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
+    parser.add_argument(
+        "modules", nargs="*", help="e.g. core/sse.py or core/faults/* (under replayproxy/)"
+    )
+    parser.add_argument("--all", action="store_true", help="every module of core/ and engine/")
+    parser.add_argument("--list", action="store_true", help="list modules and their tests")
+    parser.add_argument("--jobs", type=int, default=1, help="mutants run at once (default 1)")
+    parser.add_argument("--workdir", type=Path, default=ROOT / ".mutation")
+    parser.add_argument(
+        "--summary", action="store_true", help="only score an earlier run (e.g. an interrupted one)"
+    )
+    args = parser.parse_args()
+    if args.list:
+        for module in modules():
+            print(f"{module:32} {' '.join(tests_for(module))}")
+        return
+    chosen = groups() if args.all else [m.removeprefix("replayproxy/") for m in args.modules]
+    if not chosen:
+        parser.error("name modules (e.g. core/sse.py) or pass --all")
+    unknown = [
+        m for m in chosen if not any(PACKAGE.glob(m)) or not m.startswith(("core/", "engine/"))
+    ]
+    if unknown:
+        parser.error(f"no such module under replayproxy/: {', '.join(unknown)}")
+    try:
+        import mutmut  # noqa: F401
+    except ImportError:
+        sys.exit("error: mutmut is not installed here: pip install mutmut==3.8.1")
+    equivalent = _equivalents()
+    results: list[Result] = []
+    print(f"{'module':32} {'mutants':>7} {'caught':>7} {'alive':>6} {'equiv':>6} {'score':>7}")
+    for group in chosen:
+        for r in run_group(group, args.workdir, args.jobs, equivalent, run=not args.summary):
+            results.append(r)
+            note = f"  ({r.unchecked} not run: interrupted)" if r.unchecked else ""
+            print(
+                f"{r.module:32} {r.total:7} {r.caught:7} {len(r.survived):6} "
+                f"{len(r.equivalent):6} {r.score:6.1f}%{note}",
+                flush=True,
+            )
+    caught = sum(r.caught for r in results)
+    counted = caught + sum(len(r.survived) for r in results)
+    overall = 100.0 * caught / counted if counted else 100.0
+    equiv = sum(len(r.equivalent) for r in results)
+    total = sum(r.total for r in results)
+    print(f"{'overall':32} {total:7} {caught:7} {counted - caught:6} {equiv:6} {overall:6.1f}%")
+    survivors = [f"{r.module}: {name}" for r in results for name in r.survived]
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    (args.workdir / "survivors.txt").write_text("".join(f"{s}\n" for s in survivors))
+    if survivors:
+        print(
+            f"{len(survivors)} surviving mutants listed in {args.workdir / 'survivors.txt'}; "
+            "see one with: cd WORKDIR/GROUP && mutmut show NAME"
+        )
+
+
+if __name__ == "__main__":
+    main()
