@@ -106,13 +106,14 @@ def test_openai_chat_content_after_finish_reason() -> None:
 
 
 def test_openai_chat_usage_chunk_missing_and_not_last() -> None:
-    """include_usage without a usage chunk is reported at the end; a chunk after the usage
-    chunk is reported at that chunk."""
+    """include_usage without a usage chunk is reported at the end (usage-chunk); a chunk with
+    choices after the usage-only chunk is reported at that chunk (usage-order)."""
     items = objs(CHAT)
     assert items[-1]["usage"] and not items[-1]["choices"]
     assert found(CHAT, frames(CHAT, items[:-1]), "openai.chat.usage-chunk") == [None]
     moved = [*items[:-2], items[-1], items[-2]]
-    assert found(CHAT, frames(CHAT, moved), "openai.chat.usage-chunk") == [len(items) - 1]
+    assert found(CHAT, frames(CHAT, moved), "openai.chat.usage-order") == [len(items) - 1]
+    assert found(CHAT, frames(CHAT, moved), "openai.chat.usage-chunk") == []
 
 
 # --- Gemini: finishReason missing, and a candidate going on after it ------------------------

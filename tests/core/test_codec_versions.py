@@ -16,7 +16,7 @@ def _header(version: Any) -> bytes:
     return msgpack.packb({"format": codec.FORMAT_NAME, "version": version, "meta": {}})
 
 
-@pytest.mark.parametrize("version", [0, -1, 2, None, "1", True, 1.0, [1]])
+@pytest.mark.parametrize("version", [0, -1, 3, None, "1", True, 1.0, [1]])
 def test_a_version_without_a_decoder_is_a_version_error(version: Any) -> None:
     """Version 0, a negative one, a future one, None, "1", true, 1.0 or a list: one clear
     CassetteVersionError naming it, never a KeyError or a cassette decoded as version 1."""

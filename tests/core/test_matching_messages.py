@@ -34,35 +34,46 @@ def recorded(*requests: Request) -> list[Interaction]:
 def test_each_kind_of_miss_explained_word_for_word() -> None:
     """Empty cassette, used up, differing, and cannot-serve misses: exact text, both forms."""
     empty = Matcher([]).match(req())
-    assert empty == Miss("POST /v1/chat?b=2&a=1", None, ())
+    assert empty == Miss("POST /v1/chat?b=2&a=1", None, (), host="api.example.test")
     assert empty.explain() == (
-        "replayproxy: no recorded interaction matches POST /v1/chat?b=2&a=1\n"
+        "replayproxy: no recorded interaction matches POST /v1/chat?b=2&a=1 "
+        "(host api.example.test)\n"
         "the cassette holds no interactions"
     )
-    assert empty.one_line() == "unmatched POST /v1/chat?b=2&a=1: the cassette is empty"
+    assert empty.one_line() == (
+        "unmatched POST /v1/chat?b=2&a=1 (host api.example.test): the cassette is empty"
+    )
 
     m = Matcher(recorded(req(body={"n": 1})))
     assert m.match(req(body={"n": 1})) == Hit(0, 0)
     used = m.match(req(body={"n": 1}))
-    assert used == Miss("POST /v1/chat?b=2&a=1", 0, (), used_up=True)
+    assert used == Miss("POST /v1/chat?b=2&a=1", 0, (), used_up=True, host="api.example.test")
     assert used.explain().splitlines()[1] == (
         "it matches recorded interaction #0, but every matching interaction was already "
-        "replayed (pass --allow-repeats to serve the last again)"
+        "replayed: each recording is served once per run (restart replayproxy, or pass "
+        "--allow-repeats to serve the last again)"
     )
-    assert used.one_line() == "unmatched POST /v1/chat?b=2&a=1: #0 matches but was used up"
+    assert used.one_line() == (
+        "unmatched POST /v1/chat?b=2&a=1 (host api.example.test): #0 matches but was used up "
+        "(restart, or --allow-repeats)"
+    )
 
     differs = Matcher(recorded(req(body={"n": 1}))).match(req(URL + "&c=3", {"n": 2}, "PUT"))
     assert differs.explain() == (
-        "replayproxy: no recorded interaction matches PUT /v1/chat?b=2&a=1&c=3\n"
-        "closest recorded interaction: #0, which differs in\n"
+        "replayproxy: no recorded interaction matches PUT /v1/chat?b=2&a=1&c=3 "
+        "(host api.example.test)\n"
+        "closest recorded interaction: #0, which differs in 3 places:\n"
         "  method: recorded POST, requested PUT\n"
-        "  query: recorded a=1&b=2, requested a=1&b=2&c=3\n"
-        "  body at /n: recorded 1, requested 2"
+        "  query: recorded (none), requested c=3\n"
+        "  body at /n: recorded 1, requested 2\n"
+        "these options clear the other differences: --ignore-query c --ignore-body-field /n\n"
+        "no option makes a different method match: record this request "
+        "(replayproxy record --append CASSETTE)"
     )
     assert differs.one_line() == (
-        "unmatched PUT /v1/chat?b=2&a=1&c=3: nearest #0 differs in method: recorded POST, "
-        "requested PUT; query: recorded a=1&b=2, requested a=1&b=2&c=3; "
-        "body at /n: recorded 1, requested 2"
+        "unmatched PUT /v1/chat?b=2&a=1&c=3 (host api.example.test): nearest #0 differs in "
+        "method: recorded POST, requested PUT; query: recorded (none), requested c=3; "
+        "body at /n: recorded 1, requested 2 (add --ignore-query c --ignore-body-field /n)"
     )
 
     cannot = Miss("GET /x", 3, (), reason="the fault needs an SSE body")

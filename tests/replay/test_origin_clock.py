@@ -273,13 +273,14 @@ def test_two_chunk_extensions_are_skipped() -> None:
     assert data.endswith(b"2\r\nyo\r\n0\r\n\r\n")
 
 
-def test_the_compiled_schedule_cache_stays_bounded() -> None:
-    """Compiling more distinct schedules than the cache holds evicts the oldest: it never
-    grows past its bound, and every schedule still compiles to its own bytes."""
-    from replayproxy.engine import origin as origin_module
+def test_the_compiled_schedule_cache_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Framing more distinct schedules than the cache holds evicts the oldest: it never grows
+    past its byte bound, and every schedule still frames to its own bytes."""
+    from replayproxy.engine import framing
 
-    keep = [_answer(200, b"%02x" % (i % 256)) for i in range(origin_module._COMPILED_MAX + 50)]
+    monkeypatch.setattr(framing, "CACHE_BYTES", 4096)
+    keep = [_answer(200, b"%02x" % (i % 256)) for i in range(300)]
     for s in keep:
-        compiled = origin_module._compiled(s, "GET")
-        assert compiled.steps[1][1] == b"2\r\n%s\r\n" % s.writes[0].data
-        assert len(origin_module._COMPILED) <= origin_module._COMPILED_MAX
+        steps = tuple(framing.writes_for(s, "GET"))
+        assert steps[1][1] == b"2\r\n%s\r\n" % s.writes[0].data
+        assert framing._cached_bytes <= 4096
