@@ -56,6 +56,7 @@ from replayproxy.engine.failsafe import (
     failure_response,
 )
 from replayproxy.engine.framing import head_bytes, wire_headers, writes_for
+from replayproxy.engine.memory import ReleaseAfterBigBodies
 from replayproxy.engine.session import Passthrough, ReplaySession, unmatched_response
 from replayproxy.engine.sockets import reset_after_drain
 from replayproxy.engine.websocket import WsServe, serve_websocket
@@ -197,6 +198,7 @@ class Origin:
         self._expected: dict[str, tuple[Schedule, str, float | None, WsServe | None]] = {}
         self._tokens = itertools.count(1)
         self._tasks: set[asyncio.Task[None]] = set()
+        self._memory = ReleaseAfterBigBodies()
 
     @property
     def url(self) -> str:
@@ -274,6 +276,7 @@ class Origin:
                 received = reader.received_at if isinstance(reader, _StampedReader) else now
                 t0 = max(ready, min(received, now))
                 keep_alive = await self._respond(request, t0, reader, writer)
+                self._memory.seen(len(request.body))
                 if (request.header("connection") or "").lower() == "close":
                     keep_alive = False
         except ConnectionError:

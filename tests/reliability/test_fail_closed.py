@@ -23,9 +23,11 @@ from replayproxy.core import faults as faults_mod
 from replayproxy.core.matching import Matcher
 from replayproxy.core.model import Cassette
 from replayproxy.engine import origin as origin_mod
+from replayproxy.engine import session as session_mod
 from replayproxy.engine.failsafe import ERROR_HEADER
 from replayproxy.engine.server import ReplayServer
 from replayproxy.engine.session import ReplaySession
+from replayproxy.errors import CassetteFormatError
 from replayproxy.mitm.addons.replayer import Replayer
 from replayproxy.mitm.embedded import EmbeddedProxy
 from tests.reliability.upstream import FakeUpstream
@@ -108,7 +110,7 @@ def test_a_raising_matcher_answers_500_through_mitmproxy(
     _assert_explained(r, "Planted: planted bug")
     assert f"replay failed for POST {PATH}" in r.text
     assert session.summary().errors == 1
-    assert "1 replay errors" in session.summary().line()
+    assert "1 replay error" in session.summary().line()
     assert target.upstream.connections == 0
 
 
@@ -167,11 +169,17 @@ def test_a_json_body_nested_1000_deep_never_reaches_the_upstream(target: Target)
     "fault", ["stall:for=1e300", "ttfb:delay=1e300", "stall:time=1e300", "split:bytes=1,gap=1e300"]
 )
 def test_a_stored_fault_of_1e300_seconds_never_reaches_the_upstream(
-    target: Target, fault: str
+    target: Target, fault: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A stored fault whose duration overflows is refused with a 500 naming it."""
+    """A stored fault whose duration overflows stops replay before it starts, naming the
+    interaction; and should that check ever be skipped (a bug), the request is still refused
+    with a 500 naming the fault, never forwarded."""
     it = interaction([b"data: 1\n\n"])
-    session = target.serve(cassette(type(it)(it.request, it.response, it.end, faults=(fault,))))
+    bad = cassette(type(it)(it.request, it.response, it.end, faults=(fault,)))
+    with pytest.raises(CassetteFormatError, match=r"interaction 0 .*stored fault"):
+        ReplaySession(bad)
+    monkeypatch.setattr(session_mod, "check_stored_faults", lambda *a, **k: None)
+    session = target.serve(bad)
     r = target.post()
     assert r.status_code == 500 and "REAL UPSTREAM" not in r.text
     assert "at most" in r.text, r.text
@@ -254,7 +262,7 @@ def test_replay_command_exits_non_zero_with_one_stderr_line(
     assert done.stdout.splitlines()[-1] == "500 1"
     errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
     assert errors == [f"error: replay failed for POST {PATH}: RuntimeError: planted bug"]
-    assert "0 interactions served, 0 unmatched requests, 1 replay errors" in done.stderr
+    assert "0 interactions served, 0 unmatched requests, 1 replay error," in done.stderr
     assert "Traceback" not in done.stderr
     assert SECRET not in done.stderr + done.stdout
     assert upstream.connections == 0

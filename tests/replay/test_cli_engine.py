@@ -74,8 +74,8 @@ def test_base_url_mode_gives_the_command_the_same_environment(chat: Path, tmp_pa
     assert lines[4] == f"URL {url}"
     assert lines[5] == "200 'data: 1\\n\\ndata: 2\\n\\n'"
     assert done.stderr.strip().splitlines()[-1] == (
-        "replayproxy: 1 interactions served, 0 unmatched requests, "
-        "0 of 1 recorded interactions never used"
+        "replayproxy: 1 interaction served, 0 unmatched requests, "
+        "0 of 1 recorded interaction never used"
     )
     assert not confdir.exists()
 

@@ -110,7 +110,7 @@ def test_openai_sdk_realtime_replays_identically_through_the_proxy(
     replayed = openai_session(base)
     assert events(replayed) == events(original)
     assert_paced(timing_errors(cassette, replayed))
-    assert session.summary().line().startswith("replayproxy: 1 interactions served, 0 unmatched")
+    assert session.summary().line().startswith("replayproxy: 1 interaction served, 0 unmatched")
 
 
 def test_openai_sdk_realtime_replays_directly(recorded: tuple[Path, Received]) -> None:
@@ -198,4 +198,4 @@ def test_replayproxy_replay_cli_serves_the_sdk(
     assert proc.returncode == 0, proc.stderr
     replayed = json.loads(proc.stdout.strip().splitlines()[-1])
     assert [e for _, e in replayed] == events(original)
-    assert "1 interactions served, 0 unmatched" in proc.stderr
+    assert "1 interaction served, 0 unmatched" in proc.stderr

@@ -44,7 +44,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import gc
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -60,6 +59,7 @@ from replayproxy.core.model import Interaction
 from replayproxy.core.options import REPLAY_OPTIONS, Kind, settings_from
 from replayproxy.core.schedule import FinishKind, Head, instant_body
 from replayproxy.engine.failsafe import ReplayFailure, describe, failure_of, failure_response
+from replayproxy.engine.memory import ReleaseAfterBigBodies
 from replayproxy.engine.origin import TOKEN_HEADER, Origin, wire_headers
 from replayproxy.engine.session import Passthrough, ReplaySession, unmatched_response
 from replayproxy.engine.sockets import reset_after_drain
@@ -82,8 +82,6 @@ _MITM_TYPES: dict[Kind, Any] = {
     Kind.LIST: Sequence[str],
     Kind.FLAG: bool,
 }
-_BIG_BODY = 8 * 2**20
-_COLLECT_AFTER_S = 1.0
 
 # mitmproxy 11 leaves OptionsError untyped; keep mypy strict happy on both versions.
 _options_error: Callable[[str], Exception] = exceptions.OptionsError
@@ -100,7 +98,7 @@ class Replayer:
         # session may be switched (next test) while a flow is still streaming.
         self._passthrough: dict[str, ReplaySession] = {}
         self._upstream_clients: dict[str, int] = {}
-        self._collect_pending = False
+        self._memory = ReleaseAfterBigBodies()
 
     def use(self, session: ReplaySession | None) -> None:
         """Serve ``session`` from now on (thread-safe: one attribute store); options are ignored."""
@@ -308,23 +306,9 @@ class Replayer:
         self._release_big_body(flow)
 
     def _release_big_body(self, flow: http.HTTPFlow) -> None:
-        """After a flow with a big request body, collect garbage once, a moment later.
-
-        mitmproxy's flow and connection objects form reference cycles, so a finished flow is
-        freed by the cyclic collector, not when its last reference goes; an idle proxy may not
-        run it for a long while. Measured: each unmatched 50 MB request left +50 MiB of RSS
-        (benchmarks/bench_memory.py), all of it garbage. One collection, at most one pending,
-        only after bodies of _BIG_BODY bytes or more (rare: the pause is a few ms).
-        """
-        if self._collect_pending or len(flow.request.raw_content or b"") < _BIG_BODY:
-            return
-        self._collect_pending = True
-
-        def collect() -> None:
-            self._collect_pending = False
-            gc.collect()
-
-        asyncio.get_running_loop().call_later(_COLLECT_AFTER_S, collect)
+        """After a flow with a big request body, give its memory back once the flow is freed
+        (see :mod:`replayproxy.engine.memory`)."""
+        self._memory.seen(len(flow.request.raw_content or b""))
 
     async def error(self, flow: http.HTTPFlow) -> None:
         # A flow that failed before reaching the origin leaves its schedule behind.
