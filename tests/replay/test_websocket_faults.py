@@ -33,7 +33,8 @@ def run(
     url: str, **options: Any
 ) -> tuple[list[dict[str, Any]], ConnectionClosed | None, list[float]]:
     """Talk the recorded conversation; return the server events received, how the socket
-    closed (None: still open when the client gave up after 5 s: generous, for a loaded machine) and arrival times."""
+    closed (None: still open when the client gave up after 5 s, generous for a loaded
+    machine) and arrival times."""
     got: list[dict[str, Any]] = []
     times: list[float] = []
     try:
