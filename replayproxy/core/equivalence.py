@@ -159,6 +159,7 @@ def _responses_input(doc: Json) -> Json:
     # A string input "is equivalent to a text input with the user role".
     if (
         len(mapped) == 1
+        and isinstance(mapped[0], dict)
         and mapped[0] == {"role": "user", "content": mapped[0].get("content")}
         and isinstance(mapped[0]["content"], str)
     ):

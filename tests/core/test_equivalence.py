@@ -11,7 +11,7 @@ import copy
 import json
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from replayproxy.core.equivalence import EQUIVALENCES, api_of, canonical
@@ -251,6 +251,7 @@ json_values = st.recursive(
     st.sampled_from(["/v1/chat/completions", "/v1/responses", "/v1/messages", "/other"]),
     json_values,
 )
+@example("/v1/responses", {"input": [None]})  # a lone non-object input item (found by hypothesis)
 def test_canonical_is_pure_and_idempotent(path: str, doc: object) -> None:
     """canonical never mutates its input and applying it twice changes nothing more."""
     before = copy.deepcopy(doc)

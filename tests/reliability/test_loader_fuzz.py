@@ -9,6 +9,7 @@ matching, planning, the checker), so the fuzz tests use what they load.
 from __future__ import annotations
 
 import contextlib
+import copy
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -186,7 +187,9 @@ def test_any_field_with_any_value_fails_with_our_errors(
                 break
             target = target[key]
         else:
-            target[path[-1]] = value
+            # A copy: NASTY's dicts and lists are shared by every example, and assigning one
+            # into another would make a structure that contains itself.
+            target[path[-1]] = copy.deepcopy(value)
     payload = msgpack.packb(record, use_bin_type=True)
     version = 1 if v1 else 2
     data = codec.encode_header(version=version) + (payload if v1 else framing.frame(payload))
