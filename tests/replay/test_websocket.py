@@ -8,7 +8,6 @@ gone before anything is replayed, and the replay proxy fixture counts upstream c
 from __future__ import annotations
 
 import json
-import ssl
 import subprocess
 import sys
 from pathlib import Path
@@ -25,6 +24,7 @@ from replayproxy.engine.server import ReplayServer
 from replayproxy.engine.session import ReplaySession
 from replayproxy.testing.realtime import reply_text
 from tests.replay.conftest import RECORDED_HOST, ReplayTarget
+from tests.replay.helpers import ws_client_tls
 from tests.websocket.clients import Received, openai_session, websockets_session
 from tests.websocket.recording import REPLAYPROXY, ROOT, record_realtime
 
@@ -80,7 +80,7 @@ def ws_options(target: ReplayTarget) -> dict[str, Any]:
         return {}
     return {
         "proxy": target.proxy.url,
-        "ssl": ssl.create_default_context(cafile=str(target.proxy.ca_cert)),
+        "ssl": ws_client_tls(target.proxy.ca_cert),
     }
 
 

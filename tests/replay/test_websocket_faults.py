@@ -21,6 +21,7 @@ from replayproxy.engine.server import ReplayServer
 from replayproxy.engine.session import ReplaySession
 from replayproxy.errors import FaultSpecError
 from tests.replay.conftest import RECORDED_HOST, ReplayTarget
+from tests.replay.helpers import ws_client_tls
 from tests.websocket.builders import realtime_turns, ws_interaction
 
 PATH = "/v1/realtime?model=gpt-realtime"
@@ -202,10 +203,8 @@ def test_close_codes_reach_the_client_through_mitmproxy(
     for a dropped connection."""
     replay_proxy.replayer.use(ReplaySession(CASSETTE, faults=[fault]))
     if replay_proxy.mode == "forward":
-        import ssl
-
         url = f"wss://{RECORDED_HOST}{PATH}"
-        ctx = ssl.create_default_context(cafile=str(replay_proxy.proxy.ca_cert))
+        ctx = ws_client_tls(replay_proxy.proxy.ca_cert)
         got, closed, _ = run(url, proxy=replay_proxy.proxy.url, ssl=ctx)
     else:
         got, closed, _ = run(replay_proxy.proxy.url.replace("http", "ws", 1) + PATH)
