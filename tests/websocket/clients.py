@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import ssl as _ssl
 import sys
 import time
 from typing import Any
@@ -26,12 +27,25 @@ USER_ITEM = {
 }
 
 
+def _forward_tls() -> dict[str, Any]:
+    """In forward mode (wss:// through the proxy), the SDK's sync `websockets` client capped at
+    TLS 1.2, trusting ``SSL_CERT_FILE``: that client's reader thread can swallow the upgrade
+    request when a TLS 1.3 ticket arrives (see tests/replay/helpers.ws_client_tls)."""
+    cafile = os.environ.get("SSL_CERT_FILE")
+    if not cafile:
+        return {}
+    ctx = _ssl.create_default_context(cafile=cafile)
+    ctx.maximum_version = _ssl.TLSVersion.TLSv1_2
+    return {"websocket_connection_options": {"ssl": ctx}}
+
+
 def openai_session(base_url: str | None = None, *, timeout: float = 10.0) -> Received:
     """session.update, conversation.item.create, response.create through the openai SDK's
     Realtime client, until response.done (or the server closes)."""
     client = openai.OpenAI(base_url=base_url, api_key="sk-test-not-a-key", max_retries=0)
     out: Received = []
-    with client.realtime.connect(model="gpt-realtime") as conn:
+    tls = _forward_tls() if base_url is None else {}
+    with client.realtime.connect(model="gpt-realtime", **tls) as conn:
         last = time.monotonic()
         first = conn.recv()
         out.append((time.monotonic() - last, first.model_dump(mode="json", warnings=False)))
