@@ -48,37 +48,28 @@ def redact_json(doc: Any, pointer: Pointer) -> tuple[Any, bool]:
     if not pointer:
         return doc, False
     head, rest = pointer[0], pointer[1:]
+    out: Any
     if isinstance(doc, dict):
-        keys = list(doc) if head == "*" else [head] if head in doc else []
-        if not keys:
-            return doc, False
+        targets: list[Any] = list(doc) if head == "*" else [head] if head in doc else []
         out = dict(doc)
-        changed = False
-        for key in keys:
-            if rest:
-                out[key], hit = redact_json(doc[key], rest)
-            else:
-                out[key], hit = REDACTED_VALUE, True
-            changed |= hit
-        return (out, True) if changed else (doc, False)
-    if isinstance(doc, list):
+    elif isinstance(doc, list):
         if head == "*":
-            indexes = range(len(doc))
+            targets = list(range(len(doc)))
         elif head.isdigit() and int(head) < len(doc):
-            indexes = range(int(head), int(head) + 1)
+            targets = [int(head)]
         else:
-            return doc, False
-        items = list(doc)
-        changed = False
-        for i in indexes:
-            if rest:
-                items[i], hit = redact_json(doc[i], rest)
-            else:
-                items[i], hit = REDACTED_VALUE, True
-            changed |= hit
-        return (items, True) if changed else (doc, False)
-    return doc, False
-
+            targets = []
+        out = list(doc)
+    else:
+        return doc, False
+    changed = False
+    for target in targets:  # dict keys or list indexes: the same walk for both
+        if rest:
+            out[target], hit = redact_json(doc[target], rest)
+        else:
+            out[target], hit = REDACTED_VALUE, True
+        changed |= hit
+    return (out, True) if changed else (doc, False)
 
 def _redacted_text(text: bytes, pointers: Sequence[Pointer]) -> bytes | None:
     """The re-encoded document if ``text`` is JSON with something to redact, else None."""
