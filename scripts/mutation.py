@@ -46,6 +46,12 @@ TESTS: dict[str, list[str]] = {
         "tests/core/test_matching_pointers.py",
         "tests/core/test_matching_messages.py",
     ],
+    # Split out of matching.py: the same tests reach it.
+    "core/pointer.py": [
+        "tests/core/test_matching.py",
+        "tests/core/test_matching_pointers.py",
+        "tests/reliability/test_secrets.py",
+    ],
     "core/schedule.py": ["tests/core/test_schedule.py", *_FAULTS],
     "core/codec.py": ["tests/core/test_codec.py", "tests/core/test_codec_versions.py"],
     "core/eventstream.py": [

@@ -29,7 +29,6 @@ The :class:`Matcher` keeps the "used" counts; it is not thread-safe (callers hol
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,6 +39,7 @@ from replayproxy.core.bodycache import BodyCache
 from replayproxy.core.equivalence import canonical
 from replayproxy.core.explanation import Difference, Miss
 from replayproxy.core.model import Interaction, Request
+from replayproxy.core.pointer import drop_member, format_pointer, parse_pointer, pointer_order
 from replayproxy.core.redact import DEFAULT_QUERY_PARAMS, REDACTED_TEXT, is_redacted, redact_url
 from replayproxy.errors import UsageError
 
@@ -64,30 +64,6 @@ def _is_redacted(value: object) -> bool:
     return isinstance(value, str) and is_redacted(value)
 
 
-# RFC 6901: "~" only escapes ("~0", "~1"); an array index is decimal without leading zeros.
-_BAD_TILDE = re.compile(r"~(?![01])")
-_INDEX = re.compile(r"0|[1-9][0-9]*")
-
-
-def parse_pointer(pointer: str) -> tuple[str, ...]:
-    """Split an RFC 6901 JSON pointer (``/a/b~1c``) into its reference tokens."""
-    if pointer == "":
-        return ()
-    if not pointer.startswith("/"):
-        raise UsageError(f"JSON pointer must start with '/': {pointer!r}")
-    if _BAD_TILDE.search(pointer):
-        raise UsageError(f"JSON pointer has '~' not followed by 0 or 1: {pointer!r}")
-    return tuple(t.replace("~1", "/").replace("~0", "~") for t in pointer[1:].split("/"))
-
-
-def _format_pointer(tokens: Sequence[str]) -> str:
-    return "".join("/" + t.replace("~", "~0").replace("/", "~1") for t in tokens)
-
-
-def _pointer_order(tokens: tuple[str, ...]) -> tuple[tuple[int, int, str], ...]:
-    return tuple((0, int(t), "") if t.isdigit() else (1, 0, t) for t in tokens)
-
-
 @dataclass(frozen=True, slots=True)
 class MatchOptions:
     """How requests are compared. ``ignore_body_fields`` are JSON pointers (``/stream_options``)."""
@@ -106,7 +82,7 @@ class MatchOptions:
             raise UsageError("--ignore-body-field '' would ignore the whole body")
         # Later array items first: "/x/0 /x/1" then name the items as they were in the request
         # (dropping /x/0 first would shift /x/1 out of reach).
-        pointers = tuple(sorted(pointers, key=_pointer_order, reverse=True))
+        pointers = tuple(sorted(pointers, key=pointer_order, reverse=True))
         object.__setattr__(self, "_pointers", pointers)
 
 
@@ -136,28 +112,6 @@ _MISSING: Any = object()
 def _short(value: object, limit: int = 80) -> str:
     text = "(absent)" if value is _MISSING else json.dumps(value, ensure_ascii=False)
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _drop(doc: Any, tokens: tuple[str, ...]) -> Any:
-    """``doc`` without the member at ``tokens`` (a copy along the path; absent paths are fine)."""
-    if not tokens:
-        return doc
-    head, rest = tokens[0], tokens[1:]
-    if isinstance(doc, dict) and head in doc:
-        out = dict(doc)
-        if rest:
-            out[head] = _drop(doc[head], rest)
-        else:
-            del out[head]
-        return out
-    if isinstance(doc, list) and _INDEX.fullmatch(head) and int(head) < len(doc):
-        items = list(doc)
-        if rest:
-            items[int(head)] = _drop(items[int(head)], rest)
-        else:
-            del items[int(head)]
-        return items
-    return doc
 
 
 def _json_differences(
@@ -211,7 +165,7 @@ def _comparable(doc: Any, path: str, options: MatchOptions) -> Any:
     if options.equivalence:
         doc = canonical(path, doc)
     for pointer in options._pointers:
-        doc = _drop(doc, pointer)
+        doc = drop_member(doc, pointer)
     return doc
 
 
@@ -233,7 +187,7 @@ def _body_differences(
     a, b = _comparable(a, recorded.path, options), _comparable(b, requested.path, options)
     out = []
     for path, x, y in _json_differences(a, b):
-        pointer = _format_pointer(path)
+        pointer = format_pointer(path)
         option = f"--ignore-body-field {pointer}" if path else None
         out.append(Difference("body", _short(x), _short(y), pointer=pointer, option=option))
     return out

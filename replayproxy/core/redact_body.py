@@ -22,6 +22,7 @@ from typing import Any
 
 from replayproxy.core import jsonlimits
 from replayproxy.core.model import Frame
+from replayproxy.core.pointer import unescape_tokens
 
 __all__ = ["Pointer", "parse_pointers", "redact_body", "redact_frames", "redact_json"]
 
@@ -38,7 +39,7 @@ def parse_pointers(pointers: Sequence[str]) -> tuple[Pointer, ...]:
     for p in pointers:
         if not p.startswith("/"):
             raise ValueError(f"JSON pointer must start with '/': {p!r}")
-        out.append(tuple(t.replace("~1", "/").replace("~0", "~") for t in p[1:].split("/")))
+        out.append(unescape_tokens(p))
     return tuple(out)
 
 
@@ -70,6 +71,7 @@ def redact_json(doc: Any, pointer: Pointer) -> tuple[Any, bool]:
             out[target], hit = REDACTED_VALUE, True
         changed |= hit
     return (out, True) if changed else (doc, False)
+
 
 def _redacted_text(text: bytes, pointers: Sequence[Pointer]) -> bytes | None:
     """The re-encoded document if ``text`` is JSON with something to redact, else None."""
