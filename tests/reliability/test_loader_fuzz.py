@@ -58,7 +58,10 @@ def _use(cassette: Cassette) -> None:
         with contextlib.suppress(ReplayProxyError):
             faults_mod.plan(x, i)
     interaction_rows(cassette)
-    checking.check_cassette(cassette)
+    # The checker applies stored faults: an unknown one (a flipped letter in "reset") is a
+    # one-line FaultSpecError, ours, as `replayproxy check` reports it (found by this fuzzing).
+    with contextlib.suppress(ReplayProxyError):
+        checking.check_cassette(cassette)
 
 
 def _load_or_refuse(data: bytes) -> None:
