@@ -24,7 +24,8 @@ from mitmproxy.test import tutils
 from replayproxy.core.model import Request
 from replayproxy.engine.server import ReplayServer
 from replayproxy.engine.session import ReplaySession, Served
-from replayproxy.mitm.addons.replayer import Replayer, arrived_at
+from replayproxy.mitm.addons._arrival import arrived_at
+from replayproxy.mitm.addons.replayer import Replayer
 from replayproxy.mitm.embedded import EmbeddedProxy
 from tests.replay.helpers import cassette, interaction, sse_frames
 

@@ -9,8 +9,9 @@ owns an :class:`~replayproxy.engine.origin.Origin` on mitmproxy's own loop (star
   the private ``x-replayproxy-token`` header that tells the origin which schedule to run.
   With ``connection_strategy=lazy`` mitmproxy then never resolves or contacts the real host
   (§2.2, §3.4); the addon sets it. The schedule's clock starts when the request reached
-  mitmproxy (``request.timestamp_end``, converted to the loop's clock by :func:`arrived_at`),
-  not when the origin reads it, so mitmproxy's own latency (parsing, hooks, the hop to the
+  mitmproxy (``request.timestamp_end``, or for the first request on a new connection the
+  connection's start; :mod:`~replayproxy.mitm.addons._arrival`), not when the origin reads it,
+  so mitmproxy's own latency (setting up the connection, parsing, hooks, the hop to the
   origin) is absorbed by the recorded offsets instead of being added to them. Unmatched
   requests are answered at once with the explained 500 (``x-replayproxy-unmatched: 1``). In a
   record mode the session may instead say :class:`~replayproxy.engine.session.Passthrough`:
@@ -50,7 +51,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from mitmproxy import ctx, exceptions, http
+from mitmproxy import connection, ctx, exceptions, http
 from mitmproxy.proxy import server_hooks
 from mitmproxy.utils import human
 
@@ -64,6 +65,7 @@ from replayproxy.engine.origin import TOKEN_HEADER, Origin, wire_headers
 from replayproxy.engine.session import Passthrough, ReplaySession, unmatched_response
 from replayproxy.engine.sockets import reset_after_drain
 from replayproxy.errors import ReplayProxyError, UpstreamError
+from replayproxy.mitm.addons._arrival import FirstRequests, arrived_at, loop_time
 from replayproxy.mitm.addons._convert import request_of
 
 __all__ = ["PASSTHROUGH_META", "Replayer", "arrived_at", "request_of"]
@@ -99,6 +101,7 @@ class Replayer:
         self._passthrough: dict[str, ReplaySession] = {}
         self._upstream_clients: dict[str, int] = {}
         self._memory = ReleaseAfterBigBodies()
+        self._first_requests = FirstRequests()
 
     def use(self, session: ReplaySession | None) -> None:
         """Serve ``session`` from now on (thread-safe: one attribute store); options are ignored."""
@@ -169,15 +172,21 @@ class Replayer:
     # -- flows -----------------------------------------------------------------------------
 
     async def request(self, flow: http.HTTPFlow) -> None:
+        ready = self._first_requests.ready(flow.client_conn)  # every request counts as seen
         session = self.session
         if session is None or flow.response is not None:
             return
         try:
-            await self._replay(session, flow)
+            await self._replay(session, flow, ready)
         except Exception as e:  # fail closed: mitmproxy would carry on and forward the request
             self._fail(session, flow, e)
 
-    async def _replay(self, session: ReplaySession, flow: http.HTTPFlow) -> None:
+    def client_disconnected(self, client: connection.Client) -> None:
+        self._first_requests.forget(client)
+
+    async def _replay(
+        self, session: ReplaySession, flow: http.HTTPFlow, ready: float | None = None
+    ) -> None:
         if self.origin is None:  # never let a replayed request through to the network
             flow.response = http.Response.make(
                 503,
@@ -206,7 +215,7 @@ class Replayer:
             # as mitmproxy's own server replay does, without the hop through the origin.
             flow.response = _whole_response(result.schedule.head, whole)
             return
-        arrived = arrived_at(flow.request, _loop_time(), time.time())
+        arrived = arrived_at(flow.request, loop_time(), time.time(), ready)
         websocket = result.websocket
         if websocket is not None:
             websocket = replace(websocket, on_drop=functools.partial(_drop_client, flow))
@@ -333,35 +342,6 @@ def _origin(origin: Origin) -> tuple[str, int]:
 
 # A wall-clock stamp older than this is not latency but a clock step (NTP): ignore it rather
 # than let a jumped clock fire a whole schedule at once.
-_MAX_AGE_S = 5.0
-
-
-def arrived_at(request: http.Request, loop_now: float, wall_now: float) -> float:
-    """When ``request`` reached mitmproxy, in the event loop's clock (``loop.time()``).
-
-    mitmproxy stamps requests with the wall clock (``time.time()``, in 11.x and 12.x alike):
-    ``timestamp_end`` once the whole request is in (the analogue of the recorder's t0, taken
-    when the complete request goes upstream), else ``timestamp_start`` (head parsed). Its age
-    on the wall clock is moved to the monotonic loop clock; a negative or implausible age (the
-    wall clock stepped) counts as 0.
-    """
-    stamp = request.timestamp_end
-    if stamp is None:
-        stamp = request.timestamp_start
-    age = 0.0 if stamp is None else wall_now - stamp
-    if not 0.0 <= age <= _MAX_AGE_S:
-        age = 0.0
-    return loop_now - age
-
-
-def _loop_time() -> float:
-    """The origin's clock: the running loop's (hooks run on it); monotonic outside a loop."""
-    try:
-        return asyncio.get_running_loop().time()
-    except RuntimeError:  # a hook called directly, as mitmproxy's taddons tests do
-        return time.monotonic()
-
-
 def _whole_response(head: Head, body: bytes) -> http.Response:
     """A complete response with the recorded head and ``body`` as is (never re-encoded)."""
     response = http.Response.make(head.status, b"", wire_headers(head.headers, chunked=False))
