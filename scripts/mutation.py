@@ -19,6 +19,9 @@ written to ``WORKDIR/survivors.txt``. See docs/mutation.md.
 from __future__ import annotations
 
 import argparse
+import json
+import math
+import random
 import re
 import shutil
 import subprocess
@@ -150,7 +153,9 @@ def _equivalents() -> set[str]:
     return names
 
 
-def _prepare(group: str, where: Path) -> None:
+def _prepare(where: Path, only: list[str], tests: list[str]) -> None:
+    """A scratch copy of the repository in ``where`` set up to mutate the ``only`` globs
+    (under replayproxy/) and run ``tests`` against them."""
     if where.exists():
         shutil.rmtree(where)
     where.mkdir(parents=True)
@@ -163,9 +168,10 @@ def _prepare(group: str, where: Path) -> None:
     lines = [
         "[mutmut]",
         "source_paths = replayproxy",
-        f"only_mutate = replayproxy/{group}",
+        "only_mutate =",
+        *(f"    replayproxy/{g}" for g in only),
         "pytest_add_cli_args_test_selection =",
-        *(f"    {t}" for t in tests_for(group)),
+        *(f"    {t}" for t in tests),
         "pytest_add_cli_args =",
         "    -p",
         "    no:cacheprovider",
@@ -175,29 +181,25 @@ def _prepare(group: str, where: Path) -> None:
     (where / "setup.cfg").write_text("\n".join(lines) + "\n")
 
 
-def run_group(
-    group: str, workdir: Path, jobs: int, equivalent: set[str], *, run: bool = True
-) -> list[Result]:
-    """Run mutmut over ``group`` (a module, or ``dir/*``); one Result per module in it.
-    With ``run=False``, only read the results of an earlier (maybe interrupted) run."""
-    where = workdir / group.replace("/", "_").replace("*", "all").removesuffix(".py")
-    mutmut = [sys.executable, "-m", "mutmut"]
-    if run:
-        _prepare(group, where)
-        with (where / "mutmut.log").open("w") as log:
-            subprocess.run(
-                [*mutmut, "run", "--max-children", str(jobs)], cwd=where, stdout=log, stderr=log
-            )
-    elif not (where / "mutants").is_dir():
-        sys.exit(f"error: no earlier run of {group} in {where}")
+def _mutmut(where: Path, *args: str) -> None:
+    """Run ``mutmut ARGS`` in ``where``, its output appended to ``where/mutmut.log``."""
+    with (where / "mutmut.log").open("a") as log:
+        subprocess.run([sys.executable, "-m", "mutmut", *args], cwd=where, stdout=log, stderr=log)
+
+
+def _results(where: Path, equivalent: set[str], only: set[str] | None = None) -> list[Result]:
+    """The results mutmut keeps in ``where``, one Result per module (``only``: these mutants)."""
     listing = subprocess.run(
-        [*mutmut, "results", "--all", "true"], cwd=where, capture_output=True, text=True
+        [sys.executable, "-m", "mutmut", "results", "--all", "true"],
+        cwd=where,
+        capture_output=True,
+        text=True,
     )
     results: dict[str, Result] = {}
     for line in listing.stdout.splitlines():
         name, sep, status = line.strip().rpartition(": ")
         m = _NAME.match(name)
-        if not sep or m is None:
+        if not sep or m is None or (only is not None and name not in only):
             continue
         module = m["module"].removeprefix("replayproxy.").replace(".", "/") + ".py"
         r = results.setdefault(module, Result(module))
@@ -207,9 +209,75 @@ def run_group(
             (r.equivalent if name in equivalent else r.survived).append(name)
         else:
             r.unchecked += 1
+    return [results[k] for k in sorted(results)]
+
+
+def run_group(
+    group: str, workdir: Path, jobs: int, equivalent: set[str], *, run: bool = True
+) -> list[Result]:
+    """Run mutmut over ``group`` (a module, or ``dir/*``); one Result per module in it.
+    With ``run=False``, only read the results of an earlier (maybe interrupted) run."""
+    where = workdir / group.replace("/", "_").replace("*", "all").removesuffix(".py")
+    if run:
+        _prepare(where, [group], tests_for(group))
+        _mutmut(where, "run", "--max-children", str(jobs))
+    elif not (where / "mutants").is_dir():
+        sys.exit(f"error: no earlier run of {group} in {where}")
+    results = _results(where, equivalent)
     if not results:
         sys.exit(f"error: mutmut produced no mutants for {group}; see {where / 'mutmut.log'}")
-    return [results[k] for k in sorted(results)]
+    return results
+
+
+# A mutant name no mutant has: `mutmut run` with it generates every mutant and maps the tests
+# that reach each one, then stops ("nothing matches") without running any.
+_NO_MUTANT = "replayproxy.x_no_such_mutant__mutmut_0"
+
+
+def _generated(where: Path) -> list[str]:
+    """Every mutant mutmut generated in ``where`` (from its ``.meta`` files)."""
+    names: list[str] = []
+    for meta in sorted((where / "mutants").rglob("*.meta")):
+        names.extend(json.loads(meta.read_text())["exit_code_by_key"])
+    return sorted(names)
+
+
+def run_sample(
+    count: int, seed: int, workdir: Path, jobs: int, equivalent: set[str], *, run: bool = True
+) -> tuple[list[Result], int]:
+    """Run ``count`` mutants drawn at random (``seed``) from every module of core/ and engine/,
+    in one scratch copy; return their Results and how many mutants there are in all."""
+    where = workdir / "sample"
+    if run:
+        tests = sorted({t for g in groups() for t in tests_for(g)})
+        _prepare(where, groups(), tests)
+        _mutmut(where, "run", "--max-children", str(jobs), _NO_MUTANT)
+    names = _generated(where) if (where / "mutants").is_dir() else []
+    if not names:
+        sys.exit(f"error: mutmut generated no mutants; see {where / 'mutmut.log'}")
+    chosen = random.Random(seed).sample(names, min(count, len(names)))
+    if run:
+        _mutmut(where, "run", "--max-children", str(jobs), *chosen)
+    return _results(where, equivalent, set(chosen)), len(names)
+
+
+def wilson(caught: int, counted: int, z: float = 1.96) -> tuple[float, float]:
+    """The 95 % Wilson score interval of a proportion, in percent."""
+    if counted == 0:
+        return 0.0, 100.0
+    p = caught / counted
+    centre = p + z * z / (2 * counted)
+    spread = z * math.sqrt(p * (1 - p) / counted + z * z / (4 * counted * counted))
+    scale = 1 + z * z / counted
+    return 100 * (centre - spread) / scale, 100 * (centre + spread) / scale
+
+
+def _line(r: Result) -> str:
+    note = f"  ({r.unchecked} not run: interrupted)" if r.unchecked else ""
+    return (
+        f"{r.module:32} {r.total:7} {r.caught:7} {len(r.survived):6} "
+        f"{len(r.equivalent):6} {r.score:6.1f}%{note}"
+    )
 
 
 def main() -> None:
@@ -218,6 +286,14 @@ def main() -> None:
         "modules", nargs="*", help="e.g. core/sse.py or core/faults/* (under replayproxy/)"
     )
     parser.add_argument("--all", action="store_true", help="every module of core/ and engine/")
+    parser.add_argument(
+        "--sample",
+        type=int,
+        metavar="N",
+        help="run N mutants drawn at random from all of core/ and engine/, in one scratch "
+        "copy, and estimate the overall score with a 95%% confidence interval",
+    )
+    parser.add_argument("--seed", type=int, default=1, help="the --sample draw (default 1)")
     parser.add_argument("--list", action="store_true", help="list modules and their tests")
     parser.add_argument("--jobs", type=int, default=1, help="mutants run at once (default 1)")
     parser.add_argument("--workdir", type=Path, default=ROOT / ".mutation")
@@ -229,9 +305,13 @@ def main() -> None:
         for module in modules():
             print(f"{module:32} {' '.join(tests_for(module))}")
         return
+    if args.sample is not None and (args.all or args.modules):
+        parser.error("--sample draws from all of core/ and engine/: name no modules")
+    if args.sample is not None and args.sample < 1:
+        parser.error("--sample needs a positive number of mutants")
     chosen = groups() if args.all else [m.removeprefix("replayproxy/") for m in args.modules]
-    if not chosen:
-        parser.error("name modules (e.g. core/sse.py) or pass --all")
+    if not chosen and args.sample is None:
+        parser.error("name modules (e.g. core/sse.py), or pass --all or --sample N")
     unknown = [
         m for m in chosen if not any(PACKAGE.glob(m)) or not m.startswith(("core/", "engine/"))
     ]
@@ -244,21 +324,29 @@ def main() -> None:
     equivalent = _equivalents()
     results: list[Result] = []
     print(f"{'module':32} {'mutants':>7} {'caught':>7} {'alive':>6} {'equiv':>6} {'score':>7}")
+    population = 0
+    if args.sample is not None:
+        results, population = run_sample(
+            args.sample, args.seed, args.workdir, args.jobs, equivalent, run=not args.summary
+        )
+        for r in results:
+            print(_line(r), flush=True)
     for group in chosen:
         for r in run_group(group, args.workdir, args.jobs, equivalent, run=not args.summary):
             results.append(r)
-            note = f"  ({r.unchecked} not run: interrupted)" if r.unchecked else ""
-            print(
-                f"{r.module:32} {r.total:7} {r.caught:7} {len(r.survived):6} "
-                f"{len(r.equivalent):6} {r.score:6.1f}%{note}",
-                flush=True,
-            )
+            print(_line(r), flush=True)
     caught = sum(r.caught for r in results)
     counted = caught + sum(len(r.survived) for r in results)
     overall = 100.0 * caught / counted if counted else 100.0
     equiv = sum(len(r.equivalent) for r in results)
     total = sum(r.total for r in results)
     print(f"{'overall':32} {total:7} {caught:7} {counted - caught:6} {equiv:6} {overall:6.1f}%")
+    if population:
+        low, high = wilson(caught, counted)
+        print(
+            f"sample of {total} of {population} mutants (seed {args.seed}): estimated score "
+            f"{overall:.1f}%, 95% confidence interval {low:.1f}-{high:.1f}%"
+        )
     survivors = [f"{r.module}: {name}" for r in results for name in r.survived]
     args.workdir.mkdir(parents=True, exist_ok=True)
     (args.workdir / "survivors.txt").write_text("".join(f"{s}\n" for s in survivors))
