@@ -61,7 +61,7 @@ from replayproxy.engine.session import Passthrough, ReplaySession, unmatched_res
 from replayproxy.engine.sockets import reset_after_drain
 from replayproxy.engine.websocket import WsServe, serve_websocket
 
-__all__ = ["TOKEN_HEADER", "FailureHandler", "Origin", "wire_headers"]
+__all__ = ["LISTEN_BACKLOG", "TOKEN_HEADER", "FailureHandler", "Origin", "wire_headers"]
 
 FailureHandler = Callable[[str, BaseException], ReplayFailure]
 """Counts a request replay failed to answer (``ReplaySession.fail``); returns the failure."""
@@ -69,6 +69,11 @@ FailureHandler = Callable[[str, BaseException], ReplayFailure]
 TOKEN_HEADER = "x-replayproxy-token"
 
 _MAX_HEAD = 256 * 1024
+
+LISTEN_BACKLOG = 1024
+"""Connections the kernel completes before the origin accepts them. asyncio's default (100)
+is below a burst of 200 clients connecting at once: the ones past it had their SYN dropped
+and connected only on the retransmit, a second later."""
 
 WRITE_BUFFER_HIGH = 256 * 1024
 """Per connection, the origin stops writing while this many bytes wait for a slow reader
@@ -211,7 +216,7 @@ class Origin:
             reader = _StampedReader(limit=_MAX_HEAD, loop=loop)
             return asyncio.StreamReaderProtocol(reader, self._handle, loop=loop)
 
-        self._server = await loop.create_server(protocol, host, port)
+        self._server = await loop.create_server(protocol, host, port, backlog=LISTEN_BACKLOG)
         self.host, self.port = self._server.sockets[0].getsockname()[:2]
 
     async def close(self) -> None:
