@@ -49,6 +49,7 @@ from urllib.parse import urlsplit, urlunsplit
 from replayproxy.core.matching import Miss
 from replayproxy.core.model import Request
 from replayproxy.core.schedule import FinishKind, Schedule
+from replayproxy.engine import resolving
 from replayproxy.engine.failsafe import (
     ReplayFailure,
     describe,
@@ -343,8 +344,7 @@ class Origin:
             arrived = None
             if self._upstream_base is not None:
                 request = _on_upstream(request, self._upstream_base)
-            # On a worker thread: planning a big schedule must not stall the other streams.
-            result = await asyncio.to_thread(self.session.resolve, request)
+            result = await resolving.resolve(self.session, request)
             if isinstance(result, Passthrough):
                 # Forwarding needs the mitmproxy shell; the direct server only ever replays.
                 return _plain(502, b"replayproxy: this replay server cannot forward or record\n")

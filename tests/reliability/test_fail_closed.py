@@ -143,7 +143,7 @@ def test_a_hook_that_lets_the_flow_through_is_stopped_at_connect(
     """With the request hook broken so that it forwards the flow untouched, the server_connect
     backstop still refuses the upstream connection, and the run is marked failed."""
 
-    async def forward_untouched(self: Replayer, session: object, flow: object) -> None:
+    async def forward_untouched(self: Replayer, *args: object) -> None:
         return None
 
     session = target.serve(cassette(interaction([b"data: 1\n\n"])))

@@ -181,9 +181,18 @@ def test_planning_the_longest_keepalive_run_allowed_stays_bounded() -> None:
     assert peak < 100 * 2**20
 
 
-def test_planning_runs_off_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Matching and planning run on a worker thread, never on the thread of the event loop
-    that serves every other stream (ReplayServer's, as mitmproxy's for the addon)."""
+@pytest.mark.parametrize(
+    ("fault", "on_loop"),
+    [("jitter:ms=1", False), (None, True)],
+    ids=["with-a-fault-on-a-worker-thread", "cheap-on-the-loop"],
+)
+def test_planning_runs_off_the_event_loop_when_it_can_be_slow(
+    monkeypatch: pytest.MonkeyPatch, fault: str | None, on_loop: bool
+) -> None:
+    """With a fault to plan (time proportional to the frames), matching and planning run on a
+    worker thread, never on the thread of the event loop that serves every other stream
+    (ReplayServer's, as mitmproxy's for the addon); without one, on a small cassette, they
+    run on the loop (a lookup: the thread hand-off would cost more)."""
     import threading
 
     import httpx
@@ -199,7 +208,8 @@ def test_planning_runs_off_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> No
 
     monkeypatch.setattr(faults, "plan", spy)
     it = interaction([b"data: 1\n\n"])
-    with ReplayServer(cassette(it), speed=0) as server:
+    with ReplayServer(cassette(it), speed=0, faults=[fault] if fault else []) as server:
         r = httpx.post(server.url + "/v1/chat/completions", content=it.request.body, timeout=10)
     assert r.status_code == 200
-    assert len(threads) == 1 and threads[0] != "replayproxy-origin", threads
+    assert len(threads) == 1, threads
+    assert (threads[0] == "replayproxy-origin") is on_loop, threads

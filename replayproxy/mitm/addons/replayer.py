@@ -59,6 +59,7 @@ from replayproxy.core.matching import Miss
 from replayproxy.core.model import Interaction
 from replayproxy.core.options import REPLAY_OPTIONS, Kind, settings_from
 from replayproxy.core.schedule import FinishKind, Head, instant_body
+from replayproxy.engine import resolving
 from replayproxy.engine.failsafe import ReplayFailure, describe, failure_of, failure_response
 from replayproxy.engine.memory import ReleaseAfterBigBodies
 from replayproxy.engine.origin import TOKEN_HEADER, Origin, wire_headers
@@ -194,9 +195,9 @@ class Replayer:
                 {"content-type": "text/plain"},
             )
             return
-        # Matching and planning run on a worker thread: a big body or a fault that builds many
-        # writes must not stall every other stream on mitmproxy's loop.
-        result = await asyncio.to_thread(session.resolve, request_of(flow.request))
+        # On a worker thread unless cheap: a big body or a fault that builds many writes must
+        # not stall every other stream on mitmproxy's loop.
+        result = await resolving.resolve(session, request_of(flow.request))
         if isinstance(result, Passthrough):
             # Left as the client sent it: mitmproxy forwards it, the Recorder (added after
             # this addon, with this addon as its sink) records it into `session`.
