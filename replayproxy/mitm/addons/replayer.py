@@ -21,6 +21,11 @@ owns an :class:`~replayproxy.engine.origin.Origin` on mitmproxy's own loop (star
   other upstream connection.
   A response with nothing to time or split (one write, clean end, all at ``t = 0``, as with
   ``--speed 0 --fault coalesce``) is answered directly instead, in one piece.
+- ``websocket_message``: for a replayed WebSocket, note when mitmproxy received each client
+  message (``message.timestamp``, moved to the loop's clock like a request's arrival) in the
+  session's :class:`~replayproxy.engine.websocket.ClientArrivals`, before mitmproxy relays it
+  to the origin: the server messages answering it count their recorded delay from then, so the
+  inbound hop through mitmproxy is absorbed as it is for requests.
 - ``responseheaders``: ``flow.response.stream = True`` so every chunk from the origin is
   forwarded as it comes, keeping the recorded gaps and byte splits.
 - ``error``: for a flow whose schedule ends in a reset, abort the HTTP/1 client connection with
@@ -63,6 +68,7 @@ from replayproxy.engine.memory import ReleaseAfterBigBodies
 from replayproxy.engine.origin import TOKEN_HEADER, Origin, wire_headers
 from replayproxy.engine.session import Passthrough, ReplaySession, unmatched_response
 from replayproxy.engine.sockets import reset_after_drain
+from replayproxy.engine.websocket import ClientArrivals
 from replayproxy.errors import ReplayProxyError, UpstreamError
 from replayproxy.mitm.addons._convert import request_of
 
@@ -99,6 +105,8 @@ class Replayer:
         self._passthrough: dict[str, ReplaySession] = {}
         self._upstream_clients: dict[str, int] = {}
         self._memory = ReleaseAfterBigBodies()
+        # Replayed WebSocket flows: when mitmproxy received each client message (flow id).
+        self._ws_arrivals: dict[str, ClientArrivals] = {}
 
     def use(self, session: ReplaySession | None) -> None:
         """Serve ``session`` from now on (thread-safe: one attribute store); options are ignored."""
@@ -209,7 +217,9 @@ class Replayer:
         arrived = arrived_at(flow.request, _loop_time(), time.time())
         websocket = result.websocket
         if websocket is not None:
-            websocket = replace(websocket, on_drop=functools.partial(_drop_client, flow))
+            arrivals = self._ws_arrivals[flow.id] = ClientArrivals()
+            on_drop = functools.partial(_drop_client, flow)
+            websocket = replace(websocket, on_drop=on_drop, arrivals=arrivals)
         token = self.origin.expect(
             result.schedule, flow.request.method, arrived=arrived, websocket=websocket
         )
@@ -297,11 +307,25 @@ class Replayer:
         with contextlib.suppress(Exception):
             session.fail(f"connection to {where}", refusal)
 
+    def websocket_message(self, flow: http.HTTPFlow) -> None:
+        arrivals = self._ws_arrivals.get(flow.id)
+        if arrivals is None or flow.websocket is None:
+            return
+        message = flow.websocket.messages[-1]
+        if message.from_client:
+            stamp = _loop_stamp(message.timestamp, _loop_time(), time.time())
+            arrivals.note(message.content, stamp)
+
+    def websocket_end(self, flow: http.HTTPFlow) -> None:
+        self._ws_arrivals.pop(flow.id, None)
+
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         if _META in flow.metadata and flow.response is not None:
             flow.response.stream = True
 
     def response(self, flow: http.HTTPFlow) -> None:
+        if flow.response is not None and flow.response.status_code != 101:
+            self._ws_arrivals.pop(flow.id, None)  # the upgrade was refused: no messages follow
         _restore(flow)
         self._release_big_body(flow)
 
@@ -315,6 +339,7 @@ class Replayer:
         meta = flow.metadata.get(_META)
         if meta is not None and self.origin is not None:
             self.origin.forget(meta["token"])
+        self._ws_arrivals.pop(flow.id, None)
         # mitmproxy runs this hook before it FIN-closes the client (the error hook comes first
         # in HttpStream.handle_protocol_error), so aborting here is what the client sees.
         if (
@@ -348,6 +373,13 @@ def arrived_at(request: http.Request, loop_now: float, wall_now: float) -> float
     stamp = request.timestamp_end
     if stamp is None:
         stamp = request.timestamp_start
+    return _loop_stamp(stamp, loop_now, wall_now)
+
+
+def _loop_stamp(stamp: float | None, loop_now: float, wall_now: float) -> float:
+    """A mitmproxy wall-clock ``stamp`` in the loop's clock: its age on the wall clock moved
+    to the monotonic loop clock; a missing stamp, or a negative or implausible age (the wall
+    clock stepped), counts as now."""
     age = 0.0 if stamp is None else wall_now - stamp
     if not 0.0 <= age <= _MAX_AGE_S:
         age = 0.0
