@@ -25,9 +25,12 @@ import wsproto.events as wse
 from hypothesis import given
 from hypothesis import strategies as st
 from mitmproxy import http
+from mitmproxy.test import tflow
+from mitmproxy.websocket import WebSocketMessage
 from websockets.sync.client import connect
 from wsproto import WSConnection
 from wsproto.connection import ConnectionType
+from wsproto.frame_protocol import Opcode
 
 from replayproxy.core.model import Cassette
 from replayproxy.core.wsreplay import plan_interaction
@@ -167,6 +170,26 @@ def test_arrivals_never_give_a_message_a_later_time(noted: list[tuple[bytes, boo
     dropped = {data for data, kept in noted if not kept}
     if not dropped & {noted[i][0] for i in relayed}:
         assert times == relayed
+
+
+def test_the_hook_notes_client_messages_of_replayed_sockets_in_loop_time() -> None:
+    """The replayer's websocket_message hook notes a client message of a socket it replays,
+    moved from mitmproxy's wall-clock stamp to the loop's clock; it ignores server messages
+    and sockets it does not replay."""
+    replayer = Replayer()
+    flow, other = tflow.twebsocketflow(), tflow.twebsocketflow()
+    arrivals = replayer._ws_arrivals[flow.id] = ClientArrivals()
+    for f in (flow, other):
+        assert f.websocket is not None
+        f.websocket.messages.append(WebSocketMessage(Opcode.TEXT, True, b"ask", time.time() - 0.2))
+        replayer.websocket_message(f)
+        f.websocket.messages.append(WebSocketMessage(Opcode.TEXT, False, b"reply", time.time()))
+        replayer.websocket_message(f)
+    assert len(arrivals) == 1 and other.id not in replayer._ws_arrivals
+    at = arrivals.take(b"ask")
+    assert at is not None and at == pytest.approx(time.monotonic() - 0.2, abs=0.05)
+    replayer.websocket_end(flow)
+    assert not replayer._ws_arrivals
 
 
 # -- through mitmproxy, real time ----------------------------------------------------------------

@@ -70,6 +70,7 @@ from replayproxy.engine.session import Passthrough, ReplaySession, unmatched_res
 from replayproxy.engine.sockets import reset_after_drain
 from replayproxy.engine.websocket import ClientArrivals
 from replayproxy.errors import ReplayProxyError, UpstreamError
+from replayproxy.mitm.addons._clock import arrived_at, loop_stamp, loop_time
 from replayproxy.mitm.addons._convert import request_of
 
 __all__ = ["PASSTHROUGH_META", "Replayer", "arrived_at", "request_of"]
@@ -214,7 +215,7 @@ class Replayer:
             # as mitmproxy's own server replay does, without the hop through the origin.
             flow.response = _whole_response(result.schedule.head, whole)
             return
-        arrived = arrived_at(flow.request, _loop_time(), time.time())
+        arrived = arrived_at(flow.request, loop_time(), time.time())
         websocket = result.websocket
         if websocket is not None:
             arrivals = self._ws_arrivals[flow.id] = ClientArrivals()
@@ -274,6 +275,7 @@ class Replayer:
         meta = flow.metadata.get(_META)
         if meta is not None and self.origin is not None:
             self.origin.forget(meta["token"])
+        self._ws_arrivals.pop(flow.id, None)
         _restore(flow)
         flow.metadata.pop(_META, None)
         request = describe(flow.request.method, flow.request.url)
@@ -313,7 +315,7 @@ class Replayer:
             return
         message = flow.websocket.messages[-1]
         if message.from_client:
-            stamp = _loop_stamp(message.timestamp, _loop_time(), time.time())
+            stamp = loop_stamp(message.timestamp, loop_time(), time.time())
             arrivals.note(message.content, stamp)
 
     def websocket_end(self, flow: http.HTTPFlow) -> None:
@@ -354,44 +356,6 @@ class Replayer:
 
 def _origin(origin: Origin) -> tuple[str, int]:
     return ("127.0.0.1", origin.port)
-
-
-# A wall-clock stamp older than this is not latency but a clock step (NTP): ignore it rather
-# than let a jumped clock fire a whole schedule at once.
-_MAX_AGE_S = 5.0
-
-
-def arrived_at(request: http.Request, loop_now: float, wall_now: float) -> float:
-    """When ``request`` reached mitmproxy, in the event loop's clock (``loop.time()``).
-
-    mitmproxy stamps requests with the wall clock (``time.time()``, in 11.x and 12.x alike):
-    ``timestamp_end`` once the whole request is in (the analogue of the recorder's t0, taken
-    when the complete request goes upstream), else ``timestamp_start`` (head parsed). Its age
-    on the wall clock is moved to the monotonic loop clock; a negative or implausible age (the
-    wall clock stepped) counts as 0.
-    """
-    stamp = request.timestamp_end
-    if stamp is None:
-        stamp = request.timestamp_start
-    return _loop_stamp(stamp, loop_now, wall_now)
-
-
-def _loop_stamp(stamp: float | None, loop_now: float, wall_now: float) -> float:
-    """A mitmproxy wall-clock ``stamp`` in the loop's clock: its age on the wall clock moved
-    to the monotonic loop clock; a missing stamp, or a negative or implausible age (the wall
-    clock stepped), counts as now."""
-    age = 0.0 if stamp is None else wall_now - stamp
-    if not 0.0 <= age <= _MAX_AGE_S:
-        age = 0.0
-    return loop_now - age
-
-
-def _loop_time() -> float:
-    """The origin's clock: the running loop's (hooks run on it); monotonic outside a loop."""
-    try:
-        return asyncio.get_running_loop().time()
-    except RuntimeError:  # a hook called directly, as mitmproxy's taddons tests do
-        return time.monotonic()
 
 
 def _whole_response(head: Head, body: bytes) -> http.Response:
