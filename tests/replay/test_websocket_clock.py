@@ -37,6 +37,7 @@ from replayproxy.core.wsreplay import plan_interaction
 from replayproxy.engine.origin import TOKEN_HEADER, Origin
 from replayproxy.engine.session import ReplaySession
 from replayproxy.engine.websocket import ClientArrivals, WsServe
+from replayproxy.mitm.addons._wsarrival import MAX_AGE_S, message_arrived_at
 from replayproxy.mitm.addons.replayer import Replayer
 from replayproxy.mitm.embedded import EmbeddedProxy
 from tests.replay.conftest import RECORDED_HOST, _confdir
@@ -170,6 +171,22 @@ def test_arrivals_never_give_a_message_a_later_time(noted: list[tuple[bytes, boo
     dropped = {data for data, kept in noted if not kept}
     if not dropped & {noted[i][0] for i in relayed}:
         assert times == relayed
+
+
+@given(
+    stamp=st.floats(0, 2e9, allow_nan=False),
+    wall_now=st.floats(0, 2e9, allow_nan=False),
+    loop_now=st.floats(0, 1e7, allow_nan=False),
+)
+def test_a_message_stamp_is_never_in_the_future_nor_older_than_the_bound(
+    stamp: float, wall_now: float, loop_now: float
+) -> None:
+    """Whatever the wall clock did, mitmproxy's stamp becomes a loop time between
+    loop_now - 5 s and loop_now: its age when plausible, else now (a stepped clock)."""
+    got = message_arrived_at(stamp, loop_now, wall_now)
+    assert loop_now - MAX_AGE_S - 1e-6 <= got <= loop_now
+    age = wall_now - stamp
+    assert got == pytest.approx(loop_now - age if 0 <= age <= MAX_AGE_S else loop_now)
 
 
 def test_the_hook_notes_client_messages_of_replayed_sockets_in_loop_time() -> None:

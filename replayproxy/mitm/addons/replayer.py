@@ -22,9 +22,10 @@ owns an :class:`~replayproxy.engine.origin.Origin` on mitmproxy's own loop (star
   A response with nothing to time or split (one write, clean end, all at ``t = 0``, as with
   ``--speed 0 --fault coalesce``) is answered directly instead, in one piece.
 - ``websocket_message``: for a replayed WebSocket, note when mitmproxy received each client
-  message (``message.timestamp``, moved to the loop's clock like a request's arrival) in the
-  session's :class:`~replayproxy.engine.websocket.ClientArrivals`, before mitmproxy relays it
-  to the origin: the server messages answering it count their recorded delay from then, so the
+  message (``message.timestamp``, moved to the loop's clock:
+  :mod:`~replayproxy.mitm.addons._wsarrival`) in the session's
+  :class:`~replayproxy.engine.websocket.ClientArrivals`, before mitmproxy relays it to the
+  origin: the server messages answering it count their recorded delay from then, so the
   inbound hop through mitmproxy is absorbed as it is for requests.
 - ``responseheaders``: ``flow.response.stream = True`` so every chunk from the origin is
   forwarded as it comes, keeping the recorded gaps and byte splits.
@@ -70,8 +71,8 @@ from replayproxy.engine.session import Passthrough, ReplaySession, unmatched_res
 from replayproxy.engine.sockets import reset_after_drain
 from replayproxy.engine.websocket import ClientArrivals
 from replayproxy.errors import ReplayProxyError, UpstreamError
-from replayproxy.mitm.addons._clock import arrived_at, loop_stamp, loop_time
 from replayproxy.mitm.addons._convert import request_of
+from replayproxy.mitm.addons._wsarrival import message_arrived_at
 
 __all__ = ["PASSTHROUGH_META", "Replayer", "arrived_at", "request_of"]
 
@@ -105,9 +106,9 @@ class Replayer:
         # session may be switched (next test) while a flow is still streaming.
         self._passthrough: dict[str, ReplaySession] = {}
         self._upstream_clients: dict[str, int] = {}
-        self._memory = ReleaseAfterBigBodies()
         # Replayed WebSocket flows: when mitmproxy received each client message (flow id).
         self._ws_arrivals: dict[str, ClientArrivals] = {}
+        self._memory = ReleaseAfterBigBodies()
 
     def use(self, session: ReplaySession | None) -> None:
         """Serve ``session`` from now on (thread-safe: one attribute store); options are ignored."""
@@ -215,7 +216,7 @@ class Replayer:
             # as mitmproxy's own server replay does, without the hop through the origin.
             flow.response = _whole_response(result.schedule.head, whole)
             return
-        arrived = arrived_at(flow.request, loop_time(), time.time())
+        arrived = arrived_at(flow.request, _loop_time(), time.time())
         websocket = result.websocket
         if websocket is not None:
             arrivals = self._ws_arrivals[flow.id] = ClientArrivals()
@@ -315,8 +316,7 @@ class Replayer:
             return
         message = flow.websocket.messages[-1]
         if message.from_client:
-            stamp = loop_stamp(message.timestamp, loop_time(), time.time())
-            arrivals.note(message.content, stamp)
+            arrivals.note(message.content, message_arrived_at(message.timestamp))
 
     def websocket_end(self, flow: http.HTTPFlow) -> None:
         self._ws_arrivals.pop(flow.id, None)
@@ -356,6 +356,37 @@ class Replayer:
 
 def _origin(origin: Origin) -> tuple[str, int]:
     return ("127.0.0.1", origin.port)
+
+
+# A wall-clock stamp older than this is not latency but a clock step (NTP): ignore it rather
+# than let a jumped clock fire a whole schedule at once.
+_MAX_AGE_S = 5.0
+
+
+def arrived_at(request: http.Request, loop_now: float, wall_now: float) -> float:
+    """When ``request`` reached mitmproxy, in the event loop's clock (``loop.time()``).
+
+    mitmproxy stamps requests with the wall clock (``time.time()``, in 11.x and 12.x alike):
+    ``timestamp_end`` once the whole request is in (the analogue of the recorder's t0, taken
+    when the complete request goes upstream), else ``timestamp_start`` (head parsed). Its age
+    on the wall clock is moved to the monotonic loop clock; a negative or implausible age (the
+    wall clock stepped) counts as 0.
+    """
+    stamp = request.timestamp_end
+    if stamp is None:
+        stamp = request.timestamp_start
+    age = 0.0 if stamp is None else wall_now - stamp
+    if not 0.0 <= age <= _MAX_AGE_S:
+        age = 0.0
+    return loop_now - age
+
+
+def _loop_time() -> float:
+    """The origin's clock: the running loop's (hooks run on it); monotonic outside a loop."""
+    try:
+        return asyncio.get_running_loop().time()
+    except RuntimeError:  # a hook called directly, as mitmproxy's taddons tests do
+        return time.monotonic()
 
 
 def _whole_response(head: Head, body: bytes) -> http.Response:
