@@ -18,6 +18,14 @@ cheapest real client: the openai SDK adds its own parsing time to every message)
 measured from the client's send of the message it answers (turn 0: from the moment the upgrade
 completed); the recorded delay is the one in the cassette. A script, not a test: it prints the
 figures and exits 0.
+
+The breakdown below the table splits the lateness of the server messages that answer a client
+message (signed, median / p99) on each path: *engine* = when the engine wrote the message
+minus (the client's send + the recorded delay), *outbound* = when the client read it minus
+when the engine wrote it; for the proxy path also *absorbed* = how long after mitmproxy had
+the client's message the engine read it (the inbound hop, which the engine's clock does not
+count: see docs/websocket.md). It wraps the engine's frame encoder and the replay addon's
+arrival channel to see those times; nothing else is changed.
 """
 
 from __future__ import annotations
@@ -33,6 +41,8 @@ from typing import Any
 
 from websockets.sync.client import connect
 
+import replayproxy.engine.websocket as engine_ws
+import replayproxy.mitm.addons.replayer as replayer_mod
 from replayproxy import store
 from replayproxy.core.wsreplay import plan_session
 from replayproxy.engine.server import ReplayServer
@@ -52,24 +62,66 @@ CLIENT = [
 REPLIES = [1, 2, 0]  # server messages to read after each client message (0: until response.done)
 
 
-def conversation(url: str) -> list[float]:
-    """Run the conversation; return each server message's delay after its anchor (s)."""
-    delays: list[float] = []
+def exchange(url: str) -> list[tuple[float, float]]:
+    """Run the conversation; return (anchor, read) monotonic times of each server message."""
+    times: list[tuple[float, float]] = []
     with connect(url, open_timeout=10, proxy=None) as ws:
         anchor = time.monotonic()
         ws.recv(timeout=10)
-        delays.append(time.monotonic() - anchor)
+        times.append((anchor, time.monotonic()))
         for event, replies in zip(CLIENT, REPLIES, strict=True):
             anchor = time.monotonic()
             ws.send(json.dumps(event))
             n = 0
             while True:
                 doc: Any = json.loads(ws.recv(timeout=10))
-                delays.append(time.monotonic() - anchor)
+                times.append((anchor, time.monotonic()))
                 n += 1
                 if n == replies or (replies == 0 and doc["type"] == "response.done"):
                     break
-    return delays
+    return times
+
+
+def conversation(url: str) -> list[float]:
+    """Run the conversation; return each server message's delay after its anchor (s)."""
+    return [read - anchor for anchor, read in exchange(url)]
+
+
+class Probe:
+    """When the engine wrote each server message, and how long after mitmproxy had each
+    client message the engine read it: the engine's frame encoder and the replay addon's
+    arrival channel, wrapped."""
+
+    def __init__(self) -> None:
+        self.writes: list[float] = []
+        self.absorbed: list[float] = []
+        encode, probe = engine_ws.encode_frames, self
+
+        def encode_frames(text: bool, data: bytes, fragments: tuple[int, ...] = ()) -> bytes:
+            probe.writes.append(time.monotonic())
+            return encode(text, data, fragments)
+
+        class Arrivals(engine_ws.ClientArrivals):
+            def take(self, data: bytes) -> float | None:
+                at = super().take(data)
+                if at is not None:
+                    probe.absorbed.append((time.monotonic() - at) * 1000)
+                return at
+
+        engine_ws.encode_frames = encode_frames
+        replayer_mod.ClientArrivals = Arrivals  # type: ignore[attr-defined]
+
+    def split(self, url: str, expected: list[float]) -> tuple[list[float], list[float]]:
+        """Run the conversation; (engine, outbound) lateness in ms of the answering messages."""
+        self.writes.clear()
+        times = exchange(url)
+        engine, outbound = [], []
+        answering = range(REPLIES[0] + 1, len(times))  # turn 0 answers no client message
+        for i in answering:
+            (anchor, read), wrote = times[i], self.writes[i]
+            engine.append((wrote - anchor - expected[i]) * 1000)
+            outbound.append((read - wrote) * 1000)
+        return engine, outbound
 
 
 def recorded_delays(cassette: Path) -> list[float]:
@@ -84,9 +136,16 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[max(0, min(len(ordered) - 1, math.ceil(q / 100 * len(ordered)) - 1))]
 
 
+def _median_p99(values: list[float]) -> str:
+    return f"{percentile(values, 50):.2f} / {percentile(values, 99):.2f}"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=20, help="sessions per path (default 20)")
+    parser.add_argument(
+        "--breakdown-runs", type=int, default=5, help="extra sessions per path for the breakdown"
+    )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-ws-"))
     cassette = work / "realtime.cassette"
@@ -121,7 +180,34 @@ def main() -> int:
         print(f"{name:<8} {p50:8.2f} {p90:8.2f} {p99:8.2f} {max(errors):8.2f}")
     verdict = all(percentile(results[k], 99) <= 5 for k in ("direct", "proxy"))
     print(f"target p99 <= 5 ms: {'met' if verdict else 'NOT met'}")
+    if args.breakdown_runs > 0:
+        breakdown(cassette, work, expected, args.breakdown_runs)
     return 0
+
+
+def breakdown(cassette: Path, work: Path, expected: list[float], runs: int) -> None:
+    """Print where the lateness of answering messages goes (see the module docstring)."""
+    probe = Probe()  # wraps from now on: the figures above were taken without it
+    split: dict[str, tuple[list[float], list[float]]] = {"direct": ([], []), "proxy": ([], [])}
+    for _ in range(runs):
+        with ReplayServer(cassette) as server:
+            engine, outbound = probe.split(server.url.replace("http", "ws", 1) + PATH, expected)
+        split["direct"][0].extend(engine)
+        split["direct"][1].extend(outbound)
+    replayer = Replayer()
+    with EmbeddedProxy([replayer], mode="reverse:http://127.0.0.1:9", confdir=work,
+                       options={"connection_strategy": "lazy"}) as proxy:  # fmt: skip
+        for _ in range(runs):
+            replayer.use(ReplaySession(cassette))
+            engine, outbound = probe.split(proxy.url.replace("http", "ws", 1) + PATH, expected)
+            split["proxy"][0].extend(engine)
+            split["proxy"][1].extend(outbound)
+    print(f"lateness of answering messages, {runs} more sessions per path, median / p99 ms:")
+    for name, (engine, outbound) in split.items():
+        line = f"{name:<8} engine {_median_p99(engine)}   outbound {_median_p99(outbound)}"
+        if name == "proxy" and probe.absorbed:
+            line += f"   absorbed {_median_p99(probe.absorbed)}"
+        print(line)
 
 
 if __name__ == "__main__":

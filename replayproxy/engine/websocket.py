@@ -11,6 +11,14 @@ are executed by one sender task, in order, each at its absolute due time (no dri
 Server frames are built here rather than by wsproto so that a message can be sent in the
 fragments the schedule asks for (continuation frames may split a UTF-8 character: RFC 6455
 §5.6 only requires the reassembled text to be valid).
+
+When the clock of a turn starts: recorded delays count from when the client's message reached
+the recording proxy, so on replay they count from when it reached replayproxy. Directly, that
+is when the engine has the complete message. Behind mitmproxy the message is first parsed,
+passed through every addon's hook and relayed; the replay addon notes when mitmproxy had it
+(:class:`ClientArrivals`, filled from its ``websocket_message`` hook before mitmproxy relays
+the message) and the turn counts from the earlier of the two times, so that inbound latency
+is absorbed by the recorded delays instead of being added to them, as for HTTP requests.
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import struct
+from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -30,7 +39,7 @@ from replayproxy.core.schedule import Head
 from replayproxy.core.wsreplay import Close, Conversation, Send, WsPlan
 from replayproxy.engine.sockets import reset_after_drain
 
-__all__ = ["WsServe", "encode_frames", "is_upgrade", "serve_websocket"]
+__all__ = ["ClientArrivals", "WsServe", "encode_frames", "is_upgrade", "serve_websocket"]
 
 _OP_CONT, _OP_TEXT, _OP_BINARY = 0x0, 0x1, 0x2
 # Recorded headers the replayed handshake must not repeat: the accept token is per key, an
@@ -43,6 +52,38 @@ _DROPPED = {
 }
 
 
+class ClientArrivals:
+    """When a relay in front of the engine (mitmproxy) received each client message.
+
+    The relay calls :meth:`note` as it receives a message, before relaying it; the engine
+    calls :meth:`take` when it has read the message itself. Entries are paired by payload,
+    in order, rather than by count: a message another addon dropped (never relayed) is skipped
+    when the next relayed one is taken, and a message changed on the way matches nothing, so
+    the engine's own time is used for it, never another message's. Both sides run on the same
+    event loop, so no lock is needed; at most ``limit`` entries are kept.
+    """
+
+    def __init__(self, limit: int = 256) -> None:
+        self._seen: deque[tuple[bytes, float]] = deque(maxlen=limit)
+
+    def note(self, data: bytes, at: float) -> None:
+        """Client message ``data`` reached the relay at loop time ``at``."""
+        self._seen.append((data, at))
+
+    def take(self, data: bytes) -> float | None:
+        """When the relay received ``data`` (the earliest such message not taken yet), and
+        forget it and any entry before it; ``None`` if the relay did not note it."""
+        for i, (seen, at) in enumerate(self._seen):
+            if seen == data:
+                for _ in range(i + 1):
+                    self._seen.popleft()
+                return at
+        return None
+
+    def __len__(self) -> int:
+        return len(self._seen)
+
+
 @dataclass(frozen=True, slots=True)
 class WsServe:
     """What the origin needs to replay one WebSocket session.
@@ -51,13 +92,15 @@ class WsServe:
     is awaited with the number of server messages sent before the connection is dropped
     without a close frame: behind mitmproxy it cuts the client's connection too, because
     mitmproxy would otherwise turn the dropped upstream into a clean 1000 close (wsproto sends
-    1000 for the local-only 1006).
+    1000 for the local-only 1006). ``arrivals``: when the relay in front of the engine had
+    each client message (see :class:`ClientArrivals`); ``None`` directly.
     """
 
     head: Head
     plan: WsPlan
     on_miss: Callable[[str], object] | None = None
     on_drop: Callable[[int], Awaitable[None]] | None = None
+    arrivals: ClientArrivals | None = None
 
 
 def is_upgrade(request: Request) -> bool:
@@ -112,6 +155,14 @@ async def serve_websocket(
     def now_ns() -> int:
         return round((loop.time() - t0) * 1e9)
 
+    def arrived_ns(message: bytes) -> int:
+        """When ``message`` reached replayproxy: now, or earlier when the relay had it first."""
+        now = now_ns()
+        seen = None if ws.arrivals is None else ws.arrivals.take(message)
+        if seen is None:
+            return now
+        return max(0, min(now, round((seen - t0) * 1e9)))  # never later than now, nor before t0
+
     key = request.header("sec-websocket-key")
     if key is None:
         body = b"replayproxy: a WebSocket was recorded here; send an upgrade request\n"
@@ -132,7 +183,7 @@ async def serve_websocket(
         queue.put_nowait(action)
     sender = asyncio.create_task(_send_all(queue, conn, writer, t0, ws.on_drop))
     try:
-        await _receive_all(conversation, conn, reader, writer, queue, now_ns, ws.on_miss)
+        await _receive_all(conversation, conn, reader, writer, queue, arrived_ns, ws.on_miss)
     finally:
         if not sender.done():
             queue.put_nowait(None)
@@ -149,7 +200,7 @@ async def _receive_all(
     reader: asyncio.StreamReader,
     writer: asyncio.StreamWriter,
     queue: asyncio.Queue[Send | Close | None],
-    now_ns: Callable[[], int],
+    arrived_ns: Callable[[bytes], int],
     on_miss: Callable[[str], object] | None,
 ) -> None:
     parts: list[bytes] = []
@@ -166,7 +217,7 @@ async def _receive_all(
                     continue
                 text, message = isinstance(event.data, str), b"".join(parts)
                 parts = []
-                actions = conversation.client_message(text, message, now_ns())
+                actions = conversation.client_message(text, message, arrived_ns(message))
                 if conversation.miss is not None:
                     _drain(queue)  # an explained close goes out at once, before pending sends
                     if on_miss is not None:

@@ -22,6 +22,12 @@ owns an :class:`~replayproxy.engine.origin.Origin` on mitmproxy's own loop (star
   other upstream connection.
   A response with nothing to time or split (one write, clean end, all at ``t = 0``, as with
   ``--speed 0 --fault coalesce``) is answered directly instead, in one piece.
+- ``websocket_message``: for a replayed WebSocket, note when mitmproxy received each client
+  message (``message.timestamp``, moved to the loop's clock:
+  :mod:`~replayproxy.mitm.addons._wsarrival`) in the session's
+  :class:`~replayproxy.engine.websocket.ClientArrivals`, before mitmproxy relays it to the
+  origin: the server messages answering it count their recorded delay from then, so the
+  inbound hop through mitmproxy is absorbed as it is for requests.
 - ``responseheaders``: ``flow.response.stream = True`` so every chunk from the origin is
   forwarded as it comes, keeping the recorded gaps and byte splits.
 - ``error``: for a flow whose schedule ends in a reset, abort the HTTP/1 client connection with
@@ -65,9 +71,11 @@ from replayproxy.engine.memory import ReleaseAfterBigBodies
 from replayproxy.engine.origin import TOKEN_HEADER, Origin, wire_headers
 from replayproxy.engine.session import Passthrough, ReplaySession, unmatched_response
 from replayproxy.engine.sockets import reset_after_drain
+from replayproxy.engine.websocket import ClientArrivals
 from replayproxy.errors import ReplayProxyError, UpstreamError
 from replayproxy.mitm.addons._arrival import FirstRequests, arrived_at, loop_time
 from replayproxy.mitm.addons._convert import request_of
+from replayproxy.mitm.addons._wsarrival import message_arrived_at
 
 __all__ = ["PASSTHROUGH_META", "Replayer", "arrived_at", "request_of"]
 
@@ -101,6 +109,8 @@ class Replayer:
         # session may be switched (next test) while a flow is still streaming.
         self._passthrough: dict[str, ReplaySession] = {}
         self._upstream_clients: dict[str, int] = {}
+        # Replayed WebSocket flows: when mitmproxy received each client message (flow id).
+        self._ws_arrivals: dict[str, ClientArrivals] = {}
         self._memory = ReleaseAfterBigBodies()
         self._first_requests = FirstRequests()
 
@@ -219,7 +229,9 @@ class Replayer:
         arrived = arrived_at(flow.request, loop_time(), time.time(), ready)
         websocket = result.websocket
         if websocket is not None:
-            websocket = replace(websocket, on_drop=functools.partial(_drop_client, flow))
+            arrivals = self._ws_arrivals[flow.id] = ClientArrivals()
+            on_drop = functools.partial(_drop_client, flow)
+            websocket = replace(websocket, on_drop=on_drop, arrivals=arrivals)
         token = self.origin.expect(
             result.schedule, flow.request.method, arrived=arrived, websocket=websocket
         )
@@ -274,6 +286,7 @@ class Replayer:
         meta = flow.metadata.get(_META)
         if meta is not None and self.origin is not None:
             self.origin.forget(meta["token"])
+        self._ws_arrivals.pop(flow.id, None)
         _restore(flow)
         flow.metadata.pop(_META, None)
         request = describe(flow.request.method, flow.request.url)
@@ -307,11 +320,24 @@ class Replayer:
         with contextlib.suppress(Exception):
             session.fail(f"connection to {where}", refusal)
 
+    def websocket_message(self, flow: http.HTTPFlow) -> None:
+        arrivals = self._ws_arrivals.get(flow.id)
+        if arrivals is None or flow.websocket is None:
+            return
+        message = flow.websocket.messages[-1]
+        if message.from_client:
+            arrivals.note(message.content, message_arrived_at(message.timestamp))
+
+    def websocket_end(self, flow: http.HTTPFlow) -> None:
+        self._ws_arrivals.pop(flow.id, None)
+
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         if _META in flow.metadata and flow.response is not None:
             flow.response.stream = True
 
     def response(self, flow: http.HTTPFlow) -> None:
+        if flow.response is not None and flow.response.status_code != 101:
+            self._ws_arrivals.pop(flow.id, None)  # the upgrade was refused: no messages follow
         _restore(flow)
         self._release_big_body(flow)
 
@@ -325,6 +351,7 @@ class Replayer:
         meta = flow.metadata.get(_META)
         if meta is not None and self.origin is not None:
             self.origin.forget(meta["token"])
+        self._ws_arrivals.pop(flow.id, None)
         # mitmproxy runs this hook before it FIN-closes the client (the error hook comes first
         # in HttpStream.handle_protocol_error), so aborting here is what the client sees.
         if (
