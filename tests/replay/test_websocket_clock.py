@@ -37,7 +37,7 @@ from replayproxy.core.wsreplay import plan_interaction
 from replayproxy.engine.origin import TOKEN_HEADER, Origin
 from replayproxy.engine.session import ReplaySession
 from replayproxy.engine.websocket import ClientArrivals, WsServe
-from replayproxy.mitm.addons._wsarrival import MAX_AGE_S, message_arrived_at
+from replayproxy.mitm.addons._arrival import MAX_AGE_S, message_arrived_at
 from replayproxy.mitm.addons.replayer import Replayer
 from replayproxy.mitm.embedded import EmbeddedProxy
 from tests.replay.conftest import RECORDED_HOST, _confdir

@@ -1,4 +1,5 @@
-"""When a request reached replayproxy, in the origin's clock: where a replayed schedule starts.
+"""When a request or a WebSocket client message reached replayproxy, in the origin's clock:
+where a replayed schedule (or a WebSocket turn) starts.
 
 A replayed schedule counts its offsets from the request's arrival at mitmproxy, not from when
 the origin reads it, so mitmproxy's own latency is absorbed by the recorded offsets instead of
@@ -48,6 +49,28 @@ def arrived_at(
         stamp = request.timestamp_start
     if ready is not None and stamp is not None and 0.0 <= stamp - ready <= FRESH_CONNECTION_S:
         stamp = ready
+    return loop_stamp(stamp, loop_now, wall_now)
+
+
+def message_arrived_at(
+    stamp: float, loop_now: float | None = None, wall_now: float | None = None
+) -> float:
+    """When a WebSocket message stamped ``stamp`` reached mitmproxy, in the loop's clock.
+
+    mitmproxy stamps each message (``message.timestamp``) when the whole message was read,
+    before any addon's hook. ``loop_now`` defaults to :func:`loop_time` (the hooks and the
+    origin share mitmproxy's loop), ``wall_now`` to ``time.time()``.
+    """
+    return loop_stamp(
+        stamp,
+        loop_time() if loop_now is None else loop_now,
+        time.time() if wall_now is None else wall_now,
+    )
+
+
+def loop_stamp(stamp: float | None, loop_now: float, wall_now: float) -> float:
+    """A wall-clock ``stamp`` in the loop's clock: ``loop_now`` minus its age; a missing stamp,
+    or a negative or implausible age, counts as now."""
     age = 0.0 if stamp is None else wall_now - stamp
     if not 0.0 <= age <= MAX_AGE_S:
         age = 0.0

@@ -24,15 +24,15 @@ owns an :class:`~replayproxy.engine.origin.Origin` on mitmproxy's own loop (star
   ``--speed 0 --fault coalesce``) is answered directly instead, in one piece.
 - ``websocket_message``: for a replayed WebSocket, note when mitmproxy received each client
   message (``message.timestamp``, moved to the loop's clock:
-  :mod:`~replayproxy.mitm.addons._wsarrival`) in the session's
+  :mod:`~replayproxy.mitm.addons._arrival`) in the session's
   :class:`~replayproxy.engine.websocket.ClientArrivals`, before mitmproxy relays it to the
   origin: the server messages answering it count their recorded delay from then, so the
   inbound hop through mitmproxy is absorbed as it is for requests.
 - ``responseheaders``: ``flow.response.stream = True`` so every chunk from the origin is
   forwarded as it comes, keeping the recorded gaps and byte splits.
 - ``error``: for a flow whose schedule ends in a reset, abort the HTTP/1 client connection with
-  a TCP RST (see :func:`_reset_client`), because mitmproxy itself only ever FIN-closes clients
-  (mitmproxy-notes §3.1), which would make a reset look like an incomplete body.
+  a TCP RST (:mod:`~replayproxy.mitm.addons._client_cut`), because mitmproxy itself only
+  ever FIN-closes clients (mitmproxy-notes §3.1): a reset would look like an incomplete body.
 
 Options (prefix ``replayproxy_``, usable from ``mitmdump -s mitmdump_replay.py --set ...``):
 ``replayproxy_replay`` (cassette path), ``replayproxy_speed``, ``replayproxy_faults``,
@@ -48,7 +48,6 @@ no lock; the session has its own lock for readers on other threads.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import functools
 import logging
@@ -70,12 +69,16 @@ from replayproxy.engine.failsafe import ReplayFailure, describe, failure_of, fai
 from replayproxy.engine.memory import ReleaseAfterBigBodies
 from replayproxy.engine.origin import TOKEN_HEADER, Origin, wire_headers
 from replayproxy.engine.session import Passthrough, ReplaySession, unmatched_response
-from replayproxy.engine.sockets import reset_after_drain
 from replayproxy.engine.websocket import ClientArrivals
 from replayproxy.errors import ReplayProxyError, UpstreamError
-from replayproxy.mitm.addons._arrival import FirstRequests, arrived_at, loop_time
+from replayproxy.mitm.addons._arrival import (
+    FirstRequests,
+    arrived_at,
+    loop_time,
+    message_arrived_at,
+)
+from replayproxy.mitm.addons._client_cut import drop_client, reset_client
 from replayproxy.mitm.addons._convert import request_of
-from replayproxy.mitm.addons._wsarrival import message_arrived_at
 
 __all__ = ["PASSTHROUGH_META", "Replayer", "arrived_at", "request_of"]
 
@@ -230,7 +233,7 @@ class Replayer:
         websocket = result.websocket
         if websocket is not None:
             arrivals = self._ws_arrivals[flow.id] = ClientArrivals()
-            on_drop = functools.partial(_drop_client, flow)
+            on_drop = functools.partial(drop_client, flow)
             websocket = replace(websocket, on_drop=on_drop, arrivals=arrivals)
         token = self.origin.expect(
             result.schedule, flow.request.method, arrived=arrived, websocket=websocket
@@ -359,7 +362,7 @@ class Replayer:
             and meta.get("reset")
             and flow.request.http_version.startswith("HTTP/1")
         ):
-            await _reset_client(flow)
+            await reset_client(flow)
         _restore(flow)
         self._release_big_body(flow)
 
@@ -368,8 +371,6 @@ def _origin(origin: Origin) -> tuple[str, int]:
     return ("127.0.0.1", origin.port)
 
 
-# A wall-clock stamp older than this is not latency but a clock step (NTP): ignore it rather
-# than let a jumped clock fire a whole schedule at once.
 def _whole_response(head: Head, body: bytes) -> http.Response:
     """A complete response with the recorded head and ``body`` as is (never re-encoded)."""
     response = http.Response.make(head.status, b"", wire_headers(head.headers, chunked=False))
@@ -391,54 +392,6 @@ def _restore(flow: http.HTTPFlow) -> None:
     req.scheme, req.host, req.port = scheme, host, port
     req.host_header = host_header
     req.headers.pop(TOKEN_HEADER, None)
-
-
-async def _reset_client(flow: http.HTTPFlow) -> bool:
-    """Abort the client's connection with a TCP RST; ``False`` if that was not possible.
-
-    mitmproxy treats an upstream ECONNRESET like EOF and only FIN-closes clients, so a replayed
-    reset would reach an HTTP/1 client as an incomplete body. mitmproxy has no API to reset a
-    client, so this reaches into INTERNALS (verified on 11.0.2 and 12.3.1, mitmproxy-notes
-    §3.5): ``proxyserver.connections[client id].transports[client].writer``. Anything
-    unexpected (another layout, a mitmproxy_rs stream in WireGuard/local mode, a socket that
-    refuses SO_LINGER) falls back to mitmproxy's FIN, logged at debug level.
-
-    The reset itself is the origin's (:func:`~replayproxy.engine.sockets.reset_after_drain`): it
-    waits until the bytes already forwarded have left. Under TLS the RST cuts the connection without
-    close_notify, as a real reset does.
-    """
-    try:
-        addons: Any = ctx.master.addons  # untyped in mitmproxy 11
-        proxyserver = addons.get("proxyserver")
-        writer = proxyserver.connections[flow.client_conn.id].transports[flow.client_conn].writer
-        transport = writer.transport
-        sock = writer.get_extra_info("socket")
-        if sock is None or not isinstance(transport, asyncio.WriteTransport):
-            raise TypeError(f"unexpected client transport {type(transport).__name__}")
-    except (KeyError, AttributeError, TypeError) as e:
-        log.debug("replayproxy: cannot reset the client connection (%r); it gets a FIN", e)
-        return False
-    if not await reset_after_drain(transport, sock):
-        log.debug("replayproxy: the client left or refused SO_LINGER; it gets a FIN")
-        return False
-    return True
-
-
-async def _drop_client(flow: http.HTTPFlow, sent: int) -> None:
-    """Before a replayed WebSocket drops its connection: once mitmproxy has relayed the
-    ``sent`` server messages, cut the client's connection without a close frame.
-
-    mitmproxy answers a dropped upstream with a close frame to the client, and wsproto turns
-    the local-only code 1006 into 1000, so the client would see a clean close. Cutting the
-    client first makes it see what a real dropped connection looks like (1006).
-    """
-    deadline = time.monotonic() + 2.0
-    while time.monotonic() < deadline:
-        data = flow.websocket
-        if data is not None and sum(1 for m in data.messages if not m.from_client) >= sent:
-            break
-        await asyncio.sleep(0.002)
-    await _reset_client(flow)
 
 
 def _log_miss(miss: Miss) -> None:

@@ -1,0 +1,69 @@
+"""Cutting a client's connection from the replay addon: a TCP RST where the recording had a
+reset, and a dropped WebSocket (no close frame) where the recording had one.
+
+mitmproxy itself only ever FIN-closes clients (mitmproxy-notes §3.1), which would make a
+replayed reset look like an incomplete body and a dropped WebSocket like a clean close.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+from mitmproxy import ctx, http
+
+from replayproxy.engine.sockets import reset_after_drain
+
+__all__ = ["drop_client", "reset_client"]
+
+log = logging.getLogger("replayproxy.mitm.addons.replayer")
+
+
+async def reset_client(flow: http.HTTPFlow) -> bool:
+    """Abort the client's connection with a TCP RST; ``False`` if that was not possible.
+
+    mitmproxy treats an upstream ECONNRESET like EOF and only FIN-closes clients, so a replayed
+    reset would reach an HTTP/1 client as an incomplete body. mitmproxy has no API to reset a
+    client, so this reaches into INTERNALS (verified on 11.0.2 and 12.3.1, mitmproxy-notes
+    §3.5): ``proxyserver.connections[client id].transports[client].writer``. Anything
+    unexpected (another layout, a mitmproxy_rs stream in WireGuard/local mode, a socket that
+    refuses SO_LINGER) falls back to mitmproxy's FIN, logged at debug level.
+
+    The reset itself is the origin's (:func:`~replayproxy.engine.sockets.reset_after_drain`): it
+    waits until the bytes already forwarded have left. Under TLS the RST cuts the connection without
+    close_notify, as a real reset does.
+    """
+    try:
+        addons: Any = ctx.master.addons  # untyped in mitmproxy 11
+        proxyserver = addons.get("proxyserver")
+        writer = proxyserver.connections[flow.client_conn.id].transports[flow.client_conn].writer
+        transport = writer.transport
+        sock = writer.get_extra_info("socket")
+        if sock is None or not isinstance(transport, asyncio.WriteTransport):
+            raise TypeError(f"unexpected client transport {type(transport).__name__}")
+    except (KeyError, AttributeError, TypeError) as e:
+        log.debug("replayproxy: cannot reset the client connection (%r); it gets a FIN", e)
+        return False
+    if not await reset_after_drain(transport, sock):
+        log.debug("replayproxy: the client left or refused SO_LINGER; it gets a FIN")
+        return False
+    return True
+
+
+async def drop_client(flow: http.HTTPFlow, sent: int) -> None:
+    """Before a replayed WebSocket drops its connection: once mitmproxy has relayed the
+    ``sent`` server messages, cut the client's connection without a close frame.
+
+    mitmproxy answers a dropped upstream with a close frame to the client, and wsproto turns
+    the local-only code 1006 into 1000, so the client would see a clean close. Cutting the
+    client first makes it see what a real dropped connection looks like (1006).
+    """
+    deadline = time.monotonic() + 2.0
+    while time.monotonic() < deadline:
+        data = flow.websocket
+        if data is not None and sum(1 for m in data.messages if not m.from_client) >= sent:
+            break
+        await asyncio.sleep(0.002)
+    await reset_client(flow)
