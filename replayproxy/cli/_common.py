@@ -109,7 +109,7 @@ def parse_listen(value: str) -> tuple[str, int]:
         host = "127.0.0.1"
     elif ":" in host:
         raise UsageError(f"invalid listen address {value!r}: write IPv6 hosts as [ADDR]:PORT")
-    if not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
+    if not (port_text.isascii() and port_text.isdigit()) or not 0 <= int(port_text) <= 65535:
         raise UsageError(f"invalid listen address {value!r}: the port must be 0-65535")
     return host, int(port_text)
 

@@ -21,16 +21,22 @@ from replayproxy.errors import UsageError
 __all__ = ["edit"]
 
 
+def _is_number(text: str) -> bool:
+    """ASCII digits only: ``str.isdigit`` is also true for "¹" or "٣", which ``int`` refuses
+    or reads as another number."""
+    return text.isascii() and text.isdigit()
+
+
 def _merge_range(text: str) -> tuple[int, int]:
     first, sep, last = text.partition("-")
-    if not (first.isdigit() and (not sep or last.isdigit())):
+    if not (_is_number(first) and (not sep or _is_number(last))):
         raise UsageError(f"bad --merge {text!r}: expected A-B (frame numbers, 0 = first)")
     return int(first), int(last if sep else first)
 
 
 def _insert(text: str) -> tuple[int, bytes]:
     n, sep, data = text.partition("=")
-    if not sep or not n.strip().isdigit():
+    if not sep or not _is_number(n.strip()):
         raise UsageError(f"bad --insert-event {text!r}: expected N=TEXT (TEXT may use \\n)")
     try:
         return int(n), textload.unescape(data)

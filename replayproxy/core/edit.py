@@ -200,7 +200,7 @@ def _frames(s: Schedule, e: Edits, ctx: _Ctx) -> Schedule:
 
 def _rechunk_size(text: str) -> int:
     key, _, value = text.partition("=")
-    if key == "bytes" and value.isdigit() and int(value) > 0:
+    if key == "bytes" and value.isascii() and value.isdigit() and int(value) > 0:
         return int(value)
     raise UsageError(f"bad --rechunk {text!r}: expected events, one or bytes=N (N > 0)")
 
@@ -270,7 +270,7 @@ def _redact_path(obj: Any, parts: list[str]) -> bool:
         if head == "*":
             keys = list(range(len(obj)))
         else:
-            keys = [int(head)] if head.isdigit() and int(head) < len(obj) else []
+            keys = [int(head)] if head.isascii() and head.isdigit() and int(head) < len(obj) else []
     else:
         return False
     found = False

@@ -34,7 +34,7 @@ def format_pointer(tokens: Sequence[str]) -> str:
 
 
 def pointer_order(tokens: tuple[str, ...]) -> tuple[tuple[int, int, str], ...]:
-    return tuple((0, int(t), "") if t.isdigit() else (1, 0, t) for t in tokens)
+    return tuple((0, int(t), "") if t.isascii() and t.isdigit() else (1, 0, t) for t in tokens)
 
 
 def unescape_tokens(pointer: str) -> tuple[str, ...]:

@@ -56,7 +56,7 @@ def redact_json(doc: Any, pointer: Pointer) -> tuple[Any, bool]:
     elif isinstance(doc, list):
         if head == "*":
             targets = list(range(len(doc)))
-        elif head.isdigit() and int(head) < len(doc):
+        elif head.isascii() and head.isdigit() and int(head) < len(doc):
             targets = [int(head)]
         else:
             targets = []

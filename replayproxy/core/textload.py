@@ -263,7 +263,7 @@ def _line(d: _Draft, line: str) -> None:
         return
     toks = _tokens(stripped)
     key = toks[0]
-    if isinstance(key, str) and key[:1] in "+-" and key[1:2].isdigit():
+    if isinstance(key, str) and key[:1] in "+-" and key[1:2].isascii() and key[1:2].isdigit():
         if sec != "response" or d.response is None:
             raise _Bad("a frame line must follow a response line")
         _need(toks, 2, "+OFFSET 'BYTES'")

@@ -65,7 +65,9 @@ def read_line(key: str, toks: list[str | bytes], parse_time: object) -> WsMessag
         except ValueError:
             valid = ", ".join(k.value for k in WsCloseKind)
             raise WsTextError(f"ws-end kind {kind_s!r} is not one of: {valid}") from None
-        if code_s != "-" and not (isinstance(code_s, str) and code_s.isdigit()):
+        if code_s != "-" and not (
+            isinstance(code_s, str) and code_s.isascii() and code_s.isdigit()
+        ):
             raise WsTextError(f"ws-end code must be a number or -, got {code_s!r}")
         if by not in _BY_NAME:
             raise WsTextError(f"ws-end closer must be client, server or unknown, got {by!r}")
