@@ -162,6 +162,8 @@ def _prepare(where: Path, only: list[str], tests: list[str]) -> None:
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis")
     shutil.copytree(PACKAGE, where / "replayproxy", ignore=ignore)
     shutil.copytree(ROOT / "tests", where / "tests", ignore=ignore)
+    for data in ("docs", "cassettes"):  # tests read the documented examples and the cassettes
+        shutil.copytree(ROOT / data, where / data, ignore=ignore)
     shutil.copy(ROOT / "pyproject.toml", where / "pyproject.toml")
     with (where / "tests" / "conftest.py").open("a") as conftest:
         conftest.write(_PROFILE)
@@ -172,6 +174,9 @@ def _prepare(where: Path, only: list[str], tests: list[str]) -> None:
         *(f"    replayproxy/{g}" for g in only),
         "pytest_add_cli_args_test_selection =",
         *(f"    {t}" for t in tests),
+        "also_copy =",  # into mutants/, where the tests run: they read these
+        "    docs",
+        "    cassettes",
         "pytest_add_cli_args =",
         "    -p",
         "    no:cacheprovider",
@@ -337,7 +342,12 @@ def main() -> None:
             print(_line(r), flush=True)
     caught = sum(r.caught for r in results)
     counted = caught + sum(len(r.survived) for r in results)
-    overall = 100.0 * caught / counted if counted else 100.0
+    if counted == 0:
+        sys.exit(
+            f"error: mutmut checked no mutant (the tests failed before it started?); "
+            f"see mutmut.log under {args.workdir}"
+        )
+    overall = 100.0 * caught / counted
     equiv = sum(len(r.equivalent) for r in results)
     total = sum(r.total for r in results)
     print(f"{'overall':32} {total:7} {caught:7} {counted - caught:6} {equiv:6} {overall:6.1f}%")
