@@ -124,15 +124,18 @@ async def _read_request(
             return None
         raise _BadRequest("connection closed inside a request head") from None
     except asyncio.LimitOverrunError:
-        raise _BadRequest("request head too large") from None
-    lines = head[:-4].split(b"\r\n")
+        raise _BadRequest(f"request head larger than {_MAX_HEAD // 1024} KiB") from None
+    request_line, *header_lines = head[:-4].split(b"\r\n")
     try:
-        method, target, version = lines[0].decode("latin-1").split(" ", 2)
-        headers = tuple(
-            (k.strip(), v.strip()) for k, v in (line.split(b":", 1) for line in lines[1:])
-        )
+        method, target, version = request_line.decode("latin-1").split(" ", 2)
     except ValueError:
-        raise _BadRequest(f"malformed request head {lines[0][:80]!r}") from None
+        raise _BadRequest(f"malformed request line {request_line[:80]!r}") from None
+    headers: list[tuple[bytes, bytes]] = []
+    for line in header_lines:
+        name, colon, value = line.partition(b":")
+        if not colon or not name.strip():
+            raise _BadRequest(f"malformed header line {line[:80]!r}")
+        headers.append((name.strip(), value.strip()))
     fields = {k.lower(): v for k, v in headers}
     if fields.get(b"expect", b"").lower() == b"100-continue":
         writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
@@ -145,7 +148,7 @@ async def _read_request(
         raise _BadRequest("malformed or truncated request body") from None
     host = fields.get(b"host", b"127.0.0.1").decode("latin-1")
     url = target if "://" in target else f"http://{host}{target}"
-    return Request(method, url, version, headers, body)
+    return Request(method, url, version, tuple(headers), body)
 
 
 async def _read_chunked(reader: asyncio.StreamReader) -> bytes:

@@ -1,0 +1,376 @@
+"""The origin's HTTP/1.1 request reader and connection handling, byte for byte.
+
+Two ways in: ``_read_request`` fed a real ``asyncio.StreamReader`` (the exact Request it
+reads, or the exact reason it refuses), and the real ``Origin`` over a socketpair or loopback
+TCP (the exact bytes a client gets back: a 400 naming the problem, ``100 Continue``, one
+response per request, the connection closed when it should be).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from replayproxy.core.model import Request
+from replayproxy.core.schedule import Finish, FinishKind, Head, Schedule, Write
+from replayproxy.engine.origin import _MAX_HEAD, TOKEN_HEADER, Origin, _BadRequest, _read_request
+from tests.replay.test_origin_clock import pipelined
+
+MS = 1_000_000
+
+
+async def _read(data: bytes) -> tuple[Request | str | None, bytes, bytes]:
+    """Feed ``data`` to a StreamReader (origin's head limit) and read one request from it:
+    (the Request, None, or the refusal's reason), what the reader wrote back, and what is left
+    unread in the stream."""
+    a, b = socket.socketpair()
+    peer, peer_writer = await asyncio.open_connection(sock=a)
+    _, writer = await asyncio.open_connection(sock=b)
+    reader = asyncio.StreamReader(limit=_MAX_HEAD)
+    reader.feed_data(data)
+    reader.feed_eof()
+    result: Request | str | None
+    try:
+        result = await _read_request(reader, writer)
+    except _BadRequest as e:
+        result = str(e)
+    await writer.drain()
+    writer.close()
+    sent = await peer.read()
+    peer_writer.close()
+    return result, sent, await reader.read()
+
+
+def read(data: bytes) -> tuple[Request | str | None, bytes, bytes]:
+    return asyncio.run(_read(data))
+
+
+def test_a_request_is_read_field_for_field() -> None:
+    """Method, target made absolute with the Host header, version, headers in order with
+    their case and surrounding spaces trimmed, and exactly Content-Length bytes of body."""
+    got, sent, rest = read(
+        b"POST /v1/chat?q=1 HTTP/1.1\r\nHost: api.example.test:8080\r\n"
+        b"X-Multi:  a:b  \r\nContent-Length: 2\r\n\r\n{}NEXT"
+    )
+    assert got == Request(
+        "POST",
+        "http://api.example.test:8080/v1/chat?q=1",
+        "HTTP/1.1",
+        ((b"Host", b"api.example.test:8080"), (b"X-Multi", b"a:b"), (b"Content-Length", b"2")),
+        b"{}",
+    )
+    assert (sent, rest) == (b"", b"NEXT")
+
+
+@pytest.mark.parametrize(
+    ("head", "url"),
+    [
+        (b"GET /x HTTP/1.1\r\n", "http://127.0.0.1/x"),  # no Host: the origin's own address
+        (b"GET http://up.test/x HTTP/1.1\r\nHost: other\r\n", "http://up.test/x"),
+        (b"GET /x HTTP/1.1\r\nhOsT: h\r\n", "http://h/x"),  # header names in any case
+    ],
+    ids=["no host", "absolute-form target", "host in any case"],
+)
+def test_the_url_of_a_request(head: bytes, url: str) -> None:
+    """The URL is the absolute target as sent, or the Host (default 127.0.0.1) plus the path."""
+    got, _, _ = read(head + b"\r\n")
+    assert isinstance(got, Request)
+    assert (got.url, got.body) == (url, b"")
+
+
+def test_the_request_line_keeps_spaces_in_its_last_part_and_reads_latin_1() -> None:
+    """The request line splits at its first two spaces; bytes are latin-1 (never an error)."""
+    got, _, _ = read(b"GET /caf\xe9 HTTP/1.1 extra\r\nhost: h\r\n\r\n")
+    assert isinstance(got, Request)
+    assert (got.method, got.url, got.http_version) == ("GET", "http://h/caf\xe9", "HTTP/1.1 extra")
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (b"NONSENSE\r\n\r\n", "malformed request line b'NONSENSE'"),
+        (b"GET /\r\nhost: h\r\n\r\n", "malformed request line b'GET /'"),
+        (b"GET " + b"a" * 200 + b"\r\n\r\n", "malformed request line b'GET " + "a" * 76 + "'"),
+        (b"GET / HTTP/1.1\r\nhost: h\r\nno colon\r\n\r\n", "malformed header line b'no colon'"),
+        (b"GET / HTTP/1.1\r\n: empty name\r\n\r\n", "malformed header line b': empty name'"),
+        (b"GET / HTTP/1.1\r\n  : v\r\n\r\n", "malformed header line b'  : v'"),
+        (b"GET / HTTP/1.1\r\n" + b"x" * 100 + b"\r\n\r\n", f"malformed header line {b'x' * 80!r}"),
+        (b"GET / HTTP/1.1\r\nhost: h\r\n", "connection closed inside a request head"),
+        (b"G", "connection closed inside a request head"),
+        (b"\r\n\r\nGET", "malformed request line b''"),
+        (b"GET / HTTP/1.1\r\nContent-Length: x\r\n\r\n", "malformed or truncated request body"),
+        (b"GET / HTTP/1.1\r\nContent-Length: -1\r\n\r\n", "malformed or truncated request body"),
+        (b"GET / HTTP/1.1\r\nContent-Length: 5\r\n\r\nabc", "malformed or truncated request body"),
+        (
+            b"GET / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nab\r\n0\r\n\r\n",
+            "malformed or truncated request body",
+        ),
+        (
+            b"GET / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab",
+            "malformed or truncated request body",
+        ),
+        (
+            b"GET / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n",
+            "malformed or truncated request body",
+        ),
+        (
+            b"GET / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nx-trailer: 1\r\n",
+            "malformed or truncated request body",
+        ),
+    ],
+    ids=[
+        "one word",
+        "two words",
+        "long request line cut at 80 bytes",
+        "header line without a colon",
+        "header line with an empty name",
+        "header line with a blank name",
+        "long header line cut at 80 bytes",
+        "closed inside the head",
+        "closed after one byte",
+        "a blank line first",
+        "content-length not a number",
+        "content-length negative",
+        "body shorter than content-length",
+        "chunk size not hex",
+        "closed inside a chunk",
+        "closed before the last chunk",
+        "closed inside the trailers",
+    ],
+)
+def test_what_cannot_be_read_is_refused_with_its_reason(data: bytes, reason: str) -> None:
+    """Each way a request can be malformed or cut short is refused with its own reason."""
+    got, sent, _ = read(data)
+    assert (got, sent) == (reason, b"")
+
+
+@pytest.mark.parametrize("data", [b"", b"\r\n", b" \r\n\t"])
+def test_a_peer_closing_between_requests_is_not_an_error(data: bytes) -> None:
+    """Nothing (or only blank space) before the end of the stream: no request, no error."""
+    assert read(data) == (None, b"", b"")
+
+
+def test_a_head_over_the_limit_is_refused() -> None:
+    """A head that does not end within the limit is refused naming the limit."""
+    got, _, _ = read(b"GET / HTTP/1.1\r\nx: " + b"a" * _MAX_HEAD + b"\r\n\r\n")
+    assert got == f"request head larger than {_MAX_HEAD // 1024} KiB"
+
+
+def test_a_head_just_within_the_limit_is_read() -> None:
+    """A head of exactly the limit (its blank line included) is still a request."""
+    line = b"GET / HTTP/1.1\r\nx: "
+    got, _, _ = read(line + b"a" * (_MAX_HEAD - len(line) - 4) + b"\r\n\r\n")
+    assert isinstance(got, Request)
+    assert len(got.headers[0][1]) == _MAX_HEAD - len(line) - 4
+
+
+@pytest.mark.parametrize(
+    ("expect", "sent"),
+    [
+        (b"Expect: 100-continue\r\n", b"HTTP/1.1 100 Continue\r\n\r\n"),
+        (b"EXPECT: 100-Continue\r\n", b"HTTP/1.1 100 Continue\r\n\r\n"),
+        (b"Expect: 100-continue-please\r\n", b""),
+        (b"", b""),
+    ],
+    ids=["expect", "expect in other case", "another expectation", "no expect"],
+)
+def test_expect_100_continue_is_answered_before_the_body(expect: bytes, sent: bytes) -> None:
+    """`Expect: 100-continue` (any case) gets the interim response, written before the body is
+    awaited; anything else gets nothing."""
+
+    async def main() -> tuple[Request | str | None, bytes, bytes]:
+        # The body is not there yet: the interim response must not wait for it.
+        head = b"POST / HTTP/1.1\r\nhost: h\r\n" + expect + b"content-length: 2\r\n\r\n"
+        a, b = socket.socketpair()
+        peer, peer_writer = await asyncio.open_connection(sock=a)
+        _, writer = await asyncio.open_connection(sock=b)
+        reader = asyncio.StreamReader(limit=_MAX_HEAD)
+        reader.feed_data(head)
+        task = asyncio.create_task(_read_request(reader, writer))
+        interim = b""
+        if sent:
+            interim = await asyncio.wait_for(peer.readexactly(len(sent)), 5)
+        await asyncio.sleep(0)
+        assert not task.done()
+        reader.feed_data(b"{}")
+        got = await task
+        writer.close()
+        rest = await peer.read()
+        peer_writer.close()
+        return got, interim + rest, b""
+
+    got, written, _ = asyncio.run(main())
+    assert isinstance(got, Request) and got.body == b"{}"
+    assert written == sent
+
+
+@pytest.mark.parametrize(
+    ("encoding", "body", "read_as"),
+    [
+        (b"chunked", b"5\r\nhello\r\n0\r\n\r\n", b"hello"),
+        (b"Chunked", b"5\r\nhello\r\n0\r\n\r\n", b"hello"),
+        (b"gzip, chunked", b"3\r\nabc\r\n0\r\n\r\n", b"abc"),
+        (
+            b"chunked",
+            b"A\r\n0123456789\r\nf\r\n" + b"y" * 15 + b"\r\n0\r\n\r\n",
+            b"0123456789" + b"y" * 15,
+        ),
+        (b"chunked", b"3;ext=1\r\nabc\r\n0;done\r\na: 1\r\nb: 2\r\n\r\n", b"abc"),
+        (b"chunked", b"0\r\n\r\n", b""),
+    ],
+    ids=[
+        "chunked",
+        "any case",
+        "after another coding",
+        "hex sizes",
+        "extensions and trailers",
+        "empty",
+    ],
+)
+def test_a_chunked_body_is_read_to_its_end(encoding: bytes, body: bytes, read_as: bytes) -> None:
+    """A chunked body is joined from its chunks (hex sizes, extensions and trailers skipped)
+    and nothing after its end is consumed."""
+    got, _, rest = read(
+        b"POST / HTTP/1.1\r\nTransfer-Encoding: " + encoding + b"\r\n\r\n" + body + b"NEXT"
+    )
+    assert isinstance(got, Request) and (got.body, rest) == (read_as, b"NEXT")
+
+
+@given(st.lists(st.binary(min_size=1, max_size=40), max_size=6), st.binary(max_size=40))
+def test_any_chunked_body_reads_back(chunks: list[bytes], extra: bytes) -> None:
+    """Any chunks, chunk-encoded, read back joined; what follows them stays unread."""
+    body = b"".join(b"%x\r\n%s\r\n" % (len(c), c) for c in chunks) + b"0\r\n\r\n"
+    got, _, rest = read(b"POST / HTTP/1.1\r\ntransfer-encoding: chunked\r\n\r\n" + body + extra)
+    assert isinstance(got, Request) and (got.body, rest) == (b"".join(chunks), extra)
+
+
+# -- the connection, through the real Origin --------------------------------------------------
+
+
+def _answer(data: bytes) -> Schedule:
+    return Schedule(
+        Head(0, 200, "OK", ()), (Write(1 * MS, data),), Finish(2 * MS, FinishKind.COMPLETE)
+    )
+
+
+def _get(token: str, extra: bytes = b"") -> bytes:
+    return b"GET /v1 HTTP/1.1\r\nhost: x\r\n%s: %s\r\n%s\r\n" % (
+        TOKEN_HEADER.encode(),
+        token.encode(),
+        extra,
+    )
+
+
+def _bad_request(reason: str) -> bytes:
+    body = f"replayproxy: bad request: {reason}\n".encode()
+    return (
+        b"HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain\r\ncontent-length: %d\r\n"
+        b"connection: close\r\n\r\n%s" % (len(body), body)
+    )
+
+
+_OK = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\n%s\r\n0\r\n\r\n"
+
+
+def test_two_requests_on_one_connection_get_two_responses() -> None:
+    """Keep-alive: each request on the connection gets its own response, in order."""
+    origin = Origin()
+    t1, t2 = origin.expect(_answer(b"aa"), "GET"), origin.expect(_answer(b"bb"), "GET")
+    assert pipelined(origin, [_get(t1), _get(t2)]) == _OK % b"aa" + _OK % b"bb"
+
+
+@pytest.mark.parametrize("value", [b"close", b"Close", b"CLOSE"])
+def test_connection_close_ends_the_connection_after_its_response(value: bytes) -> None:
+    """After a request saying `Connection: close` (any case), the response is the last thing
+    sent: a request pipelined behind it is not answered."""
+    origin = Origin()
+    t1, t2 = origin.expect(_answer(b"aa"), "GET"), origin.expect(_answer(b"bb"), "GET")
+    data = pipelined(origin, [_get(t1, b"Connection: " + value + b"\r\n"), _get(t2)])
+    assert data == _OK % b"aa"
+
+
+def test_connection_keep_alive_keeps_it() -> None:
+    """`Connection: keep-alive` is not `close`: the next request is answered."""
+    origin = Origin()
+    t1, t2 = origin.expect(_answer(b"aa"), "GET"), origin.expect(_answer(b"bb"), "GET")
+    data = pipelined(origin, [_get(t1, b"Connection: keep-alive\r\n"), _get(t2)])
+    assert data == _OK % b"aa" + _OK % b"bb"
+
+
+@pytest.mark.parametrize(
+    ("bad", "reason"),
+    [
+        (b"NONSENSE\r\n\r\n", "malformed request line b'NONSENSE'"),
+        (b"GET / HTTP/1.1\r\nbad header\r\n\r\n", "malformed header line b'bad header'"),
+        (b"GET / HTTP/1.1\r\ncontent-length: zz\r\n\r\n", "malformed or truncated request body"),
+    ],
+    ids=["request line", "header line", "body"],
+)
+def test_a_bad_request_gets_a_400_and_the_connection_closes(bad: bytes, reason: str) -> None:
+    """A request that cannot be read gets a 400 naming why, with `connection: close`, and is
+    the end of the connection (what follows is not read as a request)."""
+    origin = Origin()
+    t1, t2 = origin.expect(_answer(b"aa"), "GET"), origin.expect(_answer(b"bb"), "GET")
+    data = pipelined(origin, [_get(t1), bad, _get(t2)])
+    assert data == _OK % b"aa" + _bad_request(reason)
+
+
+def test_a_client_closing_mid_head_gets_a_400() -> None:
+    """A client that closes its side inside a head still gets a 400 saying so."""
+    origin = Origin()
+    data = pipelined(origin, [b"GET /v1 HTTP/1.1\r\nhost: x\r\n"])
+    assert data == _bad_request("connection closed inside a request head")
+
+
+def test_a_client_closing_between_requests_gets_nothing_more() -> None:
+    """A client that closes its side after a whole request gets that response, then the
+    origin closes quietly (no 400 for the end of the stream)."""
+    origin = Origin()
+    token = origin.expect(_answer(b"aa"), "GET")
+    assert pipelined(origin, [_get(token)]) == _OK % b"aa"
+    assert pipelined(Origin(), []) == b""
+
+
+def test_over_loopback_an_oversize_head_is_refused_and_close_ends_everything() -> None:
+    """On a started origin (its own reader limit): a head over the limit gets the 400 naming
+    it; close() ends a connection still waiting inside a head, stops listening, and can be
+    called again."""
+
+    async def main() -> tuple[bytes, bytes, bool]:
+        origin = Origin()
+        await origin.start()
+        assert origin.url == f"http://127.0.0.1:{origin.port}" and origin.port > 0
+        # Exactly one byte past the limit, all in one write: the origin has read it all when
+        # it refuses, so closing does not reset the connection under the 400.
+        reader, writer = await asyncio.open_connection("127.0.0.1", origin.port)
+        writer.write(b"GET / HTTP/1.1\r\nx: " + b"a" * _MAX_HEAD)
+        refused = await asyncio.wait_for(reader.read(), 10)
+        writer.close()
+        # A connection inside a head when the origin closes: cut, not left hanging.
+        reader, writer = await asyncio.open_connection("127.0.0.1", origin.port)
+        writer.write(b"GET / HTTP/1.1\r\n")
+        await writer.drain()
+        await asyncio.sleep(0.05)
+        await asyncio.wait_for(origin.close(), 10)
+        try:
+            cut = await asyncio.wait_for(reader.read(), 10)
+        except ConnectionError:
+            cut = b"(reset)"
+        writer.close()
+        await origin.close()  # again: harmless
+        try:
+            _, w = await asyncio.open_connection("127.0.0.1", origin.port)
+        except OSError:
+            listening = False
+        else:
+            w.close()
+            listening = True
+        return refused, cut, listening
+
+    refused, cut, listening = asyncio.run(main())
+    assert refused == _bad_request(f"request head larger than {_MAX_HEAD // 1024} KiB")
+    assert cut in (b"", b"(reset)") and not listening
