@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import msgpack
 import pytest
 
 from replayproxy.core import codec, framing
-from replayproxy.core.model import EndKind
-from replayproxy.errors import CassetteFormatError
+from replayproxy.core.model import Cassette, EndKind
+from replayproxy.core.websocket import WebSocketSession, WsClose, WsCloseKind, WsMessage
+from replayproxy.errors import CassetteError, CassetteFormatError
 
 _KINDS = ", ".join(k.value for k in EndKind)
 
@@ -394,3 +396,120 @@ def test_what_the_format_allows_loads(
     mutate(rec)
     data, _ = _file(rec, 2)
     assert check(codec.decode(data).cassette.interactions[1])
+
+
+def test_a_websocket_session_round_trips() -> None:
+    """An interaction with a WebSocket session encodes it under `websocket` and decodes it
+    back equal (v1 and v2)."""
+    ws = WebSocketSession(
+        (WsMessage(1_000, True, True, b"hi"), WsMessage(2_000, False, False, b"\x00\x01")),
+        WsClose(3_000, WsCloseKind.CLOSE, 1000, "bye", True),
+    )
+    base = codec.decode(_file(_record(), 2)[0]).cassette.interactions[0]
+    it = replace(base, websocket=ws)
+    for version in (1, 2):
+        record = codec.encode_interaction(it, version=version)
+        payload = record[framing.HEAD_SIZE :] if version >= 2 else record
+        assert msgpack.unpackb(payload, raw=False)["websocket"]["close"]["reason"] == "bye"
+        data = codec.encode_header(version=version) + record
+        assert codec.decode(data).cassette.interactions == (it,)
+
+
+def test_what_cannot_be_read_back_is_not_written() -> None:
+    """Writing an interaction or a header that would not load is a one-line error naming
+    what and which field."""
+    base = codec.decode(_file(_record(), 2)[0]).cassette.interactions[0]
+    bad = replace(base, end=replace(base.end, offset_ns=-1))
+    with pytest.raises(CassetteFormatError) as info:
+        codec.encode_interaction(bad)
+    assert str(info.value) == "cassette: cannot write interaction: end.offset_ns is negative (-1)"
+    with pytest.raises(CassetteFormatError) as info:
+        codec.encode(Cassette((base,), (("k", "\udc80"),)))
+    assert str(info.value) == "cassette: cannot write header: meta['k'] is not valid UTF-8 text"
+    with pytest.raises(ValueError, match=r"^cannot write cassette format version 3$"):
+        codec.encode_header(version=3)
+
+
+# -- whole files --------------------------------------------------------------------------------
+
+_FOREIGN = "not a replayproxy cassette (no 'replayproxy-cassette' header)"
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"", "empty file, not a cassette"),
+        (codec.encode_header()[:-1], "file ends inside the header record"),
+        (b"\xc1", _FOREIGN),
+        (msgpack.packb({"format": "other"}), _FOREIGN),
+        (msgpack.packb([1, 2]), _FOREIGN),
+        (
+            msgpack.packb({"format": codec.FORMAT_NAME, "version": 7}),
+            "unknown cassette format version 7 (this replayproxy reads versions 1 and 2)",
+        ),
+        (
+            msgpack.packb({"format": codec.FORMAT_NAME, "version": 2, "meta": {"k": 1}}),
+            "header meta is not a map of strings",
+        ),
+    ],
+    ids=["empty", "torn header", "not msgpack", "another format", "not a map", "future", "meta"],
+)  # fmt: skip
+def test_a_bad_header_is_one_exact_line_at_byte_0(data: bytes, message: str) -> None:
+    """What is wrong with the header record, exactly, at byte 0; salvage refuses it the same
+    way (without the header nothing says how to read the rest)."""
+    for read in (codec.decode, codec.salvage):
+        with pytest.raises(CassetteError) as info:
+            read(data)
+        assert (str(info.value), info.value.offset) == (f"cassette at byte 0: {message}", 0)
+
+
+def _damaged(which: int, version: int = 2) -> tuple[bytes, int, int]:
+    """Three records with one byte flipped inside record ``which``; and its start and end."""
+    head = codec.encode_header((("k", "v"),), version=version)
+    record = _pack(_record(), version)
+    data = bytearray(head + record * 3)
+    start = len(head) + which * len(record)
+    data[start + 40] ^= 0xFF
+    return bytes(data), start, start + len(record)
+
+
+def test_a_damaged_record_is_named_and_says_what_follows_it() -> None:
+    """decode stops at a damaged record, naming its index, its offset, why, and whether intact
+    records follow it (so `cassette repair` is worth running)."""
+    tail = "; `replayproxy cassette repair` keeps every intact record"
+    data, start, _ = _damaged(1)
+    with pytest.raises(CassetteFormatError) as info:
+        codec.decode(data)
+    assert str(info.value) == (
+        f"cassette at byte {start}: damaged record (interaction 1): record bytes fail their "
+        f"CRC-32 check; intact records follow it{tail}"
+    )
+    data, start, _ = _damaged(2)
+    with pytest.raises(CassetteFormatError) as info:
+        codec.decode(data)
+    assert str(info.value) == (
+        f"cassette at byte {start}: damaged record (interaction 2): record bytes fail their "
+        f"CRC-32 check; nothing intact follows it{tail}"
+    )
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_salvage_keeps_every_intact_record_and_says_what_it_stepped_over(version: int) -> None:
+    """salvage keeps the header's meta and version and the intact records, and lists the
+    damaged bytes with the reason; a torn tail is reported as such, not as damage."""
+    good = codec.decode(_file(_record(), version)[0]).cassette.interactions[0]
+    data, start, end = _damaged(1, version)
+    kept = codec.salvage(data)
+    assert kept.decoded == codec.Decoded(Cassette((good, good), (("k", "v"),)), None, version)
+    reason = (
+        "record bytes fail their CRC-32 check"
+        if version == 2  # v1 has no checksum: the flipped byte is found by its effect
+        else "corrupt record ('utf-8' codec can't decode byte 0x8a in position 0: invalid "
+        "start byte)"
+    )
+    assert kept.damage == (codec.Damage(start, end, reason),)
+    whole, second = _file(_record(), version)
+    third = second + len(_pack(_record(), version))
+    torn = codec.salvage(whole[:-3])
+    assert torn.decoded == codec.Decoded(Cassette((good, good), ()), third, version)
+    assert torn.damage == ()
