@@ -17,7 +17,14 @@ from hypothesis import strategies as st
 
 from replayproxy.core.model import Request
 from replayproxy.core.schedule import Finish, FinishKind, Head, Schedule, Write
-from replayproxy.engine.origin import _MAX_HEAD, TOKEN_HEADER, Origin, _BadRequest, _read_request
+from replayproxy.engine.origin import (
+    _MAX_HEAD,
+    TOKEN_HEADER,
+    WRITE_BUFFER_HIGH,
+    Origin,
+    _BadRequest,
+    _read_request,
+)
 from tests.replay.test_origin_clock import pipelined
 
 MS = 1_000_000
@@ -374,3 +381,25 @@ def test_over_loopback_an_oversize_head_is_refused_and_close_ends_everything() -
     refused, cut, listening = asyncio.run(main())
     assert refused == _bad_request(f"request head larger than {_MAX_HEAD // 1024} KiB")
     assert cut in (b"", b"(reset)") and not listening
+
+
+def test_a_connection_is_set_up_for_streaming() -> None:
+    """Each connection gets TCP_NODELAY (a chunk is not held back waiting for the next) and
+    the write-buffer bound that keeps a slow reader from holding more than it should."""
+
+    async def main() -> tuple[int, int]:
+        with socket.create_server(("127.0.0.1", 0)) as listener:
+            client = socket.create_connection(listener.getsockname()[:2])
+            conn, _ = listener.accept()
+        sr, sw = await asyncio.open_connection(sock=conn)
+        origin = Origin()
+        handler = asyncio.create_task(origin._handle(sr, sw))
+        await asyncio.sleep(0)  # the handler sets the connection up, then waits for a request
+        nodelay = conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+        high = sw.transport.get_write_buffer_limits()[1]
+        client.close()
+        await asyncio.wait_for(handler, 10)
+        return nodelay, high
+
+    nodelay, high = asyncio.run(main())
+    assert nodelay != 0 and high == WRITE_BUFFER_HIGH
