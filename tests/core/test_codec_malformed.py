@@ -513,3 +513,16 @@ def test_salvage_keeps_every_intact_record_and_says_what_it_stepped_over(version
     torn = codec.salvage(whole[:-3])
     assert torn.decoded == codec.Decoded(Cassette((good, good), ()), third, version)
     assert torn.damage == ()
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_a_torn_tail_keeps_the_header_and_the_records_before_it(version: int) -> None:
+    """decode of a file whose last record is cut short: the header's meta and version, every
+    record before it, and where the torn tail began."""
+    head = codec.encode_header((("k", "v"),), version=version)
+    record = _pack(_record(), version)
+    decoded = codec.decode((head + record * 2)[:-1])
+    good = codec.decode(_file(_record(), version)[0]).cassette.interactions[0]
+    assert decoded == codec.Decoded(
+        Cassette((good,), (("k", "v"),)), len(head) + len(record), version
+    )
