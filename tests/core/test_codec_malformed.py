@@ -448,11 +448,39 @@ _FOREIGN = "not a replayproxy cassette (no 'replayproxy-cassette' header)"
             "unknown cassette format version 7 (this replayproxy reads versions 1 and 2)",
         ),
         (
+            msgpack.packb({"format": codec.FORMAT_NAME, "version": "a" * 38}),
+            f"unknown cassette format version {'a' * 38!r} (this replayproxy reads versions 1 and 2)",
+        ),
+        (
+            msgpack.packb({"format": codec.FORMAT_NAME, "version": "a" * 39}),
+            "unknown cassette format version '" + "a" * 36 + "... (this replayproxy reads versions 1 and 2)",
+        ),
+        (
             msgpack.packb({"format": codec.FORMAT_NAME, "version": 2, "meta": {"k": 1}}),
             "header meta is not a map of strings",
         ),
+        (
+            msgpack.packb({"format": codec.FORMAT_NAME, "version": 2, "meta": {b"k": "v"}}),
+            "header meta is not a map of strings",
+        ),
+        (
+            msgpack.packb({"format": codec.FORMAT_NAME, "version": 2, "meta": [["k", "v"]]}),
+            "header meta is not a map of strings",
+        ),
     ],
-    ids=["empty", "torn header", "not msgpack", "another format", "not a map", "future", "meta"],
+    ids=[
+        "empty",
+        "torn header",
+        "not msgpack",
+        "another format",
+        "not a map",
+        "future",
+        "version shown whole up to 40 characters",
+        "longer version cut",
+        "meta value not text",
+        "meta key not text",
+        "meta a list",
+    ],
 )  # fmt: skip
 def test_a_bad_header_is_one_exact_line_at_byte_0(data: bytes, message: str) -> None:
     """What is wrong with the header record, exactly, at byte 0; salvage refuses it the same
@@ -526,3 +554,9 @@ def test_a_torn_tail_keeps_the_header_and_the_records_before_it(version: int) ->
     assert decoded == codec.Decoded(
         Cassette((good,), (("k", "v"),)), len(head) + len(record), version
     )
+
+
+def test_a_header_without_meta_loads_with_none() -> None:
+    """`meta` is optional in the header: without it the cassette has no meta."""
+    data = msgpack.packb({"format": codec.FORMAT_NAME, "version": 2})
+    assert codec.decode(data) == codec.Decoded(Cassette((), ()), None, 2)
