@@ -432,6 +432,7 @@ def test_what_cannot_be_read_back_is_not_written() -> None:
 
 # -- whole files --------------------------------------------------------------------------------
 
+_READS = "(this replayproxy reads versions 1 and 2)"
 _FOREIGN = "not a replayproxy cassette (no 'replayproxy-cassette' header)"
 
 
@@ -449,11 +450,11 @@ _FOREIGN = "not a replayproxy cassette (no 'replayproxy-cassette' header)"
         ),
         (
             msgpack.packb({"format": codec.FORMAT_NAME, "version": "a" * 38}),
-            f"unknown cassette format version {'a' * 38!r} (this replayproxy reads versions 1 and 2)",
+            f"unknown cassette format version {'a' * 38!r} {_READS}",
         ),
         (
             msgpack.packb({"format": codec.FORMAT_NAME, "version": "a" * 39}),
-            "unknown cassette format version '" + "a" * 36 + "... (this replayproxy reads versions 1 and 2)",
+            "unknown cassette format version '" + "a" * 36 + f"... {_READS}",
         ),
         (
             msgpack.packb({"format": codec.FORMAT_NAME, "version": 2, "meta": {"k": 1}}),
