@@ -23,6 +23,8 @@ from replayproxy.engine.origin import (
     WRITE_BUFFER_HIGH,
     Origin,
     _BadRequest,
+    _base_of,
+    _on_upstream,
     _read_request,
 )
 from tests.replay.test_origin_clock import pipelined
@@ -403,3 +405,41 @@ def test_a_connection_is_set_up_for_streaming() -> None:
 
     nodelay, high = asyncio.run(main())
     assert nodelay != 0 and high == WRITE_BUFFER_HIGH
+
+
+@pytest.mark.parametrize(
+    ("upstream", "base"),
+    [
+        ("https://api.openai.com", ("https", "api.openai.com")),
+        ("https://api.openai.com:443/v1", ("https", "api.openai.com")),
+        ("http://h.test:80", ("http", "h.test")),
+        ("https://h.test:80", ("https", "h.test:80")),
+        ("http://h.test:443", ("http", "h.test:443")),
+        ("http://127.0.0.1:8123", ("http", "127.0.0.1:8123")),
+        ("http://[::1]:8080", ("http", "[::1]:8080")),
+        ("https://[::1]", ("https", "[::1]")),
+    ],
+)
+def test_the_upstream_base_is_shown_as_mitmproxy_shows_it(
+    upstream: str, base: tuple[str, str]
+) -> None:
+    """Base-URL mode's stand-in host: scheme and host, the port only when not the scheme's
+    default, IPv6 in brackets (as mitmproxy's reverse mode shows a forwarded URL)."""
+    assert _base_of(upstream) == base
+
+
+@pytest.mark.parametrize(
+    ("url", "moved"),
+    [
+        ("http://127.0.0.1:5000/v1/chat?x=1", "https://api.test/v1/chat?x=1"),
+        ("http://127.0.0.1:5000", "https://api.test/"),
+        ("http://127.0.0.1:5000/a#frag", "https://api.test/a"),
+    ],
+)
+def test_a_request_is_matched_as_if_sent_upstream(url: str, moved: str) -> None:
+    """Only the URL's scheme and host change (path and query kept, `/` for none, no
+    fragment); the rest of the request is untouched."""
+    request = Request("POST", url, "HTTP/1.1", ((b"host", b"127.0.0.1:5000"),), b"{}")
+    assert _on_upstream(request, ("https", "api.test")) == Request(
+        "POST", moved, "HTTP/1.1", ((b"host", b"127.0.0.1:5000"),), b"{}"
+    )
