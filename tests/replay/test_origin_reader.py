@@ -27,7 +27,7 @@ from replayproxy.engine.origin import (
     _on_upstream,
     _read_request,
 )
-from tests.replay.test_origin_clock import pipelined
+from tests.replay.test_origin_clock import pipelined, plain_exchange
 
 MS = 1_000_000
 
@@ -442,4 +442,27 @@ def test_a_request_is_matched_as_if_sent_upstream(url: str, moved: str) -> None:
     request = Request("POST", url, "HTTP/1.1", ((b"host", b"127.0.0.1:5000"),), b"{}")
     assert _on_upstream(request, ("https", "api.test")) == Request(
         "POST", moved, "HTTP/1.1", ((b"host", b"127.0.0.1:5000"),), b"{}"
+    )
+
+
+def test_an_origin_without_a_session_explains_a_failure_it_cannot_count(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With no session to count failures, a request the origin fails to prepare still gets
+    the explained 500 naming the request and the error (fail closed)."""
+    from replayproxy.engine import origin as origin_module
+
+    def broken(schedule: Schedule, method: str) -> None:
+        raise RuntimeError("framing broke")
+
+    monkeypatch.setattr(origin_module, "_compiled", broken)
+    origin = Origin()
+    token = origin.expect(_answer(b"aa"), "GET")
+    body = (
+        b"replayproxy: replay failed for GET /v1: RuntimeError: framing broke\n"
+        b"The request was not sent anywhere (replay never contacts the network).\n"
+    )
+    assert plain_exchange(origin, _get(token)) == (
+        b"HTTP/1.1 500 Internal Server Error\r\ncontent-type: text/plain; charset=utf-8\r\n"
+        b"x-replayproxy-error: 1\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
     )
