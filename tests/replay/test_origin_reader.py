@@ -27,7 +27,8 @@ from replayproxy.engine.origin import (
     _on_upstream,
     _read_request,
 )
-from tests.replay.test_origin_clock import pipelined, plain_exchange
+from tests.replay.test_origin_clock import exchange, pipelined, plain_exchange, schedule
+from tests.replay.virtual_time import VirtualClock
 
 MS = 1_000_000
 
@@ -466,3 +467,68 @@ def test_an_origin_without_a_session_explains_a_failure_it_cannot_count(
         b"HTTP/1.1 500 Internal Server Error\r\ncontent-type: text/plain; charset=utf-8\r\n"
         b"x-replayproxy-error: 1\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
     )
+
+
+def test_offsets_are_exact_to_the_microsecond_half_an_hour_in() -> None:
+    """A write 2000 s into a stream lands at exactly 2000 s (no relative error in turning
+    nanoseconds into loop time), on the virtual clock."""
+    head, chunks, end = exchange(schedule(0, [2_000_000, 2_000_000.5], 2_000_001), VirtualClock())
+    assert head == 0
+    assert [t for t, _ in chunks] == [2_000_000_000, 2_000_000_500]
+    assert end == 2_000_001_000
+
+
+def test_a_request_behind_a_no_response_is_not_read() -> None:
+    """A recorded no-response closes the connection: a request pipelined behind it is never
+    read (its schedule stays registered) and nothing is sent."""
+    origin = Origin()
+    nothing = Schedule(None, (), Finish(0, FinishKind.CLOSE))
+    t1, t2 = origin.expect(nothing, "GET"), origin.expect(_answer(b"bb"), "GET")
+    assert pipelined(origin, [_get(t1), _get(t2)]) == b""
+    assert set(origin._expected) == {t2}
+
+
+def test_close_waits_for_every_connection_and_stops_listening() -> None:
+    """close() returns once every connection's handler has ended and the server is closed;
+    origins listen on 127.0.0.1, each on its own port the system chose."""
+
+    async def main() -> None:
+        first, second = Origin(), Origin()
+        await first.start()
+        await second.start()
+        assert (first.host, second.host) == ("127.0.0.1", "127.0.0.1")
+        assert first.port != second.port and min(first.port, second.port) >= 1024
+        await second.close()
+        clients = [await asyncio.open_connection("127.0.0.1", first.port) for _ in range(3)]
+        for _, writer in clients:
+            writer.write(b"GET / HT")
+        while len(first._tasks) < 3:
+            await asyncio.sleep(0.01)
+        await first.close()  # directly: wait_for would give the handlers extra loop turns
+        assert first._tasks == set() and first._server is None
+        for _, writer in clients:
+            writer.close()
+
+    asyncio.run(main())
+
+
+def test_an_origin_can_listen_on_ipv6_loopback() -> None:
+    """start() on ::1 reads back its address and port from the socket."""
+    if not socket.has_ipv6:
+        pytest.skip("no IPv6")
+
+    async def main() -> tuple[str, int]:
+        origin = Origin()
+        try:
+            await origin.start("::1")
+        except OSError:
+            pytest.skip("::1 not available")
+        try:
+            _, writer = await asyncio.open_connection("::1", origin.port)
+            writer.close()
+            return origin.host, origin.port
+        finally:
+            await origin.close()
+
+    host, port = asyncio.run(main())
+    assert host == "::1" and port > 0
