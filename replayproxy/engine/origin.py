@@ -313,17 +313,17 @@ class Origin:
             writer.write(job)
             await writer.drain()
             return True
-        schedule, method, writes, arrived, websocket = job
+        schedule, writes, arrived, websocket = job
         if arrived is not None:
             t0 = min(t0, arrived)  # never in the future, whatever the caller's clock said
         if websocket is not None:
             await serve_websocket(websocket, request, t0, reader, writer)
             return False
-        return await _execute(schedule, method, writes, t0, reader, writer)
+        return await _execute(schedule, writes, t0, reader, writer)
 
     async def _job(
         self, request: Request
-    ) -> bytes | tuple[Schedule, str, Iterable[tuple[int, bytes]], float | None, WsServe | None]:
+    ) -> bytes | tuple[Schedule, Iterable[tuple[int, bytes]], float | None, WsServe | None]:
         """What to send for ``request``: a whole response, or a schedule ready to execute.
 
         Everything that can fail (matching, planning, framing) happens here, before the first
@@ -350,7 +350,7 @@ class Origin:
                 status, headers, body = unmatched_response(result)
                 return head_bytes(status, "", headers) + body
             schedule, method, websocket = result.schedule, request.method.upper(), result.websocket
-        return schedule, method, _compiled(schedule, method), arrived, websocket
+        return schedule, _compiled(schedule, method), arrived, websocket
 
 
 _compiled = writes_for  # the seam tests break on purpose (tests/reliability)
@@ -377,7 +377,6 @@ async def _send_plain(writer: asyncio.StreamWriter, status: int, body: bytes) ->
 
 async def _execute(
     schedule: Schedule,
-    method: str,
     writes: Iterable[tuple[int, bytes]],
     t0: float,
     reader: asyncio.StreamReader,

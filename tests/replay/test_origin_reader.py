@@ -9,13 +9,17 @@ response per request, the connection closed when it should be).
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 
+import httpx
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from websockets.sync.client import connect
 
-from replayproxy.core.model import Request
+from replayproxy.core.matching import MatchOptions
+from replayproxy.core.model import Cassette, Request
 from replayproxy.core.schedule import Finish, FinishKind, Head, Schedule, Write
 from replayproxy.engine.origin import (
     _MAX_HEAD,
@@ -27,8 +31,11 @@ from replayproxy.engine.origin import (
     _on_upstream,
     _read_request,
 )
+from replayproxy.engine.server import ReplayServer
+from tests.replay.helpers import cassette, interaction
 from tests.replay.test_origin_clock import exchange, pipelined, plain_exchange, schedule
-from tests.replay.virtual_time import VirtualClock
+from tests.replay.virtual_time import VirtualClock, run_virtual
+from tests.websocket.builders import realtime_turns, ws_interaction
 
 MS = 1_000_000
 
@@ -421,6 +428,7 @@ def test_a_connection_is_set_up_for_streaming() -> None:
         ("http://127.0.0.1:8123", ("http", "127.0.0.1:8123")),
         ("http://[::1]:8080", ("http", "[::1]:8080")),
         ("https://[::1]", ("https", "[::1]")),
+        ("http://", ("http", "")),
     ],
 )
 def test_the_upstream_base_is_shown_as_mitmproxy_shows_it(
@@ -534,3 +542,80 @@ def test_an_origin_can_listen_on_ipv6_loopback() -> None:
 
     host, port = asyncio.run(main())
     assert host == "::1" and port > 0
+
+
+def _head_arrives_after(arrived_in_ms: float | None) -> int:
+    """Microseconds from a request to the head of a schedule whose head is due at 10 ms,
+    registered with ``arrived`` that many ms from when the request is sent (virtual clock)."""
+    clock = VirtualClock()
+
+    async def main() -> int:
+        a, b = socket.socketpair()
+        origin = Origin()
+        now = asyncio.get_running_loop().time()
+        arrived = None if arrived_in_ms is None else now + arrived_in_ms / 1000
+        token = origin.expect(schedule(10, [20], 30), "GET", arrived=arrived)
+        sr, sw = await asyncio.open_connection(sock=b)
+        server = asyncio.create_task(origin._handle(sr, sw))
+        reader, writer = await asyncio.open_connection(sock=a)
+        sent = clock.ns
+        writer.write(_get(token))
+        await reader.readuntil(b"\r\n\r\n")
+        head_at = clock.ns - sent
+        await reader.readuntil(b"0\r\n\r\n")
+        writer.close()
+        await server
+        return round(head_at / 1000)
+
+    return run_virtual(main, clock)
+
+
+@pytest.mark.parametrize(
+    ("arrived_in_ms", "head_us"),
+    [(None, 10_000), (-4, 6_000), (0, 10_000), (5, 10_000)],
+    ids=["not given", "4 ms before", "as sent", "in the future: ignored"],
+)
+def test_offsets_count_from_when_the_caller_says_the_request_arrived(
+    arrived_in_ms: float | None, head_us: int
+) -> None:
+    """`expect(arrived=...)` moves the clock's start back to when the request reached
+    replayproxy (behind mitmproxy, its timestamp), never into the future."""
+    assert _head_arrives_after(arrived_in_ms) == head_us
+
+
+def test_without_a_session_a_request_without_a_token_is_a_plain_500() -> None:
+    """An origin serving only registered schedules answers a request without a token with
+    an exact plain-text 500 saying why (and keeps the connection)."""
+    body = b"replayproxy: no replay session\n"
+    assert plain_exchange(Origin(), b"GET /v1 HTTP/1.1\r\nhost: x\r\n\r\n") == (
+        b"HTTP/1.1 500 Internal Server Error\r\ncontent-type: text/plain\r\n"
+        b"content-length: %d\r\n\r\n%s" % (len(body), body)
+    )
+
+
+def test_base_url_mode_matches_requests_as_sent_to_the_upstream() -> None:
+    """With `upstream`, a request to the replay server is matched as if sent to that host, so
+    a cassette recorded there matches even when hosts are compared."""
+    it = interaction([b"data: 1\n\n"], gap_ms=0, url="https://api.test/v1/chat/completions")
+    options = MatchOptions(match_host=True)
+    with ReplayServer(cassette(it), speed=0, options=options, upstream="https://api.test") as s:
+        r = httpx.post(s.url + "/v1/chat/completions", content=b'{"model":"m","stream":true}')
+    assert (r.status_code, r.content) == (200, b"data: 1\n\n")
+
+
+def test_a_websocket_session_is_served_after_the_upgrade() -> None:
+    """A recorded WebSocket session is replayed on the upgraded connection: the client gets
+    every server message of the recording, in order."""
+    turns = realtime_turns(ttfb_ms=1, gap_ms=1, deltas=2)
+    with (
+        ReplayServer(Cassette((ws_interaction(turns),)), speed=0) as server,
+        connect(server.url.replace("http", "ws", 1) + "/v1/realtime?model=gpt-realtime") as ws,
+    ):
+        got = [json.loads(ws.recv(timeout=5))["type"]]
+        ws.send(json.dumps({"type": "session.update", "session": {"x": 1}}))
+        got.append(json.loads(ws.recv(timeout=5))["type"])
+        ws.send(json.dumps({"type": "response.create"}))
+        while got[-1] != "response.done":
+            got.append(json.loads(ws.recv(timeout=5))["type"])
+    expected = [json.loads(m.data)["type"] for m in turns if not m.from_client]
+    assert got == expected
