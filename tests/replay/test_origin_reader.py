@@ -9,8 +9,11 @@ response per request, the connection closed when it should be).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import socket
+from dataclasses import replace
+from pathlib import Path
 
 import httpx
 import pytest
@@ -32,7 +35,8 @@ from replayproxy.engine.origin import (
     _read_request,
 )
 from replayproxy.engine.server import ReplayServer
-from tests.replay.helpers import cassette, interaction
+from replayproxy.engine.session import ReplaySession
+from tests.replay.helpers import CHAT_URL, cassette, interaction
 from tests.replay.test_origin_clock import exchange, pipelined, plain_exchange, schedule
 from tests.replay.virtual_time import VirtualClock, run_virtual
 from tests.websocket.builders import realtime_turns, ws_interaction
@@ -619,3 +623,59 @@ def test_a_websocket_session_is_served_after_the_upgrade() -> None:
             got.append(json.loads(ws.recv(timeout=5))["type"])
     expected = [json.loads(m.data)["type"] for m in turns if not m.from_client]
     assert got == expected
+
+
+def test_a_request_a_record_mode_would_forward_is_refused_with_a_502(tmp_path: Path) -> None:
+    """Directly (no mitmproxy) nothing can be forwarded: a request the record mode says to
+    forward gets an exact plain 502 saying so (never a connection upstream)."""
+    session = ReplaySession(str(tmp_path / "c.cassette"), record_mode="all")
+    body = b"replayproxy: this replay server cannot forward or record\n"
+    assert plain_exchange(Origin(session), b"GET /v1 HTTP/1.1\r\nhost: x\r\n\r\n") == (
+        b"HTTP/1.1 502 Bad Gateway\r\ncontent-type: text/plain\r\n"
+        b"content-length: %d\r\n\r\n%s" % (len(body), body)
+    )
+
+
+def test_an_unmatched_request_gets_a_500_with_its_standard_reason() -> None:
+    """The explained miss is sent with the standard status line."""
+    it = interaction([b"data: 1\n\n"])
+    with ReplayServer(cassette(it), speed=0) as server:
+        reply = _exchange_raw(server.port, b"GET /nothing HTTP/1.1\r\nhost: x\r\n\r\n")
+    assert reply.startswith(b"HTTP/1.1 500 Internal Server Error\r\n")
+
+
+def _exchange_raw(port: int, request: bytes) -> bytes:
+    """Send ``request``, then read until the server has sent a complete response head and
+    nothing more arrives for 0.3 s (or it closes)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.sendall(request)
+        reply = b""
+        sock.settimeout(5)
+        while b"\r\n\r\n" not in reply:
+            chunk = sock.recv(65536)
+            if not chunk:
+                return reply
+            reply += chunk
+        sock.settimeout(0.3)
+        with contextlib.suppress(TimeoutError):
+            while chunk := sock.recv(65536):
+                reply += chunk
+    return reply
+
+
+def test_a_head_request_gets_the_head_alone_and_the_next_response_follows() -> None:
+    """A matched HEAD request gets its recorded head without a body (whatever the method's
+    case in the cassette), so the response to the request behind it starts right after."""
+    head_it = replace(interaction([b"data: 1\n\n"]), request=Request("HEAD", CHAT_URL))
+    post_it = interaction([b"data: 2\n\n"], gap_ms=0, head_ms=0)
+    post = b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-length: %d\r\n\r\n%s" % (
+        len(post_it.request.body),
+        post_it.request.body,
+    )
+    with ReplayServer(cassette(head_it, post_it), speed=0) as server:
+        reply = _exchange_raw(
+            server.port, b"HEAD /v1/chat/completions HTTP/1.1\r\nhost: x\r\n\r\n" + post
+        )
+    first, _, rest = reply.partition(b"\r\n\r\n")
+    assert first == b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream"
+    assert rest.startswith(b"HTTP/1.1 200 OK\r\n") and rest.endswith(b"data: 2\n\n\r\n0\r\n\r\n")
