@@ -679,3 +679,23 @@ def test_a_head_request_gets_the_head_alone_and_the_next_response_follows() -> N
     first, _, rest = reply.partition(b"\r\n\r\n")
     assert first == b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream"
     assert rest.startswith(b"HTTP/1.1 200 OK\r\n") and rest.endswith(b"data: 2\n\n\r\n0\r\n\r\n")
+
+
+def test_a_plain_request_for_a_websocket_recording_gets_a_426_and_the_end() -> None:
+    """A request without an upgrade, for a recorded WebSocket session, gets the explained 426
+    (`connection: close`), and the connection ends there: a request behind it is not read."""
+    turns = realtime_turns(ttfb_ms=1, gap_ms=1, deltas=1)
+    get = b"GET /v1/realtime?model=gpt-realtime HTTP/1.1\r\nhost: x\r\n\r\n"
+    with (
+        ReplayServer(Cassette((ws_interaction(turns),)), speed=0) as server,
+        socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock,
+    ):
+        sock.sendall(get + get)
+        reply = b""
+        while chunk := sock.recv(65536):
+            reply += chunk
+    body = b"replayproxy: a WebSocket was recorded here; send an upgrade request\n"
+    assert reply == (
+        b"HTTP/1.1 426 Upgrade Required\r\nupgrade: websocket\r\nconnection: close\r\n"
+        b"content-type: text/plain\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
+    )
