@@ -33,6 +33,7 @@ from replayproxy.engine.origin import (
     _base_of,
     _on_upstream,
     _read_request,
+    _StampedReader,
 )
 from replayproxy.engine.server import ReplayServer
 from replayproxy.engine.session import ReplaySession
@@ -701,3 +702,31 @@ def test_a_plain_request_for_a_websocket_recording_gets_a_426_and_the_end() -> N
         b"HTTP/1.1 426 Upgrade Required\r\nupgrade: websocket\r\nconnection: close\r\n"
         b"content-type: text/plain\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
     )
+
+
+def test_the_clock_starts_at_the_read_that_completed_the_request() -> None:
+    """On a busy loop the handler wakes after the read that delivered the request; offsets
+    count from that read (stamped by the reader), not from the wake-up (virtual clock)."""
+    clock = VirtualClock()
+
+    async def main() -> int:
+        a, b = socket.socketpair()
+        origin = Origin()
+        token = origin.expect(schedule(10, [20], 30), "GET")
+        _, server_writer = await asyncio.open_connection(sock=b)
+        peer, peer_writer = await asyncio.open_connection(sock=a)
+        reader = _StampedReader(limit=_MAX_HEAD)
+        handler = asyncio.create_task(origin._handle(reader, server_writer))
+        await asyncio.sleep(0)  # the handler now waits for a request
+        reader.feed_data(_get(token))
+        stamped = clock.ns
+        clock.ns += 5 * MS  # the loop is busy: the handler wakes 5 ms after the read
+        await peer.readuntil(b"\r\n\r\n")
+        head_at = clock.ns - stamped
+        await peer.readuntil(b"0\r\n\r\n")
+        reader.feed_eof()
+        await handler
+        peer_writer.close()
+        return round(head_at / 1000)
+
+    assert run_virtual(main, clock) == 10_000
