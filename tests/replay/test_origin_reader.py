@@ -730,3 +730,31 @@ def test_the_clock_starts_at_the_read_that_completed_the_request() -> None:
         return round(head_at / 1000)
 
     assert run_virtual(main, clock) == 10_000
+
+
+def test_an_origin_before_it_starts() -> None:
+    """Before start(): where it will listen (127.0.0.1, port 0 = not yet chosen), the
+    upstream it stands in for as given, and close() is harmless."""
+    origin = Origin(upstream="https://api.test")
+    assert (origin.host, origin.port, origin.upstream) == ("127.0.0.1", 0, "https://api.test")
+    assert Origin().upstream is None
+    asyncio.run(origin.close())
+
+
+def test_a_failure_is_counted_by_the_origins_session(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a session and no handler given, a request replay fails to prepare is counted in
+    that session (its failures) as well as answered with the explained 500."""
+    from replayproxy.engine import origin as origin_module
+
+    def broken(schedule: Schedule, method: str) -> None:
+        raise RuntimeError("framing broke")
+
+    monkeypatch.setattr(origin_module, "_compiled", broken)
+    session = ReplaySession(cassette(interaction([b"data: 1\n\n"])))
+    post = b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-length: %d\r\n\r\n%s"
+    body = interaction([]).request.body
+    reply = plain_exchange(Origin(session), post % (len(body), body))
+    assert reply.startswith(b"HTTP/1.1 500 Internal Server Error\r\n")
+    assert [(f.request, f.summary) for f in session.failures] == [
+        ("POST /v1/chat/completions", "RuntimeError: framing broke")
+    ]
