@@ -56,7 +56,11 @@ TESTS: dict[str, list[str]] = {
         "tests/reliability/test_secrets.py",
     ],
     "core/schedule.py": ["tests/core/test_schedule.py", *_FAULTS],
-    "core/codec.py": ["tests/core/test_codec.py", "tests/core/test_codec_versions.py"],
+    "core/codec.py": [
+        "tests/core/test_codec.py",
+        "tests/core/test_codec_versions.py",
+        "tests/core/test_codec_malformed.py",
+    ],
     "core/eventstream.py": [
         "tests/core/test_eventstream.py",
         "tests/core/test_eventstream_headers.py",
@@ -71,7 +75,11 @@ TESTS: dict[str, list[str]] = {
     "core/plot.py": ["tests/core/test_plot.py"],
     "core/faults/*": _FAULTS,
     "core/check/*": [*_CHECK, "tests/core/test_check_detect.py"],
-    "engine/origin.py": ["tests/replay/test_origin_clock.py", "tests/replay/test_origin.py"],
+    "engine/origin.py": [
+        "tests/replay/test_origin_clock.py",
+        "tests/replay/test_origin_reader.py",
+        "tests/replay/test_origin.py",
+    ],
     "engine/session.py": ["tests/replay/test_origin.py"],
     "engine/server.py": ["tests/replay/test_origin.py"],
     "engine/sockets.py": ["tests/replay/test_origin.py"],

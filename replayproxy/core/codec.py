@@ -220,7 +220,11 @@ def _frames_v1(value: list[Any]) -> tuple[Frame, ...]:
     return tuple(frames)
 
 
-def _response_v1(rs: Any) -> Response | None:
+def _response_v1(rec: Mapping[str, Any]) -> Response | None:
+    # Required, but nil when no response head arrived (end.kind no_response).
+    if "response" not in rec:
+        raise _Bad("interaction has no 'response'")
+    rs = rec["response"]
     if rs is None:
         return None
     if not isinstance(rs, dict):
@@ -247,7 +251,7 @@ def _end_v1(en: Mapping[str, Any]) -> Ending:
 
 def _interaction_v1(rec: Mapping[str, Any]) -> Interaction:
     request = _request_v1(_get(rec, "request", dict, "interaction"))
-    response = _response_v1(rec.get("response"))
+    response = _response_v1(rec)
     end = _end_v1(_get(rec, "end", dict, "interaction"))
     faults = _get(rec, "faults", list, "interaction")
     if not all(isinstance(s, str) for s in faults):
@@ -257,10 +261,8 @@ def _interaction_v1(rec: Mapping[str, Any]) -> Interaction:
         isinstance(recorded_at, bool) or not isinstance(recorded_at, int | float)
     ):
         raise _Bad("interaction.recorded_at is not a number")
-    try:
-        at = None if recorded_at is None else float(recorded_at)
-    except OverflowError:
-        raise _Bad("interaction.recorded_at is out of range") from None
+    # msgpack ints stop at 2**64, far inside float range: float() cannot overflow here.
+    at = None if recorded_at is None else float(recorded_at)
     websocket = None
     if rec.get("websocket") is not None:
         try:

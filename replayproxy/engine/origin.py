@@ -130,15 +130,18 @@ async def _read_request(
             return None
         raise _BadRequest("connection closed inside a request head") from None
     except asyncio.LimitOverrunError:
-        raise _BadRequest("request head too large") from None
-    lines = head[:-4].split(b"\r\n")
+        raise _BadRequest(f"request head larger than {_MAX_HEAD // 1024} KiB") from None
+    request_line, *header_lines = head[:-4].split(b"\r\n")
     try:
-        method, target, version = lines[0].decode("latin-1").split(" ", 2)
-        headers = tuple(
-            (k.strip(), v.strip()) for k, v in (line.split(b":", 1) for line in lines[1:])
-        )
+        method, target, version = request_line.decode("latin-1").split(" ", 2)
     except ValueError:
-        raise _BadRequest(f"malformed request head {lines[0][:80]!r}") from None
+        raise _BadRequest(f"malformed request line {request_line[:80]!r}") from None
+    headers: list[tuple[bytes, bytes]] = []
+    for line in header_lines:
+        name, colon, value = line.partition(b":")
+        if not colon or not name.strip():
+            raise _BadRequest(f"malformed header line {line[:80]!r}")
+        headers.append((name.strip(), value.strip()))
     fields = {k.lower(): v for k, v in headers}
     if fields.get(b"expect", b"").lower() == b"100-continue":
         writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
@@ -151,7 +154,7 @@ async def _read_request(
         raise _BadRequest("malformed or truncated request body") from None
     host = fields.get(b"host", b"127.0.0.1").decode("latin-1")
     url = target if "://" in target else f"http://{host}{target}"
-    return Request(method, url, version, headers, body)
+    return Request(method, url, version, tuple(headers), body)
 
 
 async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
@@ -316,17 +319,17 @@ class Origin:
             writer.write(job)
             await writer.drain()
             return True
-        schedule, method, writes, arrived, websocket = job
+        schedule, writes, arrived, websocket = job
         if arrived is not None:
             t0 = min(t0, arrived)  # never in the future, whatever the caller's clock said
         if websocket is not None:
             await serve_websocket(websocket, request, t0, reader, writer)
             return False
-        return await _execute(schedule, method, writes, t0, reader, writer)
+        return await _execute(schedule, writes, t0, reader, writer)
 
     async def _job(
         self, request: Request
-    ) -> bytes | tuple[Schedule, str, Iterable[tuple[int, bytes]], float | None, WsServe | None]:
+    ) -> bytes | tuple[Schedule, Iterable[tuple[int, bytes]], float | None, WsServe | None]:
         """What to send for ``request``: a whole response, or a schedule ready to execute.
 
         Everything that can fail (matching, planning, framing) happens here, before the first
@@ -352,7 +355,7 @@ class Origin:
                 status, headers, body = unmatched_response(result)
                 return head_bytes(status, "", headers) + body
             schedule, method, websocket = result.schedule, request.method.upper(), result.websocket
-        return schedule, method, _compiled(schedule, method), arrived, websocket
+        return schedule, _compiled(schedule, method), arrived, websocket
 
 
 _compiled = writes_for  # the seam tests break on purpose (tests/reliability)
@@ -379,7 +382,6 @@ async def _send_plain(writer: asyncio.StreamWriter, status: int, body: bytes) ->
 
 async def _execute(
     schedule: Schedule,
-    method: str,
     writes: Iterable[tuple[int, bytes]],
     t0: float,
     reader: asyncio.StreamReader,

@@ -262,7 +262,7 @@ def test_garbage_does_not_stop_the_server() -> None:
             while chunk := sock.recv(4096):
                 reply += chunk
             assert reply.startswith(b"HTTP/1.1 400 ")
-            assert b"malformed request head" in reply
+            assert b"malformed request line" in reply
         r = httpx.post(server.url + "/v1/chat/completions", content=BODY)
     assert (r.status_code, r.content) == (200, b"data: 1\n\n")
 
