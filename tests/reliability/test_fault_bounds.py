@@ -12,7 +12,7 @@ import random
 import tracemalloc
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from replayproxy.core import faults
@@ -156,6 +156,7 @@ def test_throttle_count_is_what_throttle_builds(gd: list[tuple[int, bytes]], bps
     st.integers(1, 40),
     st.integers(0, 2**32),
 )
+@example(b"\x00" * 9, "random", 1, 10, 2)  # found by hypothesis: 3 points drawn, bound 2
 def test_split_count_bounds_the_split_points(
     body: bytes, at: str | None, size: int, avg: int, seed: int
 ) -> None:
