@@ -38,6 +38,7 @@ _FAULTS = [
     "tests/core/test_faults_plan.py",
     "tests/core/test_faults_spec.py",
     "tests/core/test_faults_properties.py",
+    "tests/core/test_wsreplay.py",  # the WebSocket faults
 ]
 
 # Module (relative to replayproxy/) -> the tests that run against its mutants: the unit tests
@@ -74,13 +75,21 @@ TESTS: dict[str, list[str]] = {
     "core/diff.py": ["tests/core/test_diff.py"],
     "core/plot.py": ["tests/core/test_plot.py"],
     "core/faults/*": _FAULTS,
-    "core/check/*": [*_CHECK, "tests/core/test_check_detect.py"],
+    "core/check/*": [
+        *_CHECK,
+        "tests/core/test_check_detect.py",
+        "tests/core/test_check_realtime.py",
+        "tests/check/test_contract.py",
+        "tests/check/test_dialect.py",
+    ],
     "engine/origin.py": [
         "tests/replay/test_origin_clock.py",
         "tests/replay/test_origin_reader.py",
         "tests/replay/test_origin.py",
     ],
-    "engine/session.py": ["tests/replay/test_origin.py"],
+    "engine/session.py": ["tests/replay/test_origin.py", "tests/replay/test_resolving.py"],
+    "engine/resolving.py": ["tests/replay/test_resolving.py"],
+    "engine/websocket.py": ["tests/replay/test_websocket_clock.py", "tests/core/test_wsreplay.py"],
     "engine/server.py": ["tests/replay/test_origin.py"],
     "engine/sockets.py": ["tests/replay/test_origin.py"],
 }
