@@ -13,7 +13,7 @@ from replayproxy.core.pointer import pointer_order
 from replayproxy.core.redact_body import redact_json
 from replayproxy.errors import UsageError
 
-NOT_ASCII = ["¹", "٣", "１"]
+NOT_ASCII = ["¹", "٣", "\uff11"]  # superscript one, Arabic-Indic three, fullwidth one
 
 
 @pytest.mark.parametrize("digit", NOT_ASCII)
