@@ -38,6 +38,7 @@ _FAULTS = [
     "tests/core/test_faults_plan.py",
     "tests/core/test_faults_spec.py",
     "tests/core/test_faults_properties.py",
+    "tests/core/test_faults_bytes.py",
     "tests/core/test_wsreplay.py",  # the WebSocket faults
 ]
 
