@@ -88,6 +88,7 @@ TESTS: dict[str, list[str]] = {
         "tests/replay/test_origin_reader.py",
         "tests/replay/test_origin.py",
     ],
+    "engine/framing.py": ["tests/replay/test_framing.py", "tests/replay/test_origin.py"],
     "engine/session.py": ["tests/replay/test_origin.py", "tests/replay/test_resolving.py"],
     "engine/resolving.py": ["tests/replay/test_resolving.py"],
     "engine/websocket.py": ["tests/replay/test_websocket_clock.py", "tests/core/test_wsreplay.py"],
