@@ -92,7 +92,7 @@ TESTS: dict[str, list[str]] = {
     "engine/session.py": ["tests/replay/test_origin.py", "tests/replay/test_resolving.py"],
     "engine/resolving.py": ["tests/replay/test_resolving.py"],
     "engine/websocket.py": ["tests/replay/test_websocket_clock.py", "tests/core/test_wsreplay.py"],
-    "engine/server.py": ["tests/replay/test_origin.py"],
+    "engine/server.py": ["tests/replay/test_origin.py", "tests/replay/test_server.py"],
     "engine/sockets.py": ["tests/replay/test_origin.py"],
 }
 DEFAULT_TESTS = {"core": ["tests/core"], "engine": ["tests/replay/test_origin.py"]}
