@@ -1,12 +1,14 @@
-"""mitmproxy objects -> replayproxy's model: the one conversion both addons use."""
+"""mitmproxy objects -> replayproxy's model (a request, as both addons see it; a response head,
+as the recorder stamps it), and the one header the recorder adds for an HTTP/1.1 client."""
 
 from __future__ import annotations
 
 from mitmproxy import http
 
 from replayproxy.core.model import Request
+from replayproxy.core.recording import ResponseHead
 
-__all__ = ["request_of"]
+__all__ = ["frame_h2_for_h1_client", "head_of", "request_of"]
 
 
 def request_of(flow_request: http.Request) -> Request:
@@ -19,3 +21,32 @@ def request_of(flow_request: http.Request) -> Request:
         headers=tuple((bytes(k), bytes(v)) for k, v in flow_request.headers.fields),
         body=flow_request.raw_content or b"",
     )
+
+
+def head_of(response: http.Response, offset_ns: int) -> ResponseHead:
+    return ResponseHead(
+        status=response.status_code,
+        reason=response.reason,
+        http_version=response.http_version,
+        headers=tuple((bytes(k), bytes(v)) for k, v in response.headers.fields),
+        offset_ns=offset_ns,
+    )
+
+
+def frame_h2_for_h1_client(flow: http.HTTPFlow) -> None:
+    """Give an HTTP/1.1 client explicit chunked framing for an unframed h2 upstream body.
+
+    mitmproxy forwards an h2 response to an h1 client without Content-Length or
+    Transfer-Encoding, i.e. close-delimited, so a reset upstream would look like a clean end
+    to the client (mitmproxy-notes §3.4). The cassette keeps the upstream headers.
+    """
+    response = flow.response
+    if (
+        response is not None
+        and response.http_version != "HTTP/1.1"
+        and response.http_version != "HTTP/1.0"
+        and flow.client_conn.alpn != b"h2"
+        and "content-length" not in response.headers
+        and "transfer-encoding" not in response.headers
+    ):
+        response.headers["transfer-encoding"] = "chunked"

@@ -38,7 +38,8 @@ How a flow is recorded (hooks run on mitmproxy's event loop):
 An upstream TCP RST looks like EOF to mitmproxy on HTTP/1. To record it as ``reset``, the
 ``server_connected`` hook keeps the upstream connection's asyncio ``StreamReader``: when the
 socket is reset, asyncio stores the ``ConnectionResetError`` there (``StreamReaderProtocol.
-connection_lost``), which the ``error`` hook then reads (see :func:`_upstream_reset`).
+connection_lost``), which the ``error`` hook then reads
+(:mod:`~replayproxy.mitm.addons._connections`).
 """
 
 from __future__ import annotations
@@ -67,7 +68,8 @@ from replayproxy.core.redact import NO_REDACTION, Redactor
 from replayproxy.core.websocket import WsClose, WsCloseKind, WsMessage
 from replayproxy.errors import CassetteError, CassetteExistsError
 from replayproxy.mitm.addons import ws_record
-from replayproxy.mitm.addons._convert import request_of
+from replayproxy.mitm.addons._connections import reader_of, upstream_reset
+from replayproxy.mitm.addons._convert import frame_h2_for_h1_client, head_of, request_of
 from replayproxy.store import CassetteWriter, load
 
 __all__ = ["RECORD_MODES", "RecordSink", "Recorder"]
@@ -235,7 +237,7 @@ class Recorder:
     # -- hooks -------------------------------------------------------------------------------
 
     def server_connected(self, data: Any) -> None:
-        reader = _reader_of(self._master, data.client, data.server)
+        reader = reader_of(self._master, data.client, data.server)
         if reader is not None:
             self._readers[data.server.id] = reader
 
@@ -274,7 +276,7 @@ class Recorder:
             return chunk
 
         response.stream = tap
-        _frame_h2_for_h1_client(flow)
+        frame_h2_for_h1_client(flow)
 
     def response(self, flow: http.HTTPFlow) -> None:
         state = self._flows.get(flow.id)
@@ -288,7 +290,7 @@ class Recorder:
         now = self._clock() - state.t0
         if state.head is None and flow.response is not None:
             # A response made without an upstream head (e.g. set by another addon).
-            state.head = _head_of(flow.response, now)
+            state.head = head_of(flow.response, now)
         if not state.frames and flow.response is not None and flow.response.raw_content:
             state.frames.append((now, flow.response.raw_content))  # buffered, not streamed
         self._write(flow, state, Ending(EndKind.COMPLETE, now))
@@ -320,7 +322,7 @@ class Recorder:
             self._write(flow, state, Ending(EndKind.COMPLETE, now), close)
             return
         message = flow.error.msg if flow.error is not None else "unknown error"
-        reset = _upstream_reset(self._readers.get(flow.server_conn.id))
+        reset = upstream_reset(self._readers.get(flow.server_conn.id))
         end = ending_from_error(
             message, now, got_response=state.head is not None, connection_reset=reset
         )
@@ -431,60 +433,3 @@ def _check_target(path: str, mode: str) -> None:
 
 
 _EXISTS = "already exists; pass --append to add to it or --overwrite to replace it"
-
-
-# -- mitmproxy plumbing ------------------------------------------------------------------------
-
-
-def _head_of(response: http.Response, offset_ns: int) -> ResponseHead:
-    return ResponseHead(
-        status=response.status_code,
-        reason=response.reason,
-        http_version=response.http_version,
-        headers=tuple((bytes(k), bytes(v)) for k, v in response.headers.fields),
-        offset_ns=offset_ns,
-    )
-
-
-def _frame_h2_for_h1_client(flow: http.HTTPFlow) -> None:
-    """Give an HTTP/1.1 client explicit chunked framing for an unframed h2 upstream body.
-
-    mitmproxy forwards an h2 response to an h1 client without Content-Length or
-    Transfer-Encoding, i.e. close-delimited, so a reset upstream would look like a clean end
-    to the client (mitmproxy-notes §3.4). The cassette keeps the upstream headers.
-    """
-    response = flow.response
-    if (
-        response is not None
-        and response.http_version != "HTTP/1.1"
-        and response.http_version != "HTTP/1.0"
-        and flow.client_conn.alpn != b"h2"
-        and "content-length" not in response.headers
-        and "transfer-encoding" not in response.headers
-    ):
-        response.headers["transfer-encoding"] = "chunked"
-
-
-def _reader_of(master: Any, client: Any, server: Any) -> Any:
-    """The asyncio StreamReader of an upstream connection, or None.
-
-    INTERNAL API (mitmproxy 11.0.2 and 12.3.1): ``proxyserver.connections[client.id]`` is the
-    ConnectionHandler, whose ``transports[server].reader`` is the upstream StreamReader.
-    Guarded: if mitmproxy changes this, resets are recorded as ``incomplete`` instead.
-    """
-    try:
-        handler = master.addons.get("proxyserver").connections[client.id]
-        return handler.transports[server].reader
-    except (AttributeError, KeyError, TypeError):
-        return None
-
-
-def _upstream_reset(reader: Any) -> bool:
-    """True if the upstream socket was reset (asyncio stored a ConnectionResetError)."""
-    if reader is None:
-        return False
-    try:
-        exc = reader.exception()
-    except Exception:  # not a StreamReader any more: fall back to the message
-        return False
-    return isinstance(exc, ConnectionResetError)

@@ -31,7 +31,7 @@ owns an :class:`~replayproxy.engine.origin.Origin` on mitmproxy's own loop (star
 - ``responseheaders``: ``flow.response.stream = True`` so every chunk from the origin is
   forwarded as it comes, keeping the recorded gaps and byte splits.
 - ``error``: for a flow whose schedule ends in a reset, abort the HTTP/1 client connection with
-  a TCP RST (:mod:`~replayproxy.mitm.addons._client_cut`), because mitmproxy itself only
+  a TCP RST (:mod:`~replayproxy.mitm.addons._connections`), because mitmproxy itself only
   ever FIN-closes clients (mitmproxy-notes §3.1): a reset would look like an incomplete body.
 
 Options (prefix ``replayproxy_``, usable from ``mitmdump -s mitmdump_replay.py --set ...``):
@@ -77,7 +77,7 @@ from replayproxy.mitm.addons._arrival import (
     loop_time,
     message_arrived_at,
 )
-from replayproxy.mitm.addons._client_cut import drop_client, reset_client
+from replayproxy.mitm.addons._connections import drop_client, reset_client
 from replayproxy.mitm.addons._convert import request_of
 
 __all__ = ["PASSTHROUGH_META", "Replayer", "arrived_at", "request_of"]

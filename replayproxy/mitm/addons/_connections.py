@@ -1,8 +1,15 @@
-"""Cutting a client's connection from the replay addon: a TCP RST where the recording had a
-reset, and a dropped WebSocket (no close frame) where the recording had one.
+"""Where the addons reach into mitmproxy's connection handlers, all in one place (INTERNAL
+API, verified on mitmproxy 11.0.2 and 12.3.1: ``proxyserver.connections[client id]`` is the
+ConnectionHandler, whose ``transports[conn]`` hold the asyncio reader and writer; each use is
+guarded and falls back to mitmproxy's own behaviour if that changes):
 
-mitmproxy itself only ever FIN-closes clients (mitmproxy-notes §3.1), which would make a
-replayed reset look like an incomplete body and a dropped WebSocket like a clean close.
+- recording: the upstream connection's reader, to tell a reset from a clean end
+  (:func:`reader_of`, :func:`upstream_reset`);
+- replay: cutting a client's connection, a TCP RST where the recording had a reset and a
+  dropped WebSocket (no close frame) where it had one (:func:`reset_client`,
+  :func:`drop_client`). mitmproxy itself only ever FIN-closes clients (mitmproxy-notes §3.1),
+  which would make a replayed reset look like an incomplete body and a dropped WebSocket like
+  a clean close.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ from mitmproxy import ctx, http
 
 from replayproxy.engine.sockets import reset_after_drain
 
-__all__ = ["drop_client", "reset_client"]
+__all__ = ["drop_client", "reader_of", "reset_client", "upstream_reset"]
 
 log = logging.getLogger("replayproxy.mitm.addons.replayer")
 
@@ -67,3 +74,28 @@ async def drop_client(flow: http.HTTPFlow, sent: int) -> None:
             break
         await asyncio.sleep(0.002)
     await reset_client(flow)
+
+
+def reader_of(master: Any, client: Any, server: Any) -> Any:
+    """The asyncio StreamReader of an upstream connection, or None.
+
+    INTERNAL API (mitmproxy 11.0.2 and 12.3.1): ``proxyserver.connections[client.id]`` is the
+    ConnectionHandler, whose ``transports[server].reader`` is the upstream StreamReader.
+    Guarded: if mitmproxy changes this, resets are recorded as ``incomplete`` instead.
+    """
+    try:
+        handler = master.addons.get("proxyserver").connections[client.id]
+        return handler.transports[server].reader
+    except (AttributeError, KeyError, TypeError):
+        return None
+
+
+def upstream_reset(reader: Any) -> bool:
+    """True if the upstream socket was reset (asyncio stored a ConnectionResetError)."""
+    if reader is None:
+        return False
+    try:
+        exc = reader.exception()
+    except Exception:  # not a StreamReader any more: fall back to the message
+        return False
+    return isinstance(exc, ConnectionResetError)
