@@ -283,13 +283,19 @@ class Replayer:
         (for a ``server_connect`` guard: every other upstream connection must be refused)."""
         return self._upstream_clients.get(client_id, 0) > 0
 
-    def _fail(self, session: ReplaySession, flow: http.HTTPFlow, exc: Exception) -> None:
-        """Answer ``flow`` with the explained 500 (:mod:`~replayproxy.engine.failsafe`), undoing
-        whatever :meth:`_replay` had done to it; this must not raise."""
-        meta = flow.metadata.get(_META)
+    def _forget(self, flow: http.HTTPFlow) -> dict[str, Any] | None:
+        """Drop what :meth:`_replay` registered for ``flow`` (the origin's schedule, the
+        WebSocket arrivals); returns the flow's replay metadata, if any."""
+        meta: dict[str, Any] | None = flow.metadata.get(_META)
         if meta is not None and self.origin is not None:
             self.origin.forget(meta["token"])
         self._ws_arrivals.pop(flow.id, None)
+        return meta
+
+    def _fail(self, session: ReplaySession, flow: http.HTTPFlow, exc: Exception) -> None:
+        """Answer ``flow`` with the explained 500 (:mod:`~replayproxy.engine.failsafe`), undoing
+        whatever :meth:`_replay` had done to it; this must not raise."""
+        self._forget(flow)
         _restore(flow)
         flow.metadata.pop(_META, None)
         request = describe(flow.request.method, flow.request.url)
@@ -351,10 +357,7 @@ class Replayer:
 
     async def error(self, flow: http.HTTPFlow) -> None:
         # A flow that failed before reaching the origin leaves its schedule behind.
-        meta = flow.metadata.get(_META)
-        if meta is not None and self.origin is not None:
-            self.origin.forget(meta["token"])
-        self._ws_arrivals.pop(flow.id, None)
+        meta = self._forget(flow)
         # mitmproxy runs this hook before it FIN-closes the client (the error hook comes first
         # in HttpStream.handle_protocol_error), so aborting here is what the client sees.
         if (
