@@ -186,11 +186,13 @@ class Replayer:
     # -- flows -----------------------------------------------------------------------------
 
     async def request(self, flow: http.HTTPFlow) -> None:
-        ready = self._first_requests.ready(flow.client_conn)  # every request counts as seen
         session = self.session
-        if session is None or flow.response is not None:
+        if session is None:
             return
-        try:
+        try:  # everything in here fails closed
+            ready = self._first_requests.ready(flow.client_conn)  # every request counts as seen
+            if flow.response is not None:
+                return
             await self._replay(session, flow, ready)
         except Exception as e:  # fail closed: mitmproxy would carry on and forward the request
             self._fail(session, flow, e)
