@@ -20,6 +20,7 @@ from typing import Self
 from replayproxy.core.faults import FaultSpec
 from replayproxy.core.matching import MatchOptions
 from replayproxy.core.model import Cassette
+from replayproxy.engine import timers
 from replayproxy.engine.failsafe import ReplayFailure
 from replayproxy.engine.origin import Origin
 from replayproxy.engine.session import ErrorHandler, MissHandler, ReplaySession, Summary
@@ -186,7 +187,7 @@ class ReplayServer:
 
     def _main(self) -> None:
         try:
-            asyncio.run(self._amain())
+            timers.run(self._amain())
         except BaseException as e:  # reported by start()
             self._error = e
             self._ready.set()

@@ -57,6 +57,7 @@ from mitmproxy import exceptions, options
 from mitmproxy.master import Master
 from mitmproxy.proxy import mode_specs
 
+from replayproxy.engine import timers
 from replayproxy.errors import ReplayProxyError, UsageError
 
 __all__ = ["DEFAULT_CONFDIR", "EmbeddedProxy", "ca_cert_path", "format_address"]
@@ -255,7 +256,7 @@ class EmbeddedProxy:
         root = logging.getLogger()
         root.addHandler(self._startup_errors)
         try:
-            asyncio.run(self._amain())
+            timers.run(self._amain())
         except BaseException as e:  # SystemExit/KeyError from mitmproxy must not kill silently
             self._fail(_startup_error(e))
         finally:
