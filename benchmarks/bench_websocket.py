@@ -116,7 +116,7 @@ class Probe:
         self.writes.clear()
         times = exchange(url)
         engine, outbound = [], []
-        answering = range(REPLIES[0] + 1, len(times))  # turn 0 answers no client message
+        answering = range(1, len(times))  # times[0], turn 0, answers no client message
         for i in answering:
             (anchor, read), wrote = times[i], self.writes[i]
             engine.append((wrote - anchor - expected[i]) * 1000)
