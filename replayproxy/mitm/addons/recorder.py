@@ -1,6 +1,6 @@
 """The recording addon: every HTTP(S) flow becomes one interaction appended to a cassette.
 
-Options (declared in :meth:`Recorder.load`, validated in :meth:`Recorder.configure`):
+Options (declared and validated in :mod:`~replayproxy.mitm.addons._record_options`):
 
 - ``replayproxy_record``: cassette path; empty = not recording.
 - ``replayproxy_record_mode``: ``new`` (refuse an existing file), ``append``, ``overwrite``.
@@ -50,12 +50,11 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Protocol
 
-from mitmproxy import exceptions, http
+from mitmproxy import http
 
 from replayproxy.core.model import Ending, EndKind, Interaction, Request
 from replayproxy.core.recording import (
@@ -64,22 +63,24 @@ from replayproxy.core.recording import (
     ending_from_error,
     is_tls_verification_failure,
 )
-from replayproxy.core.redact import NO_REDACTION, Redactor
+from replayproxy.core.redact import Redactor
 from replayproxy.core.websocket import WsClose, WsCloseKind, WsMessage
-from replayproxy.errors import CassetteError, CassetteExistsError
+from replayproxy.errors import CassetteError
 from replayproxy.mitm.addons import ws_record
 from replayproxy.mitm.addons._connections import reader_of, upstream_reset
 from replayproxy.mitm.addons._convert import frame_h2_for_h1_client, head_of, request_of
-from replayproxy.store import CassetteWriter, load
+from replayproxy.mitm.addons._record_options import (
+    RECORD_MODES,
+    OptionsError,
+    check_target,
+    declare_options,
+    redactor_from,
+)
+from replayproxy.store import CassetteWriter
 
 __all__ = ["RECORD_MODES", "RecordSink", "Recorder"]
 
 logger = logging.getLogger("replayproxy.record")
-
-RECORD_MODES = ("new", "append", "overwrite")
-
-# mitmproxy 11's exception classes are untyped; keep mypy strict quiet on both versions.
-OptionsError: Any = exceptions.OptionsError
 
 
 class RecordSink(Protocol):
@@ -135,69 +136,17 @@ class Recorder:
 
     def load(self, loader: Any) -> None:
         self._master = loader.master
-        loader.add_option("replayproxy_record", str, "", "Record every flow to this cassette file.")
-        loader.add_option(
-            "replayproxy_record_mode",
-            str,
-            "new",
-            "new: refuse an existing cassette; append: add to it; overwrite: replace it.",
-            choices=RECORD_MODES,
-        )
-        loader.add_option(
-            "replayproxy_redact_headers",
-            Sequence[str],
-            [],
-            "More header names whose values are redacted (authorization, x-api-key, "
-            "api-key, x-goog-api-key, x-amz-security-token, ocp-apim-subscription-key, "
-            "x-auth-token, proxy-authorization, cookie, set-cookie always are).",
-        )
-        loader.add_option(
-            "replayproxy_redact_query",
-            Sequence[str],
-            [],
-            "More URL query parameters whose values are redacted (key, api_key and "
-            "access_token always are).",
-        )
-        loader.add_option(
-            "replayproxy_redact_body_field",
-            Sequence[str],
-            [],
-            "JSON pointers of body fields redacted in requests and responses (e.g. /user).",
-        )
-        loader.add_option(
-            "replayproxy_no_redact", bool, False, "Record secrets as they are (not redacted)."
-        )
-        loader.add_option(
-            "replayproxy_record_tls_failures",
-            bool,
-            False,
-            "Record a request whose upstream certificate could not be verified as a "
-            "no_response interaction (by default it is only reported).",
-        )
+        declare_options(loader)
 
     def configure(self, updated: set[str]) -> None:
         from mitmproxy import ctx
 
         opts = ctx.options
-        if updated & {"replayproxy_redact_headers", "replayproxy_redact_query"}:
-            for name in [*opts.replayproxy_redact_headers, *opts.replayproxy_redact_query]:
-                if not name.strip() or any(c in name for c in " \t\r\n:"):
-                    raise OptionsError(f"invalid name to redact: {name!r}")
-        if opts.replayproxy_no_redact:
-            self.redactor = NO_REDACTION
-        else:
-            try:
-                self.redactor = Redactor.with_extra(
-                    opts.replayproxy_redact_headers,
-                    opts.replayproxy_redact_query,
-                    opts.replayproxy_redact_body_field,
-                )
-            except ValueError as e:
-                raise OptionsError(f"invalid body field to redact: {e}") from None
+        self.redactor = redactor_from(opts, updated)
         if updated & {"replayproxy_record", "replayproxy_record_mode"}:
             path, mode = opts.replayproxy_record, opts.replayproxy_record_mode
             if path:
-                _check_target(path, mode)
+                check_target(path, mode)
             self._target = (path, mode) if path else None
             if self._running:
                 try:
@@ -412,24 +361,3 @@ class Recorder:
             self.count += 1
         if self.on_record is not None:
             self.on_record(interaction)
-
-
-def _check_target(path: str, mode: str) -> None:
-    """Refuse a cassette target the writer would refuse, before anything is created."""
-    if mode not in RECORD_MODES:
-        raise OptionsError(f"replayproxy_record_mode must be one of {', '.join(RECORD_MODES)}")
-    target = Path(path)
-    if target.is_dir():
-        raise OptionsError(f"{path}: is a directory, not a cassette file")
-    if not (target.parent if str(target.parent) else Path(".")).is_dir():
-        raise OptionsError(f"{path}: directory {target.parent} does not exist")
-    if mode == "new" and target.exists():
-        raise OptionsError(str(CassetteExistsError(_EXISTS, path=path)))
-    if mode == "append" and target.exists():
-        try:
-            load(target, on_warning=lambda message: None)  # the writer reports a torn tail
-        except CassetteError as e:
-            raise OptionsError(str(e)) from None
-
-
-_EXISTS = "already exists; pass --append to add to it or --overwrite to replace it"
