@@ -1,4 +1,5 @@
-"""Smoke test of the WebSocket timing benchmark: one session per path runs end to end.
+"""Smoke test of the WebSocket timing benchmark: one session per path runs end to end,
+in this process and through the CLI in processes of their own.
 
 The figures are not asserted (they belong to the benchmark, on a quiet machine); what is
 asserted is that every path was measured and that the breakdown saw the proxy path's inbound
@@ -15,10 +16,14 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_websocket.py"
 NUMBER = r"\d+\.\d\d"
 ROWS = (
-    rf"^floor\s+{NUMBER}\s+{NUMBER}\s+{NUMBER}\s+{NUMBER}$",
-    rf"^direct\s+{NUMBER}\s+{NUMBER}\s+{NUMBER}\s+{NUMBER}$",
-    rf"^proxy\s+{NUMBER}\s+{NUMBER}\s+{NUMBER}\s+{NUMBER}$",
-    r"^target p99 <= 5 ms: (met|NOT met)$",
+    *(
+        rf"^{path}\s+{NUMBER}\s+{NUMBER}\s+{NUMBER}\s+{NUMBER}$"
+        for path in ("floor", "direct", "proxy", "direct-cli", "proxy-cli")
+    ),
+    *(
+        rf"^target p99 <= 5 ms, {path}: (met|NOT met) \({NUMBER}\)$"
+        for path in ("direct", "proxy", "direct-cli", "proxy-cli")
+    ),
     rf"^direct\s+engine -?{NUMBER} / -?{NUMBER}\s+outbound {NUMBER} / {NUMBER}$",
     rf"^proxy\s+engine -?{NUMBER} / -?{NUMBER}\s+outbound {NUMBER} / {NUMBER}"
     rf"\s+absorbed {NUMBER} / {NUMBER}$",
