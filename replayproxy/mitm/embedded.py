@@ -37,7 +37,10 @@ Why it is built this way (verified on mitmproxy 11.0.2 / py3.11 and 12.3.1 / py3
 - stopping calls ``master.shutdown()`` and then ``servers.update([])``: without the latter the
   listening socket stays open (issues #6245, #6829);
 - a loop exception handler hides the ``CancelledError`` noise CPython prints for
-  connections still in flight at shutdown.
+  connections still in flight at shutdown;
+- the loop waits with microsecond timeouts (:mod:`replayproxy.engine.timers`): the replay
+  origin runs on it in forward mode, and epoll's whole milliseconds would make every
+  scheduled write up to 1 ms late.
 """
 
 from __future__ import annotations
