@@ -93,7 +93,10 @@ TESTS: dict[str, list[str]] = {
     "engine/resolving.py": ["tests/replay/test_resolving.py"],
     "engine/websocket.py": ["tests/replay/test_websocket_clock.py", "tests/core/test_wsreplay.py"],
     "engine/server.py": ["tests/replay/test_origin.py", "tests/replay/test_server.py"],
-    "engine/sockets.py": ["tests/replay/test_origin.py"],
+    "engine/sockets.py": ["tests/replay/test_sockets.py"],
+    "engine/recording.py": ["tests/replay/test_recording.py"],
+    "engine/failsafe.py": ["tests/replay/test_failsafe.py"],
+    "engine/memory.py": ["tests/replay/test_memory.py"],
 }
 DEFAULT_TESTS = {"core": ["tests/core"], "engine": ["tests/replay/test_origin.py"]}
 
