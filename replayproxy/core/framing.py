@@ -217,7 +217,7 @@ def split_v1(data: bytes, start: int) -> Iterator[Piece]:
             damage = Damaged(at, resume, "record is cut short but intact records follow it")
         except (ValueError, TypeError, msgpack.UnpackException, UnicodeDecodeError) as e:
             resume = _resync_v1(data, at)
-            damage = Damaged(at, resume, f"corrupt record ({e or type(e).__name__})")
+            damage = Damaged(at, resume, f"corrupt record ({str(e) or type(e).__name__})")
         else:
             end = base + unpacker.tell()
             if _is_interaction(value):

@@ -59,3 +59,157 @@ def test_an_internal_error_is_logged_as_well_as_answered(
     lines = [rec.getMessage() for rec in caplog.records if rec.name == server_mod.log.name]
     assert len(lines) == 1 and lines[0].startswith("replayproxy: "), lines
     assert "planted" in lines[0]
+
+
+# -- the server's lifecycle and properties -------------------------------------------------------
+
+
+def test_before_start_the_server_reports_what_it_was_asked_for() -> None:
+    """Not started: not running, the host it was given, its session's (empty) summary."""
+    server = ReplayServer(CASSETTE, host="::1")
+    assert server.is_running is False
+    assert server.host == "::1"
+    assert server.summary() == server.session.summary()
+    assert server.summary().served == 0
+    server.stop()  # stopping a server never started does nothing
+
+
+def test_url_brackets_an_ipv6_host() -> None:
+    """An IPv6 address is bracketed in the URL; a name or IPv4 address is not."""
+    server = ReplayServer(CASSETTE, host="::1")
+    server._bound_host = "::1"
+    assert server.url == f"http://[::1]:{server.port}"
+    server._bound_host = "127.0.0.1"
+    assert server.url == f"http://127.0.0.1:{server.port}"
+
+
+def test_a_running_server_serves_and_stops() -> None:
+    """start() returns once it listens (running, the bound host and port in its URL); the
+    summary counts what it served; after stop() it no longer runs or listens."""
+    server = ReplayServer(CASSETTE, speed=0)
+    assert server.start() is server
+    try:
+        assert server.is_running
+        assert server.host == "127.0.0.1" and server.port > 0
+        r = httpx.post(server.url + "/v1/chat/completions", content=IT.request.body, timeout=10)
+        assert r.text == "data: 1\n\n"
+        assert server.summary().served == 1
+    finally:
+        server.stop()
+    assert not server.is_running
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(server.url + "/", timeout=2)
+
+
+def test_equivalence_false_overrides_the_options() -> None:
+    """``equivalence=`` replaces the match options' setting, keeping the rest of them."""
+    from replayproxy.core.matching import MatchOptions
+
+    options = MatchOptions(match_host=True)
+    server = ReplayServer(CASSETTE, options=options, equivalence=False)
+    assert server.session.options == MatchOptions(match_host=True, equivalence=False)
+    assert ReplayServer(CASSETTE, equivalence=False).session.options == MatchOptions(
+        equivalence=False
+    )
+    assert ReplayServer(CASSETTE, options=options).session.options is options
+
+
+def test_use_switches_the_session_served() -> None:
+    """use(): requests from then on are answered from the new session."""
+    from replayproxy.engine.session import ReplaySession
+
+    other = interaction([b"data: other\n\n"])
+    with ReplayServer(CASSETTE, speed=0) as server:
+        new = ReplaySession(cassette(other), speed=0)
+        server.use(new)
+        assert server.session is new
+        r = httpx.post(server.url + "/v1/chat/completions", content=IT.request.body, timeout=10)
+        assert r.text == "data: other\n\n"
+        assert server.summary().served == 1 and new.summary().served == 1
+
+
+def test_for_session_serves_a_session_made_elsewhere() -> None:
+    """for_session(): the server answers from the given session, on the given port."""
+    from replayproxy.engine.session import ReplaySession
+
+    session = ReplaySession(CASSETTE, speed=0)
+    port = _free_port()
+    with ReplayServer.for_session(session, port=port) as server:
+        assert server.session is session and server.port == port
+        r = httpx.post(server.url + "/v1/chat/completions", content=IT.request.body, timeout=10)
+        assert r.text == "data: 1\n\n"
+    assert session.summary().served == 1
+
+
+def test_a_server_that_does_not_start_in_time_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """start(timeout) gives up with one line when the server does not listen in time."""
+    import asyncio
+    import threading
+
+    release = threading.Event()
+
+    async def slow(self: object, host: str, port: int) -> None:
+        while not release.is_set():
+            await asyncio.sleep(0.01)
+
+    monkeypatch.setattr("replayproxy.engine.origin.Origin.start", slow)
+    server = ReplayServer(CASSETTE)
+    with pytest.raises(ReplayProxyError) as err:
+        server.start(timeout=0.25)
+    assert str(err.value) == "the replay server did not start within 0.25 s"
+    release.set()
+    server.stop()
+
+
+@pytest.mark.parametrize(
+    ("error", "expected"),
+    [
+        (OSError(13, "Permission denied"), "cannot listen on 127.0.0.1:0: permission denied"),
+        (OSError("no errno here"), "cannot listen on 127.0.0.1:0: no errno here"),
+    ],
+)
+def test_an_os_error_while_starting_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, error: OSError, expected: str
+) -> None:
+    """An OSError from listening: one line with the OS's reason (lower case), or the error's
+    own text when it has no errno."""
+
+    async def failing(self: object, host: str, port: int) -> None:
+        raise error
+
+    monkeypatch.setattr("replayproxy.engine.origin.Origin.start", failing)
+    with pytest.raises(ReplayProxyError) as err:
+        ReplayServer(CASSETTE).start()
+    assert str(err.value) == expected
+    assert err.value.__cause__ is None and err.value.__suppress_context__
+
+
+def test_another_error_while_starting_is_raised_as_it_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A non-OS error while starting reaches the caller unchanged; the server is not running."""
+    planted = RuntimeError("planted")
+
+    async def failing(self: object, host: str, port: int) -> None:
+        raise planted
+
+    monkeypatch.setattr("replayproxy.engine.origin.Origin.start", failing)
+    server = ReplayServer(CASSETTE)
+    with pytest.raises(RuntimeError) as err:
+        server.start()
+    assert err.value is planted
+    assert not server.is_running
+
+
+def test_the_default_error_handler_logs_one_line(caplog: pytest.LogCaptureFixture) -> None:
+    """Without on_error, a replay failure is one error log line on this module's logger."""
+    from replayproxy.engine.failsafe import ReplayFailure
+
+    caplog.set_level(logging.ERROR, logger=server_mod.log.name)
+    server = ReplayServer(CASSETTE)
+    assert server.session.on_error is server_mod._log_failure
+    server_mod._log_failure(ReplayFailure("POST /v1/x", "KeyError: 'model'"))
+    assert [(r.name, r.levelno, r.getMessage()) for r in caplog.records] == [
+        (server_mod.log.name, logging.ERROR, "replayproxy: replay failed for POST /v1/x: "
+         "KeyError: 'model'")
+    ]  # fmt: skip
+    handler: list[ReplayFailure] = []
+    assert ReplayServer(CASSETTE, on_error=handler.append).session.on_error == handler.append
