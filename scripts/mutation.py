@@ -69,6 +69,7 @@ TESTS: dict[str, list[str]] = {
         "tests/core/test_codec_versions.py",
         "tests/core/test_codec_malformed.py",
     ],
+    "core/wsreplay.py": ["tests/core/test_wsreplay.py", "tests/core/test_wsreplay_exact.py"],
     "core/eventstream.py": [
         "tests/core/test_eventstream.py",
         "tests/core/test_eventstream_headers.py",

@@ -430,7 +430,7 @@ def test_turn_clocks_stay_exact_hours_into_a_session() -> None:
 
 
 def test_a_relay_stamp_hours_into_a_session_is_exact() -> None:
-    """The relay had the message 300 ms before the engine read it, 10,000 s into the session:
+    """The relay had the message 3 ms before the engine read it, 10,000 s into the session:
     the reply comes 10 ms after the relay's time, to the microsecond."""
     arrivals = ClientArrivals()
     ws = WsServe(Head(0, 101, "", ()), _two_turns(), arrivals=arrivals)
@@ -438,13 +438,53 @@ def test_a_relay_stamp_hours_into_a_session_is_exact() -> None:
     async def script(peer: Peer) -> None:
         await asyncio.sleep(1e4)
         arrivals.note(b"one", asyncio.get_running_loop().time())
-        await asyncio.sleep(0.3)
+        await asyncio.sleep(0.003)
         peer.send(wse.TextMessage("one"))
         await asyncio.sleep(0.05)
         peer.send(wse.CloseConnection(1000))
 
     peer, _ = converse(ws, script)
-    assert peer.frames[0] == (1e7 + 300.0, b"\x81\x02r1")  # due at 10 ms: sent on arrival
+    assert peer.frames[0] == (1e7 + 10.0, b"\x81\x02r1")
+
+
+def test_a_late_head_is_sent_at_its_exact_offset() -> None:
+    """The 101 is sent at the head's offset, to the microsecond even 10,000 s in."""
+    ws = WsServe(Head(10_000 * 10**9, 101, "", ()), WsPlan((Turn(None, ()),), OPEN, 0))
+
+    async def script(peer: Peer) -> None:
+        await asyncio.sleep(1e4 + 0.01)
+        peer.send(wse.CloseConnection(1000))
+
+    peer, _ = converse(ws, script)
+    assert peer.head is not None and peer.head[0] == 1e7
+
+
+def test_arrivals_keep_256_notes_by_default() -> None:
+    """The relay's notes are bounded: 256 by default, the oldest dropped first."""
+    arrivals = ClientArrivals()
+    for i in range(257):
+        arrivals.note(b"%d" % i, float(i))
+    assert len(arrivals) == 256
+    assert arrivals.take(b"0") is None and arrivals.take(b"1") == 1.0
+
+
+def test_a_failing_drop_after_the_clients_close_ends_quietly() -> None:
+    """The drop handler fails (the client's connection is already gone) while the session is
+    ending on the client's close: the session still ends without an error."""
+    plan = WsPlan((Turn(None, ()),), WsClose(0, WsCloseKind.DROPPED), 10 * MS)
+
+    async def on_drop(sent: int) -> None:
+        await asyncio.sleep(0.1)
+        raise ConnectionResetError("the client is gone")
+
+    async def script(peer: Peer) -> None:
+        await asyncio.sleep(0.05)
+        peer.send(wse.CloseConnection(1000))
+
+    ws = WsServe(Head(0, 101, "", ()), plan, on_drop=on_drop)
+    peer, done = converse(ws, script)
+    assert peer.frames == [(50.0, close_frame(1000))]
+    assert done == 110.0
 
 
 def test_fragments_in_one_read_are_one_message_at_once() -> None:
