@@ -193,9 +193,11 @@ def _intact_v1_at(data: bytes, at: int) -> bool:
 
 
 def _resync_v1(data: bytes, after: int) -> int:
-    hit = data.find(_V1_SIGNATURE, after + 1)
+    # A record starts one byte (its map header) before the signature; the first one that can
+    # start after ``after`` (the damaged record's own start) has its signature at after + 2.
+    hit = data.find(_V1_SIGNATURE, after + 2)
     while hit >= 0:
-        if hit - 1 > after and _intact_v1_at(data, hit - 1):
+        if _intact_v1_at(data, hit - 1):
             return hit - 1
         hit = data.find(_V1_SIGNATURE, hit + 1)
     return len(data)

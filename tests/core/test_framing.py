@@ -4,8 +4,10 @@ reasons), plus properties over cuts and flipped bytes."""
 
 from __future__ import annotations
 
+import itertools
 import struct
 import zlib
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import msgpack
@@ -15,6 +17,13 @@ from hypothesis import strategies as st
 
 from replayproxy.core import framing
 from replayproxy.core.framing import HEAD_SIZE, MARKER, Damaged, Record, Torn
+
+
+def split(
+    splitter: Callable[[bytes, int], Iterator[framing.Piece]], data: bytes, start: int
+) -> list[framing.Piece]:
+    """The pieces, at most 1000 of them: a scan that stops advancing fails fast, not never."""
+    return list(itertools.islice(splitter(data, start), 1000))
 
 
 def rec(i: int, pad: int = 0) -> dict[str, Any]:
@@ -98,7 +107,7 @@ def test_v2_intact_records() -> None:
     """Every intact frame is a Record with its offsets and its map."""
     data, at = v2(packed(0), packed(1, 300))
     head = b"HEADER"
-    assert list(framing.split_v2(head + data, len(head))) == [
+    assert split(framing.split_v2, head + data, len(head)) == [
         Record(len(head) + at[0], len(head) + at[1], rec(0)),
         Record(len(head) + at[1], len(head) + at[2], rec(1, 300)),
     ]
@@ -109,7 +118,7 @@ def test_v2_a_cut_last_record_is_torn(keep: int) -> None:
     """The last frame cut anywhere (in its head or its payload): Torn at its start."""
     data, at = v2(packed(0), packed(1))
     cut = data[: at[1] + keep]
-    assert list(framing.split_v2(cut, 0)) == [Record(0, at[1], rec(0)), Torn(at[1])]
+    assert split(framing.split_v2, cut, 0) == [Record(0, at[1], rec(0)), Torn(at[1])]
 
 
 def test_v2_a_cut_record_followed_by_an_intact_one_is_damage() -> None:
@@ -117,13 +126,13 @@ def test_v2_a_cut_record_followed_by_an_intact_one_is_damage() -> None:
     (cutting there would delete it), then the intact one."""
     a, b = framing.frame(packed(0)), framing.frame(packed(1))
     data = a[:30] + b
-    assert list(framing.split_v2(data, 0)) == [
+    assert split(framing.split_v2, data, 0) == [
         Damaged(0, 30, "record bytes fail their CRC-32 check"),
         Record(30, len(data), rec(1)),
     ]
     big = framing.frame(packed(0, 500))  # claims more bytes than the file has
     data = big[:60] + b
-    assert list(framing.split_v2(data, 0)) == [
+    assert split(framing.split_v2, data, 0) == [
         Damaged(0, 60, "record is cut short but intact records follow it"),
         Record(60, len(data), rec(1)),
     ]
@@ -149,7 +158,7 @@ def test_v2_a_flipped_byte_is_damage_with_its_reason(index: int, reason: str) ->
     data, at = v2(packed(0), packed(1), packed(2))
     flipped = bytearray(data)
     flipped[at[1] + index] ^= 0x01
-    assert list(framing.split_v2(bytes(flipped), 0)) == [
+    assert split(framing.split_v2, bytes(flipped), 0) == [
         Record(at[0], at[1], rec(0)),
         Damaged(at[1], at[2], reason),
         Record(at[2], at[3], rec(2)),
@@ -160,7 +169,7 @@ def test_v2_damage_at_the_end_resumes_at_the_end() -> None:
     """Damage with no intact frame after it: resume_at is the file's length."""
     data, at = v2(packed(0))
     junk = b"\x00" * 30
-    assert list(framing.split_v2(data + junk, 0)) == [
+    assert split(framing.split_v2, data + junk, 0) == [
         Record(0, at[1], rec(0)),
         Damaged(at[1], at[1] + 30, "not a record frame (marker or type bytes wrong)"),
     ]
@@ -171,7 +180,7 @@ def test_v2_resync_skips_markers_that_start_no_intact_frame() -> None:
     data, at = v2(packed(1))
     bad = MARKER + b"\x00" * 20  # the marker, then no valid frame
     junk = b"\xff\xff" + bad
-    assert list(framing.split_v2(junk + data, 0)) == [
+    assert split(framing.split_v2, junk + data, 0) == [
         Damaged(0, len(junk), "not a record frame (marker or type bytes wrong)"),
         Record(len(junk), len(junk) + at[1], rec(1)),
     ]
@@ -191,7 +200,7 @@ def test_v2_a_frame_that_is_not_one_interaction_map_is_damage(payload: bytes) ->
     """An intact frame whose payload is not exactly one interaction map: damage over that
     frame alone; the next frame is read."""
     data, at = v2(payload, packed(1))
-    assert list(framing.split_v2(data, 0)) == [
+    assert split(framing.split_v2, data, 0) == [
         Damaged(0, at[1], "record payload is not one interaction map"),
         Record(at[1], at[2], rec(1)),
     ]
@@ -199,7 +208,7 @@ def test_v2_a_frame_that_is_not_one_interaction_map_is_damage(payload: bytes) ->
 
 def test_v2_nothing_after_the_start() -> None:
     """No bytes after the header: no pieces."""
-    assert list(framing.split_v2(b"HEAD", 4)) == []
+    assert split(framing.split_v2, b"HEAD", 4) == []
 
 
 # -- version 1 -----------------------------------------------------------------------------------
@@ -209,7 +218,7 @@ def test_v1_intact_records() -> None:
     """Plain maps one after another: a Record each, with offsets from ``start``."""
     data, at = v1(packed(0), packed(1, 200))
     head = msgpack.packb({"format": "x"})
-    assert list(framing.split_v1(head + data, len(head))) == [
+    assert split(framing.split_v1, head + data, len(head)) == [
         Record(len(head) + at[0], len(head) + at[1], rec(0)),
         Record(len(head) + at[1], len(head) + at[2], rec(1, 200)),
     ]
@@ -219,7 +228,7 @@ def test_v1_intact_records() -> None:
 def test_v1_a_cut_last_record_is_torn(keep: int) -> None:
     """The last map cut short, nothing intact after it: Torn at its start."""
     data, at = v1(packed(0), packed(1))
-    assert list(framing.split_v1(data[: at[1] + keep], 0)) == [
+    assert split(framing.split_v1, data[: at[1] + keep], 0) == [
         Record(0, at[1], rec(0)),
         Torn(at[1]),
     ]
@@ -233,7 +242,7 @@ def test_v1_a_record_cut_short_by_an_intact_one_is_damage() -> None:
     assert long[pad_at] == 0xDA
     bad = long[:pad_at] + b"\xda\xff\xff" + b"x" * 10  # claims 65535 bytes
     data = bad + packed(1)
-    assert list(framing.split_v1(data, 0)) == [
+    assert split(framing.split_v1, data, 0) == [
         Damaged(0, len(bad), "record is cut short but intact records follow it"),
         Record(len(bad), len(data), rec(1)),
     ]
@@ -253,7 +262,7 @@ def test_v1_damage_resumes_at_the_next_intact_record(junk: bytes, reason: str) -
     """Bytes that are not an interaction map: damage with the reason, up to the next record
     that starts like ours and decodes, from which reading goes on."""
     data, at = v1(packed(0), junk, packed(1), packed(2))
-    assert list(framing.split_v1(data, 0)) == [
+    assert split(framing.split_v1, data, 0) == [
         Record(at[0], at[1], rec(0)),
         Damaged(at[1], at[2], reason),
         Record(at[2], at[3], rec(1)),
@@ -264,7 +273,7 @@ def test_v1_damage_resumes_at_the_next_intact_record(junk: bytes, reason: str) -
 def test_v1_damage_at_the_end_resumes_at_the_end() -> None:
     """Damage with nothing intact after it: resume_at is the file's length, and it ends."""
     data, at = v1(packed(0), msgpack.packb({"type": "other"}))
-    assert list(framing.split_v1(data, 0)) == [
+    assert split(framing.split_v1, data, 0) == [
         Record(0, at[1], rec(0)),
         Damaged(at[1], at[2], "corrupt record (not an interaction map)"),
     ]
@@ -275,14 +284,14 @@ def test_v1_resync_needs_the_signature_after_the_damage_and_an_intact_record() -
     skips a signature that does not begin an intact record."""
     fake = b"\x82\xa4type\xabinteraction\xc1"  # our signature, then garbage
     data, at = v1(msgpack.packb({"type": "other"}), fake, packed(1))
-    assert list(framing.split_v1(data, 0)) == [
+    assert split(framing.split_v1, data, 0) == [
         Damaged(0, at[2], "corrupt record (not an interaction map)"),
         Record(at[2], at[3], rec(1)),
     ]
     # The damaged record itself starts with the signature: not where to resume.
     cut = packed(0)[:-1] + b"\xc1"
     data, at = v1(cut, packed(1))
-    pieces = list(framing.split_v1(data, 0))
+    pieces = split(framing.split_v1, data, 0)
     assert pieces[-1] == Record(at[1], at[2], rec(1))
     assert isinstance(pieces[0], Damaged) and pieces[0].offset == 0
     assert pieces[0].resume_at == at[1]
@@ -300,8 +309,8 @@ def test_a_cut_anywhere_keeps_the_records_before_it(version: int, data: st.DataO
     record's start unless the cut falls on a boundary."""
     whole, at = (v2 if version == 2 else v1)(*RECORDS)
     cut = data.draw(st.integers(0, len(whole)))
-    split = framing.split_v2 if version == 2 else framing.split_v1
-    pieces = list(split(whole[:cut], 0))
+    splitter = framing.split_v2 if version == 2 else framing.split_v1
+    pieces = split(splitter, whole[:cut], 0)
     complete = sum(1 for end in at[1:] if end <= cut)
     expected: list[object] = [
         Record(at[i], at[i + 1], rec(i, (0, 40, 3)[i])) for i in range(complete)
@@ -321,7 +330,7 @@ def test_v2_a_flipped_bit_never_yields_a_wrong_record(data: st.DataObject) -> No
     bit = data.draw(st.integers(0, 7))
     flipped = bytearray(whole)
     flipped[i] ^= 1 << bit
-    pieces = list(framing.split_v2(bytes(flipped), 0))
+    pieces = split(framing.split_v2, bytes(flipped), 0)
     pos = 0
     for p in pieces:
         assert p.offset == pos
@@ -335,3 +344,46 @@ def test_v2_a_flipped_bit_never_yields_a_wrong_record(data: st.DataObject) -> No
         else:
             pos = len(flipped)
     assert pos == len(flipped)
+
+
+# -- resynchronising -----------------------------------------------------------------------------
+
+
+def test_v2_resync_resumes_at_the_first_intact_frame_after_the_damage() -> None:
+    """After damage the scan resumes at the *first* intact frame (one byte after the damaged
+    start, here), not a later one; bad markers before it are passed over in order."""
+    data, at = v2(packed(1), packed(2))
+    junk = b"\x00"
+    assert split(framing.split_v2, junk + data, 0) == [
+        Damaged(0, 1, "not a record frame (marker or type bytes wrong)"),
+        Record(1, 1 + at[1], rec(1)),
+        Record(1 + at[1], 1 + at[2], rec(2)),
+    ]
+    bad = b"\xff" + MARKER + b"\x00" * 20
+    assert split(framing.split_v2, bad + data, 0) == [
+        Damaged(0, len(bad), "not a record frame (marker or type bytes wrong)"),
+        Record(len(bad), len(bad) + at[1], rec(1)),
+        Record(len(bad) + at[1], len(bad) + at[2], rec(2)),
+    ]
+
+
+def test_v1_resync_resumes_at_the_first_intact_record_after_the_damage() -> None:
+    """v1: a record starting one byte after the damaged start is the one resumed at; a
+    signature that starts no intact record is passed over for the first intact one, not a
+    later one; records before the damage are never resumed at."""
+    data, at = v1(packed(1), packed(2))
+    assert split(framing.split_v1, b"\xc1" + data, 0) == [
+        Damaged(0, 1, "corrupt record (FormatError)"),
+        Record(1, 1 + at[1], rec(1)),
+        Record(1 + at[1], 1 + at[2], rec(2)),
+    ]
+    fake = b"\xc1\x82\xa4type\xabinteraction\xc1"
+    assert split(framing.split_v1, fake + data, 0) == [
+        Damaged(0, len(fake), "corrupt record (FormatError)"),
+        Record(len(fake), len(fake) + at[1], rec(1)),
+        Record(len(fake) + at[1], len(fake) + at[2], rec(2)),
+    ]
+    before, b_at = v1(packed(0), b"\xc1", packed(1))
+    assert split(framing.split_v1, before, 0)[1] == Damaged(
+        b_at[1], b_at[2], "corrupt record (FormatError)"
+    )

@@ -213,3 +213,94 @@ def test_the_default_error_handler_logs_one_line(caplog: pytest.LogCaptureFixtur
     ]  # fmt: skip
     handler: list[ReplayFailure] = []
     assert ReplayServer(CASSETTE, on_error=handler.append).session.on_error == handler.append
+
+
+def test_the_arguments_reach_the_session() -> None:
+    """speed (default 1), faults and on_miss are the session's."""
+    from replayproxy.core.faults import parse
+    from replayproxy.core.matching import Miss
+
+    assert ReplayServer(CASSETTE).session.speed == 1.0
+    misses: list[Miss] = []
+    server = ReplayServer(CASSETTE, speed=3, faults=["jitter:ms=1"], on_miss=misses.append)
+    assert (server.session.speed, server.session.faults) == (3.0, (parse("jitter:ms=1"),))
+    with server:
+        r = httpx.post(server.url + "/v1/other", content=b"{}", timeout=10)
+    assert r.status_code == 500 and len(misses) == 1
+    assert misses[0].request == "POST /v1/other"
+
+
+@pytest.mark.parametrize("for_session", [False, True])
+def test_requests_are_matched_as_sent_to_the_upstream(for_session: bool) -> None:
+    """With ``upstream=``, requests match as if sent there (what match_host compares)."""
+    from replayproxy.core.matching import MatchOptions
+    from replayproxy.engine.session import ReplaySession
+
+    options = MatchOptions(match_host=True)
+
+    def server(upstream: str | None) -> ReplayServer:
+        if for_session:
+            session = ReplaySession(CASSETTE, speed=0, options=options)
+            return ReplayServer.for_session(session, upstream=upstream)
+        return ReplayServer(CASSETTE, speed=0, options=options, upstream=upstream)
+
+    for upstream, status in (("https://api.openai.invalid", 200), (None, 500)):
+        with server(upstream) as s:
+            r = httpx.post(s.url + "/v1/chat/completions", content=IT.request.body, timeout=10)
+        assert r.status_code == status, upstream
+
+
+def test_for_session_listens_on_a_free_loopback_port_by_default() -> None:
+    """for_session() without host and port: 127.0.0.1 and a port the OS picked."""
+    from replayproxy.engine.session import ReplaySession
+
+    with ReplayServer.for_session(ReplaySession(CASSETTE)) as server:
+        assert server.host == "127.0.0.1" and server.port >= 1024
+
+
+def test_the_server_runs_on_a_named_daemon_thread() -> None:
+    """Its thread is "replayproxy-origin" and a daemon (a server never stopped does not keep
+    the interpreter from exiting)."""
+    import threading
+
+    with ReplayServer(CASSETTE) as server:
+        (thread,) = [t for t in threading.enumerate() if t.name == "replayproxy-origin"]
+        assert thread.daemon is True and thread is server._thread
+    server.stop()  # a second stop (the loop is closed now) does nothing
+    assert not thread.is_alive()
+
+
+def test_stop_gives_up_waiting_after_its_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """stop(timeout) returns after ``timeout`` even if the server thread does not end."""
+    import asyncio
+    import threading
+    import time
+
+    from replayproxy.engine.origin import Origin
+
+    release = threading.Event()
+    close = Origin.close
+
+    async def stuck(self: Origin) -> None:
+        while not release.is_set():
+            await asyncio.sleep(0.01)
+        await close(self)
+
+    monkeypatch.setattr(Origin, "close", stuck)
+    server = ReplayServer(CASSETTE).start()
+    started = time.monotonic()
+    server.stop(timeout=0.3)
+    took = time.monotonic() - started
+    assert server._thread is not None and server._thread.is_alive()
+    release.set()
+    server._thread.join(10)
+    assert 0.25 < took < 5
+
+
+def test_a_host_name_is_reported_as_the_address_bound() -> None:
+    """Asked to listen on "localhost", the server reports the address it bound (and its URL
+    uses it), not the name."""
+    with ReplayServer(CASSETTE, host="localhost", speed=0) as server:
+        assert server.host in ("127.0.0.1", "::1")
+        r = httpx.post(server.url + "/v1/chat/completions", content=IT.request.body, timeout=10)
+        assert r.text == "data: 1\n\n"
