@@ -252,3 +252,68 @@ def test_how_the_recorded_session_ended(close: WsClose, last: Close | None) -> N
     actions = Conversation(plan).start(0)
     assert actions[0] == Send(5, srv(0))
     assert actions[1:] == ([last] if last else [])
+
+
+# -- plan_interaction's arguments ----------------------------------------------------------------
+
+IT2 = ws_interaction([text(6, False, {"type": "a"}), text(26, False, {"type": "b"})])
+
+
+def test_plan_interaction_defaults_to_the_recorded_pace() -> None:
+    """Without speed=, the delays are the recorded ones."""
+    _, plan = plan_interaction(IT2, 0)
+    assert plan is not None
+    assert [d for d, _ in plan.turns[0].replies] == [1_000_000, 21_000_000]
+
+
+def test_plan_interaction_moves_the_head_with_a_ttfb_fault() -> None:
+    """ttfb:delay=0.5 sends the 101 half a second later; the messages keep their delays
+    after it."""
+    schedule, plan = plan_interaction(IT2, 0, faults=(parse("ttfb:delay=0.5"),))
+    assert schedule.head is not None and schedule.head.at_ns == 505_000_000
+    assert schedule.head.status == 101 and schedule.head.headers == IT2.response.headers
+    assert plan is not None
+    assert [d for d, _ in plan.turns[0].replies] == [1_000_000, 21_000_000]
+
+
+def test_plan_interaction_passes_the_match_options_on() -> None:
+    """The session's ignored fields are ignored in the conversation too."""
+    _, plan = plan_interaction(IT2, 0, options=MatchOptions(ignore_body_fields=("/x",)))
+    assert plan is not None and plan.ignore == ("/event_id", "/x")
+
+
+def test_a_probabilistic_fault_is_drawn_per_index_and_repeat() -> None:
+    """p=0.5 faults (on the session and on the upgrade) act on exactly the servings the
+    selector picks for this index and repeat count (repeat 0 by default)."""
+    from replayproxy.core import faults as faults_mod
+
+    reset = parse("reset:events=1,p=0.5")
+    status = parse("status:code=503,p=0.5")
+    picks = [faults_mod.applies(reset, IT2, 4, n) for n in range(8)]
+    assert True in picks and False in picks
+    for n, picked in enumerate(picks):
+        _, plan = plan_interaction(IT2, 4, faults=(reset,), replay_count=n)
+        assert plan is not None and (plan.close.kind is WsCloseKind.DROPPED) is picked
+    _, default = plan_interaction(IT2, 4, faults=(reset,))
+    assert default is not None and (default.close.kind is WsCloseKind.DROPPED) is picks[0]
+    for n in range(8):
+        refused = faults_mod.applies(status, IT2, 4, n)
+        schedule, plan = plan_interaction(IT2, 4, speed=2, faults=(status,), replay_count=n)
+        assert (plan is None) is refused
+        if refused:
+            assert schedule == faults_mod.plan(IT2, 4, speed=2, faults=(status,), replay_count=n)
+            assert schedule.head is not None and schedule.head.status == 503
+
+
+def test_a_status_fault_for_another_interaction_leaves_the_upgrade_alone() -> None:
+    """The upgrade is refused only for the interaction the status fault names."""
+    spec = parse("status:code=503,interaction=3")
+    schedule, plan = plan_interaction(IT2, 3, faults=(spec,))
+    assert plan is None and schedule.head is not None and schedule.head.status == 503
+
+
+def test_a_conversation_used_without_start_counts_from_zero() -> None:
+    """client_message() before start(): replies are due from the message's arrival, the
+    first one possibly at 0."""
+    plan = WsPlan((Turn(None, ()), Turn(cli(0, b"ask"), ((0, srv(0, b"r")),))), OPEN, 0)
+    assert Conversation(plan).client_message(True, b"ask", 0) == [Send(0, srv(0, b"r"))]
