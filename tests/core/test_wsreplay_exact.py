@@ -289,20 +289,30 @@ def test_a_probabilistic_fault_is_drawn_per_index_and_repeat() -> None:
 
     reset = parse("reset:events=1,p=0.5")
     status = parse("status:code=503,p=0.5")
-    picks = [faults_mod.applies(reset, IT2, 4, n) for n in range(8)]
-    assert True in picks and False in picks
-    for n, picked in enumerate(picks):
-        _, plan = plan_interaction(IT2, 4, faults=(reset,), replay_count=n)
-        assert plan is not None and (plan.close.kind is WsCloseKind.DROPPED) is picked
-    _, default = plan_interaction(IT2, 4, faults=(reset,))
-    assert default is not None and (default.close.kind is WsCloseKind.DROPPED) is picks[0]
-    for n in range(8):
-        refused = faults_mod.applies(status, IT2, 4, n)
-        schedule, plan = plan_interaction(IT2, 4, speed=2, faults=(status,), replay_count=n)
-        assert (plan is None) is refused
-        if refused:
-            assert schedule == faults_mod.plan(IT2, 4, speed=2, faults=(status,), replay_count=n)
-            assert schedule.head is not None and schedule.head.status == 503
+    first_two = [
+        i for i in range(20)
+        if faults_mod.applies(reset, IT2, i, 0) != faults_mod.applies(reset, IT2, i, 1)
+    ]  # fmt: skip
+    index = first_two[0]  # where repeat 0 and repeat 1 are drawn differently
+    _, default = plan_interaction(IT2, index, faults=(reset,))
+    assert default is not None
+    assert (default.close.kind is WsCloseKind.DROPPED) is faults_mod.applies(reset, IT2, index, 0)
+    refusals = 0
+    for i in range(6):
+        for n in range(6):
+            picked = faults_mod.applies(reset, IT2, i, n)
+            _, plan = plan_interaction(IT2, i, faults=(reset,), replay_count=n)
+            assert plan is not None and (plan.close.kind is WsCloseKind.DROPPED) is picked
+            refused = faults_mod.applies(status, IT2, i, n)
+            schedule, plan = plan_interaction(IT2, i, speed=2, faults=(status,), replay_count=n)
+            assert (plan is None) is refused
+            if refused:
+                refusals += 1
+                assert schedule == faults_mod.plan(
+                    IT2, i, speed=2, faults=(status,), replay_count=n
+                )
+                assert schedule.head is not None and schedule.head.status == 503
+    assert 0 < refusals < 36
 
 
 def test_a_status_fault_for_another_interaction_leaves_the_upgrade_alone() -> None:
