@@ -136,7 +136,7 @@ def _check_frame(data: bytes, at: int) -> int | str | None:
     _, _, size_crc, _, body_crc, _, size = _HEAD.unpack(head)
     if zlib.crc32(head[16:]) != size_crc:  # the last 4 bytes of the head: the length
         return "record length fails its check"
-    end = at + HEAD_SIZE + size
+    end: int = at + HEAD_SIZE + size
     if end > len(data):
         return None
     if zlib.crc32(memoryview(data)[at + HEAD_SIZE : end]) != body_crc:
