@@ -63,6 +63,13 @@ TESTS: dict[str, list[str]] = {
         "tests/core/test_codec_versions.py",
         "tests/core/test_codec_malformed.py",
     ],
+    "core/framing.py": [
+        "tests/core/test_framing.py",
+        "tests/core/test_codec.py",
+        "tests/core/test_codec_versions.py",
+        "tests/core/test_codec_malformed.py",
+    ],
+    "core/wsreplay.py": ["tests/core/test_wsreplay.py", "tests/core/test_wsreplay_exact.py"],
     "core/eventstream.py": [
         "tests/core/test_eventstream.py",
         "tests/core/test_eventstream_headers.py",
@@ -88,12 +95,19 @@ TESTS: dict[str, list[str]] = {
         "tests/replay/test_origin_reader.py",
         "tests/replay/test_origin.py",
     ],
-    "engine/framing.py": ["tests/replay/test_framing.py", "tests/replay/test_origin.py"],
-    "engine/session.py": ["tests/replay/test_origin.py", "tests/replay/test_resolving.py"],
+    "engine/framing.py": ["tests/replay/test_framing.py"],
+    "engine/session.py": ["tests/replay/test_session.py", "tests/replay/test_resolving.py"],
     "engine/resolving.py": ["tests/replay/test_resolving.py"],
-    "engine/websocket.py": ["tests/replay/test_websocket_clock.py", "tests/core/test_wsreplay.py"],
-    "engine/server.py": ["tests/replay/test_origin.py", "tests/replay/test_server.py"],
-    "engine/sockets.py": ["tests/replay/test_origin.py"],
+    "engine/websocket.py": [
+        "tests/replay/test_websocket_engine.py",
+        "tests/replay/test_websocket_clock.py",
+        "tests/core/test_wsreplay.py",
+    ],
+    "engine/server.py": ["tests/replay/test_server.py"],
+    "engine/sockets.py": ["tests/replay/test_sockets.py"],
+    "engine/recording.py": ["tests/replay/test_recording.py"],
+    "engine/failsafe.py": ["tests/replay/test_failsafe.py"],
+    "engine/memory.py": ["tests/replay/test_memory.py"],
 }
 DEFAULT_TESTS = {"core": ["tests/core"], "engine": ["tests/replay/test_origin.py"]}
 

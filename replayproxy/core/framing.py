@@ -124,29 +124,30 @@ def frame(payload: bytes) -> bytes:
     return head + payload
 
 
-def _check_frame(data: bytes, at: int) -> tuple[str, int, str]:
-    """``("ok", end, "")``, ``("torn", 0, "")`` or ``("damaged", 0, reason)`` for ``at``."""
+def _check_frame(data: bytes, at: int) -> int | str | None:
+    """The frame at ``at``: where it ends if it is intact, ``None`` if it is torn (cut short
+    by the end of the file), else why it is damaged."""
     head = data[at : at + HEAD_SIZE]
     for i, byte in enumerate(head):
         if _CONSTANT.get(i, byte) != byte:
-            return "damaged", 0, "not a record frame (marker or type bytes wrong)"
+            return "not a record frame (marker or type bytes wrong)"
     if len(head) < HEAD_SIZE:
-        return "torn", 0, ""
+        return None
     _, _, size_crc, _, body_crc, _, size = _HEAD.unpack(head)
-    if zlib.crc32(head[16:20]) != size_crc:
-        return "damaged", 0, "record length fails its check"
-    end = at + HEAD_SIZE + size
+    if zlib.crc32(head[16:]) != size_crc:  # the last 4 bytes of the head: the length
+        return "record length fails its check"
+    end: int = at + HEAD_SIZE + size
     if end > len(data):
-        return "torn", 0, ""
+        return None
     if zlib.crc32(memoryview(data)[at + HEAD_SIZE : end]) != body_crc:
-        return "damaged", 0, "record bytes fail their CRC-32 check"
-    return "ok", end, ""
+        return "record bytes fail their CRC-32 check"
+    return end
 
 
 def _resync_v2(data: bytes, after: int) -> int:
     at = data.find(MARKER, after + 1)
     while at >= 0:
-        if _check_frame(data, at)[0] == "ok":
+        if isinstance(_check_frame(data, at), int):
             return at
         at = data.find(MARKER, at + 1)
     return len(data)
@@ -156,20 +157,20 @@ def split_v2(data: bytes, start: int) -> Iterator[Piece]:
     """The records of a v2 file from ``start`` (just after the header record)."""
     at = start
     while at < len(data):
-        status, end, reason = _check_frame(data, at)
-        if status == "torn":
-            # Cut short, but an intact record after it (another writer's, appended after a
-            # write that was cut) makes it damage: cutting here would delete that record.
+        checked = _check_frame(data, at)
+        if not isinstance(checked, int):
             resume = _resync_v2(data, at)
-            if resume == len(data):
-                yield Torn(at)
-                return
-            status, reason = "damaged", "record is cut short but intact records follow it"
-        if status == "damaged":
-            resume = _resync_v2(data, at)
-            yield Damaged(at, resume, reason)
+            if checked is None:
+                # Cut short, but an intact record after it (another writer's, appended after a
+                # write that was cut) makes it damage: cutting here would delete that record.
+                if resume == len(data):
+                    yield Torn(at)
+                    return
+                checked = "record is cut short but intact records follow it"
+            yield Damaged(at, resume, checked)
             at = resume
             continue
+        end = checked
         try:
             value, used = unpack_one(memoryview(data)[at + HEAD_SIZE : end])
         except (msgpack.OutOfData, _Corrupt):
@@ -193,9 +194,11 @@ def _intact_v1_at(data: bytes, at: int) -> bool:
 
 
 def _resync_v1(data: bytes, after: int) -> int:
-    hit = data.find(_V1_SIGNATURE, after + 1)
+    # A record starts one byte (its map header) before the signature; the first one that can
+    # start after ``after`` (the damaged record's own start) has its signature at after + 2.
+    hit = data.find(_V1_SIGNATURE, after + 2)
     while hit >= 0:
-        if hit - 1 > after and _intact_v1_at(data, hit - 1):
+        if _intact_v1_at(data, hit - 1):
             return hit - 1
         hit = data.find(_V1_SIGNATURE, hit + 1)
     return len(data)
@@ -217,7 +220,7 @@ def split_v1(data: bytes, start: int) -> Iterator[Piece]:
             damage = Damaged(at, resume, "record is cut short but intact records follow it")
         except (ValueError, TypeError, msgpack.UnpackException, UnicodeDecodeError) as e:
             resume = _resync_v1(data, at)
-            damage = Damaged(at, resume, f"corrupt record ({e or type(e).__name__})")
+            damage = Damaged(at, resume, f"corrupt record ({str(e) or type(e).__name__})")
         else:
             end = base + unpacker.tell()
             if _is_interaction(value):

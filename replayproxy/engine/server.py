@@ -173,8 +173,8 @@ class ReplayServer:
 
     def stop(self, timeout: float = 10.0) -> None:
         loop, stopped = self._loop, self._stopped
-        if loop is not None and stopped is not None and not loop.is_closed():
-            with contextlib.suppress(RuntimeError):  # the loop already ended
+        if loop is not None and stopped is not None:
+            with contextlib.suppress(RuntimeError):  # the loop already ended (closed)
                 loop.call_soon_threadsafe(stopped.set)
         if self._thread is not None:
             self._thread.join(timeout)

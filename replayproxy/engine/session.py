@@ -164,8 +164,8 @@ def check_stored_faults(cassette: Cassette, source: str | os.PathLike[str] | Non
         if source is None:
             try:
                 validate.check_interaction(interaction)
-            except validate.InvalidField as e:
-                raise CassetteFormatError(f"interaction {i}: {e}", path=path) from None
+            except validate.InvalidField as e:  # built in code: no file to name
+                raise CassetteFormatError(f"interaction {i}: {e}") from None
         for text in interaction.faults:
             try:
                 faults_mod.parse(text)
@@ -394,7 +394,9 @@ class ReplaySession:
             return Summary(
                 served=self._served,
                 unmatched=len(self.misses),
-                unused=tuple(n for n in self._matcher.unused() if n < self._initial),
+                # Recorded interactions join the matcher as used (record()): every unused
+                # one is from the cassette the session started with.
+                unused=self._matcher.unused(),
                 recorded=self._initial,
                 new=self._new,
                 errors=self._errors,

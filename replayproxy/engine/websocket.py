@@ -181,9 +181,12 @@ async def serve_websocket(
     queue: asyncio.Queue[Send | Close | None] = asyncio.Queue()
     for action in conversation.start(now_ns()):
         queue.put_nowait(action)
-    sender = asyncio.create_task(_send_all(queue, conn, writer, t0, ws.on_drop))
+    missed = asyncio.Event()
+    sender = asyncio.create_task(_send_all(queue, conn, writer, t0, ws.on_drop, missed))
     try:
-        await _receive_all(conversation, conn, reader, writer, queue, arrived_ns, ws.on_miss)
+        await _receive_all(
+            conversation, conn, reader, writer, queue, arrived_ns, ws.on_miss, missed
+        )
     finally:
         if not sender.done():
             queue.put_nowait(None)
@@ -202,6 +205,7 @@ async def _receive_all(
     queue: asyncio.Queue[Send | Close | None],
     arrived_ns: Callable[[bytes], int],
     on_miss: Callable[[str], object] | None,
+    missed: asyncio.Event,
 ) -> None:
     parts: list[bytes] = []
     while True:
@@ -219,7 +223,10 @@ async def _receive_all(
                 parts = []
                 actions = conversation.client_message(text, message, arrived_ns(message))
                 if conversation.miss is not None:
-                    _drain(queue)  # an explained close goes out at once, before pending sends
+                    # An explained close goes out at once: the pending sends are dropped, the
+                    # one the sender is waiting for too.
+                    _drain(queue)
+                    missed.set()
                     if on_miss is not None:
                         on_miss(conversation.miss)
                 for action in actions:
@@ -229,7 +236,6 @@ async def _receive_all(
                     writer.write(conn.send(event.response()))
             elif isinstance(event, wse.CloseConnection):
                 # The client closes (or the TCP connection ended): answer the close, stop.
-                conversation.closed = True
                 _drain(queue)
                 if conn.state is ConnectionState.REMOTE_CLOSING:
                     writer.write(conn.send(event.response()))
@@ -252,16 +258,22 @@ async def _send_all(
     writer: asyncio.StreamWriter,
     t0: float,
     on_drop: Callable[[int], Awaitable[None]] | None,
+    missed: asyncio.Event,
 ) -> None:
     loop = asyncio.get_running_loop()
     sent = 0
     while True:
         action = await queue.get()
+        missed.clear()  # a miss before this was taken: the queue was drained then
         if action is None:
             return
         delay = t0 + action.at_ns / 1e9 - loop.time()
         if delay > 0:
-            await asyncio.sleep(delay)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(delay):
+                    await missed.wait()
+            if missed.is_set():
+                continue  # dropped for the explained close, which is queued next
         if conn.state is not ConnectionState.OPEN:
             return
         if isinstance(action, Send):
