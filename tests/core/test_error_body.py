@@ -75,13 +75,15 @@ _JSON = (b"content-type", b"application/json")
             "/v1/messages?beta=true",
             500,
             (_JSON, _RETRY),
-            b'{"type": "error", "error": {"type": "api_error", "message": "n\xc3\xa9e \xe2\x80\x94 x"}}\n',
+            b'{"type": "error", "error": {"type": "api_error", '
+            b'"message": "n\xc3\xa9e \xe2\x80\x94 x"}}\n',
         ),
         (
             "/v1beta/models/g:generateContent",
             500,
             (_JSON, _RETRY),
-            b'{"error": {"code": 500, "message": "n\xc3\xa9e \xe2\x80\x94 x", "status": "INTERNAL"}}\n',
+            b'{"error": {"code": 500, "message": "n\xc3\xa9e \xe2\x80\x94 x", '
+            b'"status": "INTERNAL"}}\n',
         ),
         (
             "/model/m/invoke/",

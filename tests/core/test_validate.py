@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from replayproxy.core.model import EndKind, Ending, Frame, Interaction, Request, Response
+from replayproxy.core.model import Ending, EndKind, Frame, Interaction, Request, Response
 from replayproxy.core.validate import (
     MAX_OFFSET_NS,
     InvalidField,
@@ -105,9 +105,18 @@ def _req(**kw: object) -> Request:
             f"request.url {('ftp:/' + 'a' * 80)[:60]!r} is neither an absolute http(s) URL "
             "nor a /path",
         ),
-        (_req(http_version="HTTP/1.10"), "request.http_version 'HTTP/1.10' is not an HTTP version (HTTP/1.1, HTTP/2.0)"),
-        (_req(http_version="http/1.1"), "request.http_version 'http/1.1' is not an HTTP version (HTTP/1.1, HTTP/2.0)"),
-        (_req(http_version="HTTP/11"), "request.http_version 'HTTP/11' is not an HTTP version (HTTP/1.1, HTTP/2.0)"),
+        (
+            _req(http_version="HTTP/1.10"),
+            "request.http_version 'HTTP/1.10' is not an HTTP version (HTTP/1.1, HTTP/2.0)",
+        ),
+        (
+            _req(http_version="http/1.1"),
+            "request.http_version 'http/1.1' is not an HTTP version (HTTP/1.1, HTTP/2.0)",
+        ),
+        (
+            _req(http_version="HTTP/11"),
+            "request.http_version 'HTTP/11' is not an HTTP version (HTTP/1.1, HTTP/2.0)",
+        ),
         (
             _req(http_version="X" * 30),
             f"request.http_version {'X' * 20!r} is not an HTTP version (HTTP/1.1, HTTP/2.0)",
