@@ -43,6 +43,7 @@ _FAULTS = [
     "tests/core/test_faults_provider.py",
     "tests/core/test_faults_events.py",
     "tests/core/test_faults_timing.py",
+    "tests/core/test_faults_errors.py",
     "tests/core/test_wsreplay.py",
 ]
 
@@ -70,6 +71,7 @@ TESTS: dict[str, list[str]] = {
     "core/eventstream.py": [
         "tests/core/test_eventstream.py",
         "tests/core/test_eventstream_headers.py",
+        "tests/core/test_eventstream_errors.py",
     ],
     "core/textload.py": ["tests/core/test_textform.py", "tests/core/test_textload_escapes.py"],
     "core/textform.py": ["tests/core/test_textform.py"],

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -437,3 +438,69 @@ def _golden() -> Cassette:
 def regenerate() -> None:
     GOLDEN.parent.mkdir(exist_ok=True)
     GOLDEN.write_text(plot(_golden(), title="demo"), encoding="utf-8")
+
+
+def _ticks(c: Cassette) -> list[str]:
+    return [t.text or "" for t in _root(plot(c)).iter(f"{SVG}text") if t.get("text-anchor")]
+
+
+def test_the_span_counts_every_time_an_interaction_has() -> None:
+    """A head after the end, or an end after a WebSocket close, still fits on the axis."""
+    late_head = _stream("/a", 80, [], EndKind.COMPLETE, 10)
+    assert _ticks(Cassette((late_head,)))[-1] == "80 ms"
+    ws = _ws()
+    late_end = replace(ws, end=Ending(EndKind.COMPLETE, 100 * MS))
+    assert _ticks(Cassette((late_end,)))[-1] == "100 ms"
+
+
+def test_a_span_just_over_a_round_step_takes_the_next_step() -> None:
+    """80.00005 ms at about 8 ticks needs 20 ms ticks (10 ms would give 9 ticks)."""
+    c = Cassette((_stream("/a", 1, [], EndKind.COMPLETE, 80.00005),))
+    assert _ticks(c) == [f"{n} ms" for n in range(0, 120, 20)]
+
+
+def test_an_empty_picture_has_a_one_nanosecond_axis() -> None:
+    """With nothing to draw, the axis spans 1 ns (two ticks), not 0 (no division by zero)."""
+    assert _ticks(Cassette(())) == ["0 ms", "1e-06 ms"]
+
+
+def test_everything_at_zero_stays_at_the_left_edge() -> None:
+    """An interaction whose every time is 0 is drawn at x=270: head line, wait line, marks."""
+    c = Cassette(
+        (
+            _stream("/a", 0, [], EndKind.COMPLETE, 0),
+            _stream("/b", None, [], EndKind.NO_RESPONSE, 0),
+        )
+    )
+    root = _root(plot(c))
+    lines = [
+        (ln.get("x1"), ln.get("x2"))
+        for ln in root.iter(f"{SVG}line")
+        if ln.get("stroke") in ("#1f2937", "#cbd5e1") and ln.get("y1") != "0"
+    ]
+    # Lane 0: the wait line and the head-to-end line; lane 1: the wait line.
+    assert lines == [("270", "270.0"), ("270.0", "270.0"), ("270", "270.0")]
+
+
+def test_websocket_messages_at_zero_and_empty() -> None:
+    """Empty messages get 2 px bars; a message and a close at 0 are at the left edge."""
+    messages = (WsMessage(0, False, True, b""), WsMessage(0, True, True, b""))
+    ws = replace(
+        _ws(),
+        response=Response(101, "Switching Protocols", head_offset_ns=0),
+        end=Ending(EndKind.COMPLETE, 0),
+        websocket=WebSocketSession(messages, WsClose(0, WsCloseKind.CLOSE, 1000, "", True)),
+    )
+    root = _root(plot(Cassette((ws,))))
+    bars = [r for r in root.iter(f"{SVG}rect") if "message" in (r.findtext(f"{SVG}title") or "")]
+    assert [(b.get("x"), b.get("height")) for b in bars] == [(f"{LEFT - 1.25:.1f}", "2.0")] * 2
+    (dot,) = list(root.iter(f"{SVG}circle"))[:-1]
+    assert dot.get("cx") == f"{LEFT:.1f}"
+
+
+def test_labels_of_32_characters_are_truncated_and_faults_joined_by_spaces() -> None:
+    """A 32-character label becomes 30 and an ellipsis; several faults are listed."""
+    c = Cassette((_stream("/" + "p" * 23, 1, [], EndKind.COMPLETE, 2, ("hang", "ttfb")),))
+    texts = _texts(_root(plot(c)))
+    assert "#0 POST /" + "p" * 21 + "…" in texts
+    assert "faults: hang ttfb" in texts

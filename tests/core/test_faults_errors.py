@@ -1,0 +1,195 @@
+"""Faults that cannot apply to an interaction: each refusal's exact one-line message, and where
+positioned faults act by default (core/faults/__init__.py, position.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from replayproxy.core.faults import parse, plan
+from replayproxy.core.model import Ending, EndKind, Frame, Interaction, Request, Response
+from replayproxy.core.schedule import FinishKind
+from replayproxy.errors import FaultSpecError
+from replayproxy.testing.streams import STREAMS
+from tests.faults.builders import interaction
+
+MS = 1_000_000
+
+
+def sse(*frames: bytes, path: str = "/v1/chat/completions") -> Interaction:
+    """An SSE response of these frames, 10 ms apart after a 5 ms head."""
+    response = Response(
+        200,
+        "OK",
+        headers=((b"content-type", b"text/event-stream"),),
+        head_offset_ns=5 * MS,
+        frames=tuple(Frame((i + 1) * 10 * MS, f) for i, f in enumerate(frames)),
+    )
+    end = Ending(EndKind.COMPLETE, (len(frames) + 1) * 10 * MS)
+    return Interaction(Request("POST", f"https://api.openai.com{path}"), response, end)
+
+
+NO_RESPONSE = Interaction(
+    Request("POST", "https://api.openai.com/v1/chat/completions"),
+    None,
+    Ending(EndKind.NO_RESPONSE, 3 * MS),
+)
+UNKNOWN_API = sse(b"data: 1\n\n", path="/v9/other")
+
+
+def _refusal(it: Interaction, *faults: str, speed: float = 1.0) -> str:
+    with pytest.raises(FaultSpecError) as caught:
+        plan(it, 0, speed=speed, faults=[parse(f) for f in faults])
+    return str(caught.value)
+
+
+_ANTHROPIC = "interaction 0 (POST /v1/messages): fault"
+_CHAT = "interaction 0 (POST /v1/chat/completions): fault"
+
+
+@pytest.mark.parametrize(
+    ("it", "faults", "message"),
+    [
+        (
+            interaction("openai-chat-json"),
+            ["truncate"],
+            f"{_CHAT} 'truncate': the body is not an event stream; give bytes=N or frames=N",
+        ),
+        (
+            interaction("openai-chat-json"),
+            ["error"],
+            f"{_CHAT} 'error': the body is not an event stream; give bytes=N or frames=N",
+        ),
+        (
+            sse(b"data: 1\n\n", b"data: 2\n\n"),
+            ["truncate"],
+            f"{_CHAT} 'truncate': the stream has no terminal event to stop before; give events=N",
+        ),
+        (
+            interaction("anthropic-text"),
+            ["reset:events=13"],
+            f"{_ANTHROPIC} 'reset:events=13': events=13 is past the last event (12 events)",
+        ),
+        (
+            interaction("anthropic-text"),
+            ["close:bytes=1761"],
+            f"{_ANTHROPIC} 'close:bytes=1761': bytes=1761 is past the end of the body (1760 bytes)",
+        ),
+        (
+            interaction("anthropic-text"),
+            ["hang:frames=13"],
+            f"{_ANTHROPIC} 'hang:frames=13': frames=13 is past the last frame (12)",
+        ),
+        (
+            interaction("anthropic-text"),
+            ["drop:event=12"],
+            f"{_ANTHROPIC} 'drop:event=12': event 12 does not exist "
+            "(the stream has 12 events, 0-11)",
+        ),
+        (
+            interaction("anthropic-text"),
+            ["reorder:event=11"],
+            f"{_ANTHROPIC} 'reorder:event=11': event 11 has no next event to swap with "
+            "(the stream has 12 events, 0-11)",
+        ),
+        (
+            interaction("anthropic-text"),
+            ["reorder:event=12"],
+            f"{_ANTHROPIC} 'reorder:event=12': event 12 does not exist "
+            "(the stream has 12 events, 0-11)",
+        ),
+        (
+            sse(b"data: {}\n\n", b"data: x\n\n"),
+            ["corrupt:event=1"],
+            f"{_CHAT} 'corrupt:event=1': event 1 has no JSON payload to cut",
+        ),
+        (
+            UNKNOWN_API,
+            ["error:events=1"],
+            "interaction 0 (POST /v9/other): fault 'error:events=1': no in-band error format for "
+            "this API (anthropic, openai chat/responses, gemini)",
+        ),
+        (
+            interaction("bedrock-converse-text"),
+            ["error"],
+            "interaction 0 (POST /model/some-model/converse-stream): fault 'error': no in-band "
+            "error format for this API (anthropic, openai chat/responses, gemini)",
+        ),
+        (
+            interaction("bedrock-converse-text"),
+            ["keepalive"],
+            "interaction 0 (POST /model/some-model/converse-stream): fault 'keepalive': "
+            "keepalives exist for SSE streams only, not AWS event-stream",
+        ),
+        (
+            interaction("openai-chat-json"),
+            ["keepalive"],
+            f"{_CHAT} 'keepalive': needs an event stream, but the body is application/json, not "
+            "an event stream (text/event-stream or application/vnd.amazon.eventstream): it has "
+            "no events",
+        ),
+        (
+            NO_RESPONSE,
+            ["reset:events=1"],
+            f"{_CHAT} 'reset:events=1': the interaction has no response to cut",
+        ),
+        (
+            NO_RESPONSE,
+            ["drop:event=0"],
+            f"{_CHAT} 'drop:event=0': the interaction has no response, so no events",
+        ),
+        # 12 writes, one keepalive in each of the 12 20 ms waits, and 8,639,999 during the
+        # one-day hang: more than MAX_WRITES, refused before any is built.
+        (
+            interaction("anthropic-text"),
+            ["hang:events=12", "keepalive:every=0.01,until=86400"],
+            f"{_ANTHROPIC} 'keepalive:every=0.01,until=86400': would build 8640023 writes for "
+            "one response (at most 1000000); use a longer interval, a bigger piece or a shorter "
+            "wait",
+        ),
+    ],
+)
+def test_refusals_are_exact(it: Interaction, faults: list[str], message: str) -> None:
+    """Each fault that cannot apply names the interaction, the fault and the reason."""
+    assert _refusal(it, *faults) == message
+
+
+def test_negative_speed_is_refused() -> None:
+    """--speed must not be negative."""
+    assert _refusal(interaction("anthropic-text"), speed=-1) == "speed must be >= 0, got -1"
+
+
+def test_limits_are_inclusive() -> None:
+    """events=N, bytes=N and frames=N up to the stream's size are accepted."""
+    it = interaction("anthropic-text")
+    for fault in ("reset:events=12", "reset:bytes=1760", "reset:frames=12", "reorder:event=10"):
+        assert plan(it, 0, faults=[parse(fault)]).body
+    assert plan(it, 0, faults=[parse("drop:event=11")]).body != STREAMS["anthropic-text"].body
+
+
+def test_default_positions() -> None:
+    """Without a position: halfway through the events of a stream, through the bytes of
+    anything else; truncate just before the terminal event."""
+    body = STREAMS["anthropic-text"].body
+    events = STREAMS["anthropic-text"].events
+    got = plan(interaction("anthropic-text"), 0, faults=[parse("reset")])
+    assert got.body == b"".join(events[:6])
+    assert got.finish.kind is FinishKind.RESET
+    assert got.finish.at_ns == 50 * MS + 6 * 20 * MS
+    got = plan(interaction("anthropic-text"), 0, faults=[parse("truncate")])
+    assert got.body == b"".join(events[:11]) and body.endswith(events[11])
+    json_body = STREAMS["openai-chat-json"].body
+    got = plan(interaction("openai-chat-json"), 0, faults=[parse("close")])
+    assert got.body == json_body[: len(json_body) // 2]
+    got = plan(interaction("openai-chat-json"), 0, faults=[parse("stall:for=2")])
+    assert [w.at_ns for w in got.writes] == [70 * MS, 2070 * MS]
+    assert got.body == json_body
+
+
+def test_a_stream_without_events_is_cut_by_bytes() -> None:
+    """A stream without events is cut halfway through its bytes by default; events=0 is its
+    start, at the head."""
+    it = sse(b": keepalive\n\n")
+    got = plan(it, 0, faults=[parse("reset")])
+    assert got.body == b": keep" and got.finish.at_ns == 10 * MS
+    got = plan(it, 0, faults=[parse("reset:events=0")])
+    assert got.body == b"" and got.finish.at_ns == 5 * MS
