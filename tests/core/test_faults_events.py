@@ -1,10 +1,12 @@
-"""Where corrupt cuts an SSE event: the first ``data:`` value's span (core/faults/events.py)."""
+"""Event edits (core/faults/events.py): drop, duplicate, reorder and corrupt, byte for byte."""
 
 from __future__ import annotations
 
 import pytest
 
-from replayproxy.core.faults.events import payload_span
+from replayproxy.core.events import EventSpan
+from replayproxy.core.faults.events import corrupt, drop, duplicate, payload_span, reorder
+from replayproxy.core.schedule import Finish, FinishKind, Head, Schedule, Write
 
 
 @pytest.mark.parametrize(
@@ -32,3 +34,53 @@ from replayproxy.core.faults.events import payload_span
 def test_payload_span(raw: bytes, span: tuple[int, int] | None) -> None:
     """[start, end) of the first data: value; CR, LF and CRLF all end a line."""
     assert payload_span(raw) == span
+
+
+_HEAD = Head(5, 200, "OK", ())
+
+
+def _sched(*writes: tuple[int, bytes]) -> Schedule:
+    return Schedule(_HEAD, tuple(Write(t, d) for t, d in writes), Finish(99, FinishKind.COMPLETE))
+
+
+@pytest.mark.parametrize(
+    ("first", "corrupted"),
+    [
+        (b"data: abcd\n\n", (b"data: ab", b"\n\n")),
+        (b"data: abc\n\n", (b"data: a", b"\n\n")),
+        (b"data: ab\n\n", (b"data: a", b"\n\n")),
+        (b"event: e\r\ndata:{}\r\n\r\n", (b"event: e\r\ndata:{", b"\r\n\r\n")),
+    ],
+)
+def test_corrupt_cuts_the_second_half_of_the_first_data_value(
+    first: bytes, corrupted: tuple[bytes, bytes]
+) -> None:
+    """SSE: the first data: value loses its second half (the write is cut there, both pieces
+    at its time); line ends and later events stay."""
+    sched = _sched((10, first), (20, b"data: x\n\n"))
+    got = corrupt(sched, EventSpan(0, 0, len(first), "message"), sse=True)
+    assert got == _sched((10, corrupted[0]), (10, corrupted[1]), (20, b"data: x\n\n"))
+
+
+@pytest.mark.parametrize("first", [b"data: a\n\n", b"data:\n\n", b": c\nid: 1\n\n"])
+def test_corrupt_needs_two_payload_bytes(first: bytes) -> None:
+    """A value shorter than 2 bytes (or none) cannot be cut: corrupt says so with None."""
+    sched = _sched((10, first))
+    assert corrupt(sched, EventSpan(0, 0, len(first), "message"), sse=True) is None
+
+
+def test_corrupt_flips_the_middle_byte_of_an_eventstream_message() -> None:
+    """Event-stream: the byte in the middle of the message is inverted, nothing else moves."""
+    sched = _sched((10, b"xx"), (20, b"0123456789"), (30, b"yy"))
+    got = corrupt(sched, EventSpan(1, 2, 12, "m"), sse=False)
+    assert got == _sched((10, b"xx"), (20, b"01234"), (20, b"\xca"), (20, b"6789"), (30, b"yy"))
+
+
+def test_drop_duplicate_reorder_are_exact() -> None:
+    """drop removes the span; duplicate writes it again right after; reorder swaps two spans
+    (with what lies between them kept in place)."""
+    sched = _sched((10, b"A1"), (20, b"--"), (30, b"B22"))
+    a, b = EventSpan(0, 0, 2, "a"), EventSpan(1, 4, 7, "b")
+    assert drop(sched, a) == _sched((20, b"--"), (30, b"B22"))
+    assert duplicate(sched, a) == _sched((10, b"A1"), (10, b"A1"), (20, b"--"), (30, b"B22"))
+    assert reorder(sched, a, b) == _sched((10, b"B22--A1"))

@@ -504,3 +504,25 @@ def test_labels_of_32_characters_are_truncated_and_faults_joined_by_spaces() -> 
     texts = _texts(_root(plot(c)))
     assert "#0 POST /" + "p" * 21 + "…" in texts
     assert "faults: hang ttfb" in texts
+
+
+def test_one_byte_frames_are_full_height() -> None:
+    """The largest frame, however small, gets the tallest bar (40 px)."""
+    c = Cassette((_stream("/a", 1, [(2, 1), (3, 0)], EndKind.COMPLETE, 4),))
+    assert [b.get("height") for b in _frame_bars(_root(plot(c)))] == ["40.0", "2.0"]
+
+
+def test_tick_positions_are_exact_to_a_tenth_of_a_pixel() -> None:
+    """Eight 10 ms ticks over 670 px: the third is at 270 + 251.25, written 521.2."""
+    c = Cassette((_stream("/a", 1, [], EndKind.COMPLETE, 80),))
+    ticks = [t for t in _root(plot(c)).iter(f"{SVG}text") if t.get("text-anchor")]
+    assert [(t.get("x"), t.text) for t in ticks][3] == ("521.2", "30 ms")
+
+
+@pytest.mark.parametrize("lanes", [0, 1, 2])
+def test_the_axis_is_below_the_lanes(lanes: int) -> None:
+    """The axis line is 6 px below the last lane (below one lane's room when there are none)."""
+    c = Cassette(tuple(_stream("/a", 1, [], EndKind.COMPLETE, 2) for _ in range(lanes)))
+    root = _root(plot(c))
+    (axis,) = [ln for ln in root.iter(f"{SVG}line") if ln.get("stroke") == "#64748b"]
+    assert axis.get("y1") == str(TOP + LANE * max(1, lanes) + 6)

@@ -87,6 +87,7 @@ def test_a_pointer_must_start_with_a_slash(bad: str) -> None:
         (b'[{"a": 1}]', [("0", "a")], b'[{"a":"<redacted>"}]'),
         (b'{"a": 1, "b": 2}', [("a",), ("b",)], b'{"a":"<redacted>","b":"<redacted>"}'),
         (b'{"a": 1, "b": 2}', [("x",), ("b",)], b'{"a":1,"b":"<redacted>"}'),
+        (b'{"a": 1, "b": 2}', [("b",), ("x",)], b'{"a":1,"b":"<redacted>"}'),
         (b'{"b": 1}', [("a",)], b'{"b": 1}'),
         (b'{"b": 1}', [], b'{"b": 1}'),
         (b"not json", [("a",)], b"not json"),
@@ -109,6 +110,14 @@ def test_redact_body(body: bytes, pointers: list[tuple[str, ...]], expected: byt
         (
             [b'data: {"k":"secret"}\n', b'\ndata: {"k":"x', b'y"}\n\n'],
             [b'data: {"k":"<redacted>"}\n', b'\ndata: {"k":"<', b'redacted>"}\n\n'],
+        ),
+        # A boundary after two redacted values moves by both changes.
+        (
+            [b'data: {"k":1}\n\ndata: {"k":22}\n\n', b'data: {"k":3}\n\n'],
+            [
+                b'data: {"k":"<redacted>"}\n\ndata: {"k":"<redacted>"}\n\n',
+                b'data: {"k":"<redacted>"}\n\n',
+            ],
         ),
         # A boundary right after the value moves with it.
         ([b'data: {"k":"ab"}', b"\n\n"], [b'data: {"k":"<redacted>"}', b"\n\n"]),
@@ -140,7 +149,7 @@ def test_redact_body(body: bytes, pointers: list[tuple[str, ...]], expected: byt
 )
 def test_redact_frames(frames: list[bytes], expected: list[bytes]) -> None:
     """Frames keep their count and offsets; boundaries move with the bytes before them."""
-    got = redact_frames([Frame(10 * i, d) for i, d in enumerate(frames)], [("k",)])
+    got = redact_frames([Frame(10 * i, d) for i, d in enumerate(frames)], [("k",), ("zz",)])
     assert got == tuple(Frame(10 * i, d) for i, d in enumerate(expected))
 
 
