@@ -201,3 +201,12 @@ def test_eventstream_spans_are_exact() -> None:
         EventSpan(0, 0, len(a), "contentBlockDelta"),
         EventSpan(1, len(a), len(a) + len(b), "throttlingException"),
     ]
+
+
+def test_content_type_decides_over_the_bytes() -> None:
+    """With a content type given, the bytes are not sniffed: an empty or odd SSE body has no
+    events, it is not an error; only the media type before the first ';' counts."""
+    assert event_spans(b"", "text/event-stream") == []
+    assert event_spans(b"{}", "text/event-stream; charset=utf-8; x=y") == []
+    with pytest.raises(NotAStreamError):
+        stream_format(b"Xdata: 1\n\n", None)

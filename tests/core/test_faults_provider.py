@@ -472,6 +472,13 @@ def _interaction(url: str, headers: tuple[tuple[bytes, bytes], ...] = ()) -> Int
             "anthropic",
         ),
         ("https://my.anthropic.example/v2/other", (), "anthropic"),
+        ("https://api.anthropic.com/v1/chat/completions", (), "openai-chat"),
+        (
+            "https://proxy.example/v2/complete",
+            ((b"Anthropic-Version", b"2023-06-01"),),
+            "anthropic",
+        ),
+        ("https://proxy.example/v2/complete", (), None),
         ("https://g.example/v1beta/models/g:streamGenerateContent", (), "gemini"),
         ("https://bedrock-runtime.x.amazonaws.com/model/m/converse-stream", (), "bedrock"),
         (

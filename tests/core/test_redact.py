@@ -175,3 +175,14 @@ def test_body_fields_are_redacted_in_request_and_response() -> None:
     assert out.response.frames == (Frame(5, b'data: {"user":"<redacted>"}\n\n'),)
     none = Interaction(request, None, Ending(EndKind.NO_RESPONSE, 0))
     assert r.interaction(none).response is None
+
+
+def test_url_edges_are_kept_exactly() -> None:
+    """The first ? starts the query and the first # after it ends it; a value may hold = or ?."""
+    params = frozenset({"key"})
+    assert redact_url("/p?key=a=b&x=1", params) == "/p?key=<redacted>&x=1"
+    assert redact_url("/p?key=1?x=2", params) == "/p?key=<redacted>"
+    assert redact_url("?key=1", params) == "?key=<redacted>"
+    assert redact_url("key=secret", params) == "key=secret"
+    assert redact_url("/p#frag?key=1", params) == "/p#frag?key=<redacted>"
+    assert redact_url("/p?key=1#a#b", params) == "/p?key=<redacted>#a#b"
