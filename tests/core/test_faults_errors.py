@@ -193,3 +193,19 @@ def test_a_stream_without_events_is_cut_by_bytes() -> None:
     assert got.body == b": keep" and got.finish.at_ns == 10 * MS
     got = plan(it, 0, faults=[parse("reset:events=0")])
     assert got.body == b"" and got.finish.at_ns == 5 * MS
+
+
+def test_status_without_retry_after() -> None:
+    """status:code=N without retry-after= sends no retry-after header."""
+    got = plan(interaction("anthropic-text"), 0, faults=[parse("status:code=503")])
+    assert got.head is not None and got.head.status == 503
+    assert [k for k, _ in got.head.headers if k == b"retry-after"] == []
+
+
+def test_an_ending_at_the_start_of_a_stream_whose_head_is_at_zero() -> None:
+    """reset:events=0 with the head recorded at 0 resets at 0, with no writes at all."""
+    got = plan(interaction("anthropic-text", ttfb_ms=0), 0, faults=[parse("reset:events=0")])
+    assert got.writes == ()
+    assert (got.finish.at_ns, got.finish.kind) == (0, FinishKind.RESET)
+    got = plan(interaction("anthropic-text"), 0, faults=[parse("reset:events=4")])
+    assert len(got.writes) == 4 and all(w.data for w in got.writes)

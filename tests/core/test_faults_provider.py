@@ -493,3 +493,13 @@ def _interaction(url: str, headers: tuple[tuple[bytes, bytes], ...] = ()) -> Int
 def test_detect(url: str, headers: tuple[tuple[bytes, bytes], ...], provider: str | None) -> None:
     """The provider comes from the request; an anthropic host is Anthropic whatever the path."""
     assert detect(_interaction(url, headers)) == provider
+
+
+def test_responses_error_finds_response_created_after_other_events() -> None:
+    """response.created need not be the first event; data: without a space is read too."""
+    body = (
+        b"event: response.queued\ndata: {}\n\n"
+        b'event: response.created\ndata:{"response":{"id":"r7"}}\n\n'
+    )
+    got = error_event("openai-responses", body, _spans(body), 2, None, None)
+    assert b'"response":{"id":"r7","status":"failed"' in got

@@ -241,3 +241,13 @@ def test_values_are_converted_from_the_text() -> None:
     assert parse("stall:time=2").position() == ("time", 2.0)
     assert parse("stall").position() is None
     assert parse("close:code=4000").integer("code") == 4000
+
+
+def test_choice_accepts_only_its_choices() -> None:
+    """A choice parameter's converter names the choices it accepts."""
+    from replayproxy.core.faults.spec import _choice
+
+    convert = _choice("a", "b")
+    assert convert("b") == "b"
+    with pytest.raises(ValueError, match=r"^must be one of a\|b$"):
+        convert("c")

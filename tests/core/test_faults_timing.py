@@ -296,3 +296,29 @@ def test_coalesce_of_nothing_is_nothing() -> None:
     empty = sched([], 5)
     assert coalesce(empty, None) is empty
     assert coalesce(empty, 1.0) is empty
+
+
+def test_keepalive_every_nanosecond() -> None:
+    """The smallest interval, 1 ns: a 5 ns wait holds keepalives at 1, 2, 3 and 4 ns."""
+    tiny = sched([(5, b"e")], 5, head=Head(0, 200, "OK", ()))
+    assert keepalive_count(tiny, [0], 1e-9, 0.0) == 4
+    assert keepalive(tiny, [0], 1e-9, 0.0, KA).writes == (
+        Write(1, KA),
+        Write(2, KA),
+        Write(3, KA),
+        Write(4, KA),
+        Write(5, b"e"),
+    )
+
+
+def test_throttle_pieces_are_whole_bytes() -> None:
+    """30 B/s: pieces of 1 byte (30 // 20), never 1.5."""
+    base = sched([(0, b"abc")], 0)
+    assert throttle_count(base, 30) == 3
+    assert [w.data for w in throttle(base, 30).writes] == [b"a", b"b", b"c"]
+
+
+def test_throttle_without_a_head_starts_at_zero() -> None:
+    """No head: a write at 0 is sent at 0."""
+    got = throttle(sched([(0, b"ab")], 0, head=None), 40)
+    assert got.writes == (Write(0, b"ab"),)

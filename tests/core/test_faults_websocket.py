@@ -408,3 +408,40 @@ def test_corrupt_keeps_the_first_half_as_one_frame() -> None:
     result = run("corrupt:event=1", messages=(S0, C0, framed))
     assert result is not None
     assert result[0].messages[2] == WsMessage(40 * MS, False, True, b'{"type":"response.output_')
+
+
+def test_defaults_are_speed_1_and_the_first_serving() -> None:
+    """plan() without speed= keeps the recorded offsets; without replay_count= it is the first
+    serving, whose p= draw differs from the second's (seed 6: applies, then does not)."""
+    it = ws_interaction(list(MSGS), CLOSED, head_ms=5)
+    assert ws_faults.plan(it, 0) == (session(*MSGS, close=CLOSED), HEAD)
+    chance = [parse("hang:events=1,p=0.5,seed=6")]
+    hung = (session(S0, close=WsClose(at(10), WsCloseKind.OPEN)), HEAD)
+    assert ws_faults.plan(it, 0, faults=chance) == hung
+    assert ws_faults.plan(it, 0, faults=chance, replay_count=0) == hung
+    assert ws_faults.plan(it, 0, faults=chance, replay_count=1) == (
+        session(*MSGS, close=CLOSED),
+        HEAD,
+    )
+
+
+def test_path_selectors_apply_to_websocket_faults() -> None:
+    """path=GLOB is matched against the upgrade request's path."""
+    result = run("hang:events=1,path=/v1/realtime")
+    assert result is not None and result[0].messages == (S0,)
+    result = run("hang:events=1,path=/v1/other")
+    assert result is not None and result[0] == session(*MSGS, close=CLOSED)
+
+
+def test_a_session_without_server_messages() -> None:
+    """events=0 of a session the server never wrote to keeps every client message."""
+    result = run("hang:events=0", messages=(C0,))
+    assert result is not None
+    assert result[0] == session(C0, close=WsClose(HEAD, WsCloseKind.OPEN))
+
+
+def test_stall_at_a_time() -> None:
+    """stall:time=S pauses before the first message recorded after S (client or server)."""
+    result = run("stall:time=0.025,for=0.5")
+    assert result is not None
+    assert [m.offset_ns for m in result[0].messages] == [at(10), at(20), at(530), at(540), at(550)]
