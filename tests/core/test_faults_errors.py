@@ -128,6 +128,13 @@ _CHAT = "interaction 0 (POST /v1/chat/completions): fault"
             "no events",
         ),
         (
+            interaction("openai-chat-json"),
+            ["error:bytes=10"],
+            f"{_CHAT} 'error:bytes=10': needs an event stream, but the body is application/json, "
+            "not an event stream (text/event-stream or application/vnd.amazon.eventstream): it "
+            "has no events",
+        ),
+        (
             NO_RESPONSE,
             ["reset:events=1"],
             f"{_CHAT} 'reset:events=1': the interaction has no response to cut",

@@ -6,6 +6,7 @@ import pytest
 
 from replayproxy.core.events import EventSpan
 from replayproxy.core.faults.events import corrupt, drop, duplicate, payload_span, reorder
+from replayproxy.core.faults.position import splice
 from replayproxy.core.schedule import Finish, FinishKind, Head, Schedule, Write
 
 
@@ -84,3 +85,13 @@ def test_drop_duplicate_reorder_are_exact() -> None:
     assert drop(sched, a) == _sched((20, b"--"), (30, b"B22"))
     assert duplicate(sched, a) == _sched((10, b"A1"), (10, b"A1"), (20, b"--"), (30, b"B22"))
     assert reorder(sched, a, b) == _sched((10, b"B22--A1"))
+
+
+def test_splice_an_insertion_before_any_write() -> None:
+    """Bytes inserted at 0 of a body with no writes before them go at the head's time (0
+    without a head); removing nothing and inserting nothing changes nothing."""
+    sched = _sched((10, b"ab"))
+    assert splice(sched, 0, 0, b"x").writes == (Write(5, b"x"), Write(10, b"ab"))
+    headless = Schedule(None, (Write(10, b"ab"),), Finish(99, FinishKind.COMPLETE))
+    assert splice(headless, 0, 0, b"x").writes == (Write(0, b"x"), Write(10, b"ab"))
+    assert splice(sched, 1, 1, b"").writes == (Write(10, b"a"), Write(10, b"b"))
