@@ -270,3 +270,48 @@ def test_spans_and_offsets_across_feeds() -> None:
         (0, 0, len(GOOD)),
         (1, len(GOOD), 2 * len(GOOD)),
     ]
+
+
+def test_a_uuid_header_followed_by_another() -> None:
+    """A UUID takes exactly 16 bytes: the next header decodes after it."""
+    u = uuid.UUID(int=7)
+    (msg,) = decode_all(encode_message([("u", u), ("s", "x")], b""))
+    assert isinstance(msg, EventStreamMessage)
+    assert msg.headers == (EventStreamHeader("u", 9, u), EventStreamHeader("s", 7, "x"))
+
+
+def test_a_bad_prelude_is_reported_as_soon_as_it_is_complete() -> None:
+    """Twelve bytes are a prelude: a bad one is an error at once, not a truncation later."""
+    decoder = EventStreamDecoder()
+    (err,) = decoder.feed(struct.pack(">III", 16, 0, 1))
+    assert isinstance(err, EventStreamError) and err.code == "bedrock.prelude-crc"
+
+
+def test_the_payload_limit_does_not_count_the_headers() -> None:
+    """16 MiB of payload plus headers is within the limits."""
+    decoder = EventStreamDecoder()
+    assert decoder.feed(prelude(20 + MAX_PAYLOAD_LENGTH, 4)) == []
+    assert not decoder.failed
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        EventStreamHeader("n" * 200, 7, "long name"),
+        EventStreamHeader("s", 3, -300),
+        EventStreamHeader("b", 6, b"\x00" * 40_000),
+        EventStreamHeader("t", 8, Timestamp(-1)),
+    ],
+)
+def test_wide_header_values_round_trip(header: EventStreamHeader) -> None:
+    """Names up to 255 bytes, negative shorts and timestamps, values over 32 KiB."""
+    (msg,) = decode_all(encode_message([header], b"p"))
+    assert isinstance(msg, EventStreamMessage)
+    assert msg.headers == (header,)
+
+
+def test_exception_content_type_defaults_to_json() -> None:
+    """encode_exception without a content type says application/json."""
+    (exc,) = decode_all(encode_exception("throttlingException", b"{}"))
+    assert isinstance(exc, EventStreamMessage)
+    assert exc.content_type == "application/json"
