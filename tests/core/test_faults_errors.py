@@ -3,6 +3,8 @@ positioned faults act by default (core/faults/__init__.py, position.py)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from replayproxy.core.faults import parse, plan
@@ -216,3 +218,54 @@ def test_an_ending_at_the_start_of_a_stream_whose_head_is_at_zero() -> None:
     assert (got.finish.at_ns, got.finish.kind) == (0, FinishKind.RESET)
     got = plan(interaction("anthropic-text"), 0, faults=[parse("reset:events=4")])
     assert len(got.writes) == 4 and all(w.data for w in got.writes)
+
+
+@pytest.mark.parametrize("fault", ["truncate", "error", "reset", "stall"])
+def test_default_positions_need_a_response(fault: str) -> None:
+    """Without a response there is nothing to cut, whatever the fault's default position."""
+    assert _refusal(NO_RESPONSE, fault) == (
+        f"{_CHAT} {fault!r}: the interaction has no response to cut"
+    )
+
+
+def test_cut_positions_are_exact() -> None:
+    """bytes=1 is cut at the first write's time; time=T includes a write at exactly T;
+    events=0 keeps what comes before the first event (a comment)."""
+    it = interaction("anthropic-text")
+    first = STREAMS["anthropic-text"].events[0]
+    got = plan(it, 0, faults=[parse("reset:bytes=1")])
+    assert (got.body, got.finish.at_ns) == (first[:1], 70 * MS)
+    got = plan(it, 0, faults=[parse("reset:time=0.07")])
+    assert (got.body, got.finish.at_ns) == (first, 70 * MS)
+    got = plan(sse(b": hi\n\n", b"data: 1\n\n"), 0, faults=[parse("reset:events=0")])
+    assert (got.body, got.finish.at_ns) == (b": hi\n\n", 10 * MS)
+
+
+def test_an_events_position_needs_an_event_stream() -> None:
+    """events=N on a JSON body names the problem."""
+    assert _refusal(interaction("openai-chat-json"), "reset:events=1") == (
+        f"{_CHAT} 'reset:events=1': needs an event stream, but the body is application/json, "
+        "not an event stream (text/event-stream or application/vnd.amazon.eventstream): it has "
+        "no events"
+    )
+
+
+def _typed(content_type: bytes | None, *frames: bytes) -> Interaction:
+    it = sse(*frames)
+    assert it.response is not None
+    headers = () if content_type is None else ((b"content-type", content_type),)
+    return replace(it, response=replace(it.response, headers=headers))
+
+
+def test_the_content_type_decides_the_events() -> None:
+    """A JSON-typed body that looks like SSE is cut by bytes; an untyped SSE body is sniffed;
+    an SSE-typed body with an unknown first field is still SSE."""
+    three = b"data: 1\n\ndata: 2\n\ndata: 3\n\n"
+    got = plan(_typed(b"application/json", three), 0, faults=[parse("reset")])
+    assert got.body == b"data: 1\n\ndata"  # 13 of 27 bytes, not 1 of 3 events
+    body = b'data: {"a": 12}\n\n'
+    got = plan(_typed(None, body), 0, faults=[parse("corrupt:event=0")])
+    assert got.body == b'data: {"a"\n\n'
+    odd = b'note: hi\ndata: {"a": 12}\n\n'
+    got = plan(_typed(b"text/event-stream", odd), 0, faults=[parse("corrupt:event=0")])
+    assert got.body == b'note: hi\ndata: {"a"\n\n'
