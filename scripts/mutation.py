@@ -79,7 +79,7 @@ TESTS: dict[str, list[str]] = {
     "core/edit.py": ["tests/core/test_edit.py", "tests/core/test_edit_redact_json.py"],
     "core/redact.py": ["tests/core/test_redact.py"],
     "core/redact_body.py": ["tests/core/test_redact_body.py"],
-    "core/resume.py": ["tests/core/test_resume.py"],
+    "core/resume.py": ["tests/core/test_resume.py", "tests/core/test_resume_exact.py"],
     "core/validate.py": ["tests/core/test_validate.py"],
     "core/error_body.py": ["tests/core/test_error_body.py"],
     "core/recording.py": ["tests/record/test_recorder_clock.py"],
