@@ -45,6 +45,7 @@ _FAULTS = [
     "tests/core/test_faults_timing.py",
     "tests/core/test_faults_errors.py",
     "tests/core/test_faults_cache.py",
+    "tests/core/test_faults_split.py",
     "tests/core/test_wsreplay.py",
 ]
 
