@@ -269,3 +269,38 @@ def test_the_content_type_decides_the_events() -> None:
     odd = b'note: hi\ndata: {"a": 12}\n\n'
     got = plan(_typed(b"text/event-stream", odd), 0, faults=[parse("corrupt:event=0")])
     assert got.body == b'note: hi\ndata: {"a"\n\n'
+
+
+def _late_first(it: Interaction) -> Interaction:
+    """The first frame 25 ms after the 5 ms head: room for two 10 ms keepalives."""
+    assert it.response is not None
+    frames = (replace(it.response.frames[0], offset_ns=30 * MS),)
+    return replace(it, response=replace(it.response, frames=frames))
+
+
+def test_keepalive_and_jitter_options_reach_the_schedule() -> None:
+    """kind=, text= and dist= are used as given; an SSE body without a content type, or with
+    an unknown first field, gets keepalives."""
+    it = interaction("anthropic-text", gap_ms=3000)
+    got = plan(it, 0, faults=[parse("keepalive:kind=comment,text=hi,every=1")])
+    assert got.body.count(b": hi\n\n") == 2 * 12 and b"event: ping" not in got.body[:100]
+    untyped = _late_first(_typed(None, b"data: 1\n\n"))
+    assert plan(untyped, 0, faults=[parse("keepalive:every=0.01,text=k")]).body == (
+        b": k\n\n" + b": k\n\n" + b"data: 1\n\n"
+    )
+    odd = _late_first(_typed(b"text/event-stream", b"note: x\ndata: 1\n\n"))
+    assert plan(odd, 0, faults=[parse("keepalive:every=0.01,text=k")]).body.startswith(b": k")
+    a = plan(it, 0, faults=[parse("jitter:dist=lognormal,ms=1,seed=1")])
+    b = plan(it, 0, faults=[parse("jitter:dist=uniform,ms=1,seed=1")])
+    assert [w.at_ns for w in a.writes] != [w.at_ns for w in b.writes]
+
+
+def test_max_writes_is_inclusive(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fault may build exactly MAX_WRITES writes, not one more."""
+    from replayproxy.core import faults
+
+    it = interaction("anthropic-text")  # 12 writes; split:bytes=1760 adds 1760 // 1760 = 1
+    monkeypatch.setattr(faults, "MAX_WRITES", 13)
+    assert plan(it, 0, faults=[parse("split:bytes=1760")]).body == STREAMS["anthropic-text"].body
+    monkeypatch.setattr(faults, "MAX_WRITES", 12)
+    assert "would build 13 writes" in _refusal(it, "split:bytes=1760")

@@ -7,7 +7,8 @@ import random
 
 import pytest
 
-from replayproxy.core.faults.bytes import split_count, split_points
+from replayproxy.core.faults.bytes import split, split_count, split_points
+from replayproxy.core.schedule import Finish, FinishKind, Head, Schedule, Write
 
 
 class Draws(random.Random):
@@ -77,3 +78,32 @@ def test_random_points_follow_the_draws(
     draws = Draws(end)
     assert split_points(b"x" * n, "random", None, avg, draws) == points
     assert draws.calls == calls
+
+
+def test_split_spaces_the_pieces_of_one_write_and_moves_later_writes_only_if_pushed() -> None:
+    """Pieces of one write go gap apart; a later write keeps its time unless the pieces
+    before it push it; the finish moves with the last piece."""
+    sched = Schedule(
+        Head(5, 200, "OK", ()),
+        (Write(10, b"abcd"), Write(20, b"ef")),
+        Finish(30, FinishKind.COMPLETE),
+    )
+    got = split(sched, [2, 5], 0.001)
+    assert got.writes == (
+        Write(10, b"ab"),
+        Write(1_000_010, b"cd"),
+        Write(1_000_010, b"e"),
+        Write(2_000_010, b"f"),
+    )
+    assert got.finish == Finish(2_000_010, FinishKind.COMPLETE)
+    assert split(sched, [], 0.001) == sched
+
+
+def test_split_waits_for_the_head_and_keeps_a_later_finish() -> None:
+    """No piece goes before the head; no head means from 0; no writes keeps the finish."""
+    late_head = Schedule(Head(50, 200, "OK", ()), (Write(10, b"ab"),), Finish(99, FinishKind.CLOSE))
+    assert split(late_head, [1], 0.0).writes == (Write(50, b"a"), Write(50, b"b"))
+    headless = Schedule(None, (Write(0, b"ab"),), Finish(99, FinishKind.CLOSE))
+    assert split(headless, [1], 0.0).writes == (Write(0, b"a"), Write(0, b"b"))
+    empty = Schedule(Head(5, 200, "OK", ()), (), Finish(99, FinishKind.HANG))
+    assert split(empty, [], 0.5) == empty
