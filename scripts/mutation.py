@@ -39,7 +39,14 @@ _FAULTS = [
     "tests/core/test_faults_spec.py",
     "tests/core/test_faults_properties.py",
     "tests/core/test_faults_bytes.py",
-    "tests/core/test_wsreplay.py",  # the WebSocket faults
+    "tests/core/test_faults_websocket.py",
+    "tests/core/test_faults_provider.py",
+    "tests/core/test_faults_events.py",
+    "tests/core/test_faults_timing.py",
+    "tests/core/test_faults_errors.py",
+    "tests/core/test_faults_cache.py",
+    "tests/core/test_faults_split.py",
+    "tests/core/test_wsreplay.py",
 ]
 
 # Module (relative to replayproxy/) -> the tests that run against its mutants: the unit tests
@@ -73,15 +80,20 @@ TESTS: dict[str, list[str]] = {
     "core/eventstream.py": [
         "tests/core/test_eventstream.py",
         "tests/core/test_eventstream_headers.py",
+        "tests/core/test_eventstream_errors.py",
     ],
     "core/textload.py": ["tests/core/test_textform.py", "tests/core/test_textload_escapes.py"],
     "core/textform.py": ["tests/core/test_textform.py"],
     "core/edit.py": ["tests/core/test_edit.py", "tests/core/test_edit_redact_json.py"],
     "core/redact.py": ["tests/core/test_redact.py"],
+    "core/redact_body.py": ["tests/core/test_redact_body.py"],
+    "core/resume.py": ["tests/core/test_resume.py", "tests/core/test_resume_exact.py"],
+    "core/validate.py": ["tests/core/test_validate.py"],
+    "core/error_body.py": ["tests/core/test_error_body.py"],
     "core/recording.py": ["tests/record/test_recorder_clock.py"],
     "core/events.py": ["tests/core/test_events.py"],
     "core/diff.py": ["tests/core/test_diff.py"],
-    "core/plot.py": ["tests/core/test_plot.py"],
+    "core/plot.py": ["tests/core/test_plot.py", "tests/core/test_plot_svg.py"],
     "core/faults/*": _FAULTS,
     "core/check/*": [
         *_CHECK,

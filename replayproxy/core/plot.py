@@ -43,8 +43,8 @@ def _text(s: str) -> str:
 def _nice_step(span_ms: float, target: int = 8) -> float:
     """A round tick step (1, 2 or 5 x 10^k ms) giving about ``target`` ticks over ``span_ms``."""
     raw = max(span_ms / target, 1e-6)
-    power = 10.0 ** math.floor(math.log10(raw))
-    for m in (1, 2, 5, 10):
+    power = 10.0 ** math.floor(math.log10(raw))  # power <= raw < 10 * power
+    for m in (1, 2, 5):
         if raw <= m * power:
             return m * power
     return 10 * power
@@ -141,7 +141,7 @@ def _lane(i: int, x: Interaction, top: float, sx: float, max_bytes: int, right: 
         )
     for n, f in enumerate(x.frames):
         fx = _LEFT + max(0, f.offset_ns) * sx
-        h = 2 + (_BAR_MAX - 2) * math.sqrt(len(f.data) / max_bytes) if max_bytes else 2
+        h = 2 + (_BAR_MAX - 2) * math.sqrt(len(f.data) / max_bytes)
         out.append(
             f"<rect x='{fx - 1.25:.1f}' y='{base - h:.1f}' width='2.5' height='{h:.1f}' "
             f"fill='{_FRAME}' fill-opacity='0.8'><title>frame {n}: +{f.offset_ns / 1e6:g} ms, "
@@ -151,7 +151,7 @@ def _lane(i: int, x: Interaction, top: float, sx: float, max_bytes: int, right: 
         # Server messages rise above the time line like frames; client messages hang below it.
         for n, m in enumerate(x.websocket.messages):
             mx = _LEFT + max(0, m.offset_ns) * sx
-            h = 2 + (_BAR_MAX - 2) * math.sqrt(len(m.data) / max_bytes) if max_bytes else 2
+            h = 2 + (_BAR_MAX - 2) * math.sqrt(len(m.data) / max_bytes)
             y, color = (base, _WAIT) if m.from_client else (base - h, _FRAME)
             out.append(
                 f"<rect x='{mx - 1.25:.1f}' y='{y:.1f}' width='2.5' height='{h:.1f}' "
@@ -192,10 +192,10 @@ def plot(cassette: Cassette, indices: Sequence[int] | None = None, title: str = 
     axis_ms = math.ceil(span_ns / 1e6 / step_ms) * step_ms
     right = _WIDTH - _RIGHT
     sx = (right - _LEFT) / (axis_ms * 1e6)
-    max_bytes = max(
+    max_bytes = max(  # at least 1: empty frames get the smallest bar, not a division by 0
         [len(f.data) for _, x in lanes for f in x.frames]
         + [len(m.data) for _, x in lanes if x.websocket for m in x.websocket.messages]
-        + [0]
+        + [1]
     )
     height = _TOP + _LANE * max(1, len(lanes)) + _BOTTOM
     axis_y = _TOP + _LANE * max(1, len(lanes)) + 6

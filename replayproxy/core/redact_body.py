@@ -144,7 +144,7 @@ def redact_frames(frames: Sequence[Frame], pointers: Sequence[Pointer]) -> tuple
     new_start = 0
     for f in frames:
         old_end += len(f.data)
-        new_end = _moved(old_end, spans) if old_end < len(body) else len(new_body)
+        new_end = _moved(old_end, spans)  # the body's end moves to the new body's end
         out.append(Frame(f.offset_ns, new_body[new_start:new_end]))
         new_start = new_end
     return tuple(out)

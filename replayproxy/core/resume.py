@@ -143,7 +143,7 @@ def _by_starting_after(
     ):
         return None
     raw = query.get("starting_after")
-    start = -1
+    start: int | None = None  # without starting_after: every event
     if raw is not None:
         try:
             start = int(raw)
@@ -161,11 +161,12 @@ def _by_starting_after(
         if _response_id(events) != wanted:
             continue
         after = 0
-        for event in events:
-            seq = _sequence(event)
-            if seq is not None and seq > start:
-                break
-            after += 1
+        if start is not None:
+            for event in events:
+                seq = _sequence(event)
+                if seq is not None and seq > start:
+                    break
+                after += 1
         found.append((n, after))
     if not found:
         return None

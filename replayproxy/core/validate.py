@@ -72,7 +72,7 @@ def _line_text(value: str, field: str) -> None:
 
 
 def _name_char(ch: str | bytes) -> str:
-    code = ch[0] if isinstance(ch, bytes) else ord(ch)
+    code = ord(ch)  # a str or a bytes of one character
     return {0x0D: "CR", 0x0A: "LF", 0x00: "NUL", 0x20: "a space", 0x09: "a tab", 0x3A: "':'"}.get(
         code, f"control character {code:#04x}"
     )

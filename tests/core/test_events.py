@@ -97,3 +97,116 @@ def test_arbitrary_bytes_never_crash(body: bytes) -> None:
         for s in spans:
             assert prev <= s.start < s.end <= len(body)
             prev = s.end
+
+
+@pytest.mark.parametrize(
+    ("body", "ctype", "message"),
+    [
+        (
+            b'{"id": 1}',
+            "Application/JSON ; charset=utf-8",
+            "the body is application/json, not an event stream "
+            "(text/event-stream or application/vnd.amazon.eventstream): it has no events",
+        ),
+        (
+            b'{"id": 1, "text": "a long body"}',
+            None,
+            "the body does not look like an event stream (no content type given, and it starts "
+            'with b\'{"id": 1, "text"\')',
+        ),
+        (
+            b"",
+            None,
+            "the body does not look like an event stream (no content type given, and it starts "
+            "with b'')",
+        ),
+    ],
+)
+def test_not_a_stream_messages(body: bytes, ctype: str | None, message: str) -> None:
+    """The one-line message names the media type, or the first 16 bytes when sniffing."""
+    with pytest.raises(NotAStreamError) as info:
+        stream_format(body, ctype)
+    assert str(info.value) == message
+
+
+@pytest.mark.parametrize(
+    ("body", "fmt"),
+    [
+        (b"data:1\n\n", "sse"),
+        (b"data\n\n", "sse"),
+        (b"data\r\n", "sse"),
+        (b"id: 1\n\n", "sse"),
+        (b"retry: 5\n\n", "sse"),
+        (b": comment\n\n", "sse"),
+        (b"\r\n\r\nevent: x\n", "sse"),
+        (b"\xef\xbb\xbf\ndata: 1\n\n", "sse"),
+    ],
+)
+def test_sse_is_sniffed_from_any_field(body: bytes, fmt: str) -> None:
+    """Any SSE field or comment at the start (after a BOM and blank lines) means SSE."""
+    assert stream_format(body, None) == fmt
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"dat: 1\n\n",
+        b" data: 1\n\n",
+        b"\tdata: 1\n",
+        b"datum\n",
+        b"\xef\xbb\xbf\xef\xbb\xbfdata: 1",
+    ],
+)
+def test_near_misses_are_not_sse(body: bytes) -> None:
+    """Only real field names (and only one BOM, and only blank lines) are skipped over."""
+    with pytest.raises(NotAStreamError):
+        stream_format(body, None)
+
+
+def test_eventstream_sniffing_needs_a_full_valid_prelude() -> None:
+    """16+ bytes whose prelude CRC matches and whose total length is at least 16."""
+    import struct
+    import zlib
+
+    msg = bedrock_messages()[0]
+    assert stream_format(msg[:16], None) == "eventstream"
+    with pytest.raises(NotAStreamError):
+        stream_format(msg[:15], None)
+    # A valid prelude CRC over an impossible total length (15) is not an event stream.
+    prelude = struct.pack(">II", 15, 0)
+    fake = prelude + struct.pack(">I", zlib.crc32(prelude)) + b"\x00" * 8
+    with pytest.raises(NotAStreamError):
+        stream_format(fake, None)
+    prelude = struct.pack(">II", 16, 0)
+    real = prelude + struct.pack(">I", zlib.crc32(prelude)) + b"\x00" * 4
+    assert stream_format(real, None) == "eventstream"
+    assert stream_format(b"data: 1\n\n", "application/vnd.amazon.eventstream") == "eventstream"
+
+
+def test_eventstream_spans_are_exact() -> None:
+    """Each message's span is its bytes; an exception message is named by its type."""
+    from replayproxy.core.eventstream import encode_event, encode_exception
+
+    a = encode_event("contentBlockDelta", b"{}")
+    b = encode_exception("throttlingException", b"{}")
+    c = encode_event("messageStop", b"{}")
+    bad = bytearray(b)
+    bad[-1] ^= 0xFF  # a message CRC error is not fatal: decoding goes on
+    spans = event_spans(a + bytes(bad) + c, "application/vnd.amazon.eventstream")
+    assert spans == [
+        EventSpan(0, 0, len(a), "contentBlockDelta"),
+        EventSpan(1, len(a) + len(b), len(a) + len(b) + len(c), "messageStop"),
+    ]
+    assert event_spans(a + b, None) == [
+        EventSpan(0, 0, len(a), "contentBlockDelta"),
+        EventSpan(1, len(a), len(a) + len(b), "throttlingException"),
+    ]
+
+
+def test_content_type_decides_over_the_bytes() -> None:
+    """With a content type given, the bytes are not sniffed: an empty or odd SSE body has no
+    events, it is not an error; only the media type before the first ';' counts."""
+    assert event_spans(b"", "text/event-stream") == []
+    assert event_spans(b"{}", "text/event-stream; charset=utf-8; x=y") == []
+    with pytest.raises(NotAStreamError):
+        stream_format(b"Xdata: 1\n\n", None)

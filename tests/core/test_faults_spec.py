@@ -95,3 +95,159 @@ def test_every_fault_accepts_selectors() -> None:
             extra = "bytes=1"
         text = f"{name}:interaction=0,path=/v1/*,p=0.5,seed=3" + (f",{extra}" if extra else "")
         assert parse(text).name == name
+
+
+_VALID = (
+    "close, coalesce, corrupt, drop, duplicate, error, hang, jitter, keepalive, linger, reorder, "
+    "reset, split, stall, status, throttle, truncate, ttfb"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("explode:x=1", f"unknown fault 'explode' in 'explode:x=1'; valid faults: {_VALID}"),
+        (" stall : for = 1 , x ", "fault ' stall : for = 1 , x ': expected PARAM=VALUE, got 'x'"),
+        ("stall:=1", "fault 'stall:=1': expected PARAM=VALUE, got '=1'"),
+        (
+            "ttfb:for=1",
+            "fault 'ttfb': unknown parameter 'for'; valid: delay, interaction, p, path, seed",
+        ),
+        ("ttfb:delay=1,delay=2", "fault 'ttfb:delay=1,delay=2': parameter 'delay' given twice"),
+        ("ttfb:delay=x", "fault 'ttfb': delay='x': not a valid value"),
+        (
+            "ttfb:delay=86400.1",
+            "fault 'ttfb': delay='86400.1': must be a number of seconds from 0 to at most 86400",
+        ),
+        (
+            "jitter:ms=-1",
+            "fault 'jitter': ms='-1': must be a number of milliseconds from 0 to at most 86400000",
+        ),
+        (
+            "jitter:ms=86400000.5",
+            "fault 'jitter': ms='86400000.5': must be a number of milliseconds from 0 to at most "
+            "86400000",
+        ),
+        (
+            "jitter:ms=inf",
+            "fault 'jitter': ms='inf': must be a number of milliseconds from 0 to at most 86400000",
+        ),
+        (
+            "keepalive:every=0.001",
+            "fault 'keepalive': every='0.001': must be at least 0.01 seconds",
+        ),
+        ("keepalive:kind=beep", "fault 'keepalive': kind='beep': must be one of auto|comment|ping"),
+        ("keepalive:text=", "fault 'keepalive': text='': must not be empty"),
+        ("status:code=99", "fault 'status': code='99': must be an HTTP status 100-599"),
+        ("status:code=600", "fault 'status': code='600': must be an HTTP status 100-599"),
+        ("status:message=", "fault 'status': message='': must not be empty"),
+        ("status:p=-0.1", "fault 'status': p='-0.1': must be between 0 and 1"),
+        ("status:p=1.01", "fault 'status': p='1.01': must be between 0 and 1"),
+        ("hang:interaction=-1", "fault 'hang': interaction='-1': must be >= 0"),
+        ("hang:interaction=1.5", "fault 'hang': interaction='1.5': not a valid value"),
+        ("hang:path=", "fault 'hang': path='': must not be empty"),
+        ("throttle:bps=-3", "fault 'throttle': bps='-3': must be > 0"),
+        (
+            "close:code=999",
+            "fault 'close': code='999': must be a WebSocket close code 1000-4999 "
+            "(not 1004/1005/1015)",
+        ),
+        (
+            "close:code=5000",
+            "fault 'close': code='5000': must be a WebSocket close code 1000-4999 "
+            "(not 1004/1005/1015)",
+        ),
+        (
+            "close:code=1004",
+            "fault 'close': code='1004': must be a WebSocket close code 1000-4999 "
+            "(not 1004/1005/1015)",
+        ),
+        (
+            "close:code=1005",
+            "fault 'close': code='1005': must be a WebSocket close code 1000-4999 "
+            "(not 1004/1005/1015)",
+        ),
+        (
+            "close:code=1015",
+            "fault 'close': code='1015': must be a WebSocket close code 1000-4999 "
+            "(not 1004/1005/1015)",
+        ),
+        ("close:reason=", "fault 'close': reason='': must not be empty"),
+        ("error:type=", "fault 'error': type='': must not be empty"),
+        (
+            "hang:time=1,frames=2,events=3",
+            "fault 'hang:time=1,frames=2,events=3': give at most one position, got events, "
+            "frames, time",
+        ),
+        ("corrupt", "fault 'corrupt': missing required parameter event="),
+        (
+            "split:avg=3",
+            "fault 'split:avg=3': give exactly one of bytes=K or at=utf8|midline|crlf|random",
+        ),
+    ],
+)
+def test_spec_errors_are_exact(text: str, message: str) -> None:
+    """Each malformed spec gets exactly this one-line message."""
+    with pytest.raises(FaultSpecError) as info:
+        parse(text)
+    assert str(info.value) == message
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ttfb:delay=0",
+        "ttfb:delay=86400",
+        "jitter:ms=0",
+        "jitter:ms=86400000",
+        "keepalive:every=0.01",
+        "status:code=100",
+        "status:code=599",
+        "status:p=0",
+        "status:p=1",
+        "close:code=1000",
+        "close:code=1003",
+        "close:code=1006",
+        "close:code=1014",
+        "close:code=1016",
+        "close:code=4999",
+        "hang:interaction=0",
+        "throttle:bps=1",
+        "keepalive:kind=auto",
+        "keepalive:kind=comment",
+        "keepalive:kind=ping",
+        "split:at=crlf",
+        "split:at=midline",
+        "split:at=random",
+        "jitter:dist=lognormal",
+    ],
+)
+def test_bounds_are_inclusive(text: str) -> None:
+    """Every range's ends, and every listed choice, are valid."""
+    assert parse(text).text == text
+
+
+def test_values_are_converted_from_the_text() -> None:
+    """value() converts the given text, or gives the default; str() is the spec as written."""
+    spec = parse("status:code=503,retry-after=2.5,message=busy")
+    assert (spec.value("code"), spec.value("retry-after"), spec.string("message")) == (
+        503,
+        2.5,
+        "busy",
+    )
+    assert parse("status").value("code") == 500
+    assert str(parse(" status:code=503 ")) == "status:code=503"
+    assert str(FaultSpec("hang")) == "hang"
+    assert parse("stall:time=2").position() == ("time", 2.0)
+    assert parse("stall").position() is None
+    assert parse("close:code=4000").integer("code") == 4000
+
+
+def test_choice_accepts_only_its_choices() -> None:
+    """A choice parameter's converter names the choices it accepts."""
+    from replayproxy.core.faults.spec import _choice
+
+    convert = _choice("a", "b")
+    assert convert("b") == "b"
+    with pytest.raises(ValueError, match=r"^must be one of a\|b$"):
+        convert("c")

@@ -7,7 +7,7 @@ from urllib.parse import quote
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from replayproxy.core.model import Ending, EndKind, Interaction, Request, Response
+from replayproxy.core.model import Ending, EndKind, Frame, Interaction, Request, Response
 from replayproxy.core.redact import (
     DEFAULT_HEADERS,
     NO_REDACTION,
@@ -128,3 +128,61 @@ def test_is_redacted() -> None:
     """The marker is recognised as bytes (headers) and text (query values)."""
     assert is_redacted(REDACTED) and is_redacted(REDACTED_TEXT)
     assert not is_redacted(b"Bearer sk") and not is_redacted("")
+
+
+def test_query_names_are_compared_decoded_and_case_insensitively() -> None:
+    """`KEY`, `api%5Fkey` and `api+key` spellings are matched; values may be empty; the rest of
+    the URL (fragment included) is kept as written."""
+    params = frozenset({"key", "api_key", "api key"})
+    assert redact_url("/p?KEY=1&api%5Fkey=2&api+key=3&k=4", params) == (
+        "/p?KEY=<redacted>&api%5Fkey=<redacted>&api+key=<redacted>&k=4"
+    )
+    assert redact_url("/p?key=&x=1#key=2", params) == "/p?key=<redacted>&x=1#key=2"
+    assert redact_url("/p?", params) == "/p?"
+    assert redact_url("/p?key=1", frozenset()) == "/p?key=1"
+    assert redact_url("/p?a=1&&key=2", params) == "/p?a=1&&key=<redacted>"
+
+
+def test_no_names_keeps_every_header() -> None:
+    """An empty name set redacts nothing (and still returns a tuple)."""
+    assert redact_headers([(b"Authorization", b"x")], frozenset()) == ((b"Authorization", b"x"),)
+
+
+def test_with_extra_normalises_names_and_adds_to_the_defaults() -> None:
+    """Extra names are stripped and lower-cased; blank ones are ignored."""
+    r = Redactor.with_extra([" X-Team ", "  "], [" SIG ", ""], ["/user"])
+    assert r.headers == DEFAULT_HEADERS | {"x-team"}
+    assert r.query_params == frozenset({"key", "api_key", "access_token", "sig"})
+    assert r.body_fields == ("/user",)
+    assert Redactor.with_extra() == Redactor()
+
+
+def test_log_urls_always_hide_the_default_credentials() -> None:
+    """Redactor.url hides the default query credentials even with --no-redact."""
+    assert NO_REDACTION.url("http://h/p?key=1&sig=2") == "http://h/p?key=<redacted>&sig=2"
+    sig = Redactor.with_extra(query_params=["sig"])
+    assert sig.url("http://h/p?key=1&sig=2") == "http://h/p?key=<redacted>&sig=<redacted>"
+
+
+def test_body_fields_are_redacted_in_request_and_response() -> None:
+    """body_fields pointers redact the request body and every response frame's JSON."""
+    r = Redactor(body_fields=("/user",))
+    request = Request("POST", "http://h/p", body=b'{"user": "ann", "n": 1}')
+    response = Response(200, frames=(Frame(5, b'data: {"user": "bob"}\n\n'),))
+    out = r.interaction(Interaction(request, response, Ending(EndKind.COMPLETE, 0)))
+    assert out.request.body == b'{"user":"<redacted>","n":1}'
+    assert out.response is not None
+    assert out.response.frames == (Frame(5, b'data: {"user":"<redacted>"}\n\n'),)
+    none = Interaction(request, None, Ending(EndKind.NO_RESPONSE, 0))
+    assert r.interaction(none).response is None
+
+
+def test_url_edges_are_kept_exactly() -> None:
+    """The first ? starts the query and the first # after it ends it; a value may hold = or ?."""
+    params = frozenset({"key"})
+    assert redact_url("/p?key=a=b&x=1", params) == "/p?key=<redacted>&x=1"
+    assert redact_url("/p?key=1?x=2", params) == "/p?key=<redacted>"
+    assert redact_url("?key=1", params) == "?key=<redacted>"
+    assert redact_url("key=secret", params) == "key=secret"
+    assert redact_url("/p#frag?key=1", params) == "/p#frag?key=<redacted>"
+    assert redact_url("/p?key=1#a#b", params) == "/p?key=<redacted>#a#b"

@@ -81,10 +81,12 @@ def _stored(interaction: Interaction, index: int) -> list[FaultSpec]:
 
 def _default_cut(schedule: Schedule, ctx: Context, spec: FaultSpec) -> Cut:
     """Where a positioned fault acts when no position is given (see docs/faults.md)."""
+    if schedule.head is None:
+        raise ctx.error(spec, "the interaction has no response to cut")
     body = schedule.body
     streamy = True
     try:
-        spans = event_spans(body, ctx.content_type) if schedule.head else []
+        spans = event_spans(body, ctx.content_type)
     except NotAStreamError:
         streamy, spans = False, []
     if spec.name in ("truncate", "error"):

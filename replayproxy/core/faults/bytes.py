@@ -50,11 +50,8 @@ def split_points(
     if at == "crlf":
         return [m.start() + 1 for m in re.finditer(rb"\r\n", body)]
     if at == "midline":
-        return [
-            m.start() + (m.end() - m.start()) // 2
-            for m in _DATA_LINE.finditer(body)
-            if m.end() - m.start() >= 2
-        ]
+        # A data line is at least "data:", so its middle is strictly inside it.
+        return [m.start() + (m.end() - m.start()) // 2 for m in _DATA_LINE.finditer(body)]
     # Pieces of 1..2*avg-1 bytes (mean avg), at most split_count of them: the cap keeps the
     # bound _bounded() checked before building true. It only bites when the draw averaged
     # under half of avg, which a body of more than a few avg bytes practically never does.

@@ -67,17 +67,15 @@ def events_of(schedule: Schedule, ctx: Context, spec: object) -> list[EventSpan]
         raise ctx.error(spec, f"needs an event stream, but {e}") from None
 
 
-def _time_of_offset(schedule: Schedule, offset: int) -> int:
-    """When byte ``offset - 1`` is written (the head's time for offset 0)."""
-    head_at = schedule.head.at_ns if schedule.head else 0
-    pos = 0
-    for w in schedule.writes:
-        if offset <= pos:
-            break
-        pos += len(w.data)
-        if offset <= pos:
-            return w.at_ns
-    return head_at if offset == 0 else (schedule.writes[-1].at_ns if schedule.writes else head_at)
+def _time_of_offset(schedule: Schedule, offset: int, head_at: int) -> int:
+    """When byte ``offset - 1`` is written (``head_at`` for offset 0)."""
+    if offset > 0:
+        pos = 0
+        for w in schedule.writes:
+            pos += len(w.data)
+            if offset <= pos:
+                return w.at_ns
+    return head_at  # offset 0 (resolve never asks for one past the body's end)
 
 
 def resolve(schedule: Schedule, ctx: Context, spec: object, position: tuple[str, float]) -> Cut:
@@ -104,7 +102,7 @@ def resolve(schedule: Schedule, ctx: Context, spec: object, position: tuple[str,
         if n > len(spans):
             raise ctx.error(spec, f"events={n} is past the last event ({len(spans)} events)")
         offset = spans[n - 1].end if n else (spans[0].start if spans else 0)
-    return Cut(offset, _time_of_offset(schedule, offset))
+    return Cut(offset, _time_of_offset(schedule, offset, schedule.head.at_ns))
 
 
 def split_writes(writes: Sequence[Write], offsets: Sequence[int]) -> list[Write]:

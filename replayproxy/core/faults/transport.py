@@ -21,7 +21,7 @@ __all__ = ["end_at", "linger", "replace_response"]
 def end_at(schedule: Schedule, cut: Cut, kind: FinishKind, extra: bytes = b"") -> Schedule:
     """Keep the body before ``cut`` (plus ``extra``, written at the cut), then finish ``kind``."""
     before, _ = cut_writes(schedule.writes, cut.offset)
-    at = max(cut.at_ns, before[-1].at_ns if before else 0)
+    at = cut.at_ns  # the time of the cut's last byte (resolve), or later for time=
     writes = (*before, Write(at, extra)) if extra else tuple(before)
     return replace(schedule, writes=writes, finish=Finish(at, kind))
 
