@@ -117,6 +117,7 @@ TESTS: dict[str, list[str]] = {
     ],
     "engine/server.py": ["tests/replay/test_server.py"],
     "engine/sockets.py": ["tests/replay/test_sockets.py"],
+    "engine/timers.py": ["tests/replay/test_timers.py"],
     "engine/recording.py": ["tests/replay/test_recording.py"],
     "engine/failsafe.py": ["tests/replay/test_failsafe.py"],
     "engine/memory.py": ["tests/replay/test_memory.py"],
