@@ -74,6 +74,13 @@ TESTS: dict[str, list[str]] = {
     "core/recording.py": ["tests/record/test_recorder_clock.py"],
     "core/events.py": ["tests/core/test_events.py"],
     "core/diff.py": ["tests/core/test_diff.py"],
+    "core/inspect.py": [
+        "tests/core/test_inspect.py",
+        "tests/core/test_wsinspect.py",
+        "tests/core/test_textform.py",
+    ],
+    "core/wsinspect.py": ["tests/core/test_wsinspect.py"],
+    "core/wstext.py": ["tests/core/test_wstext.py"],
     "core/plot.py": ["tests/core/test_plot.py"],
     "core/faults/*": _FAULTS,
     "core/check/*": [
