@@ -40,8 +40,9 @@ class _Bad(UsageError):
 
 
 # Digits are bounded before int() sees them: 20 whole digits are more than any offset needs
-# (the range check comes later), and int() of thousands of digits is slow or refused.
-_TIME = re.compile(r"([+-])(\d{1,20})(?:\.(\d{1,30}))?(ns|us|ms|s)")
+# (the range check comes later), and int() of thousands of digits is slow or refused. ASCII
+# digits only: `\d` also matches "٣", which int() reads as 3.
+_TIME = re.compile(r"([+-])([0-9]{1,20})(?:\.([0-9]{1,30}))?(ns|us|ms|s)")
 _UNIT_NS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 _ESCAPES = {"n": 0x0A, "r": 0x0D, "t": 0x09, "\\": 0x5C, '"': 0x22, "'": 0x27}
 
@@ -103,10 +104,11 @@ def _skip_space(line: str, pos: int) -> int:
     return pos
 
 
-def _tokens(line: str) -> list[str | bytes]:
-    """Split a line into bare words (str) and quoted / base64 values (bytes)."""
+def _tokens(line: str, pos: int = 0) -> list[str | bytes]:
+    """Split ``line[pos:]`` into bare words (str) and quoted / base64 values (bytes). Columns in
+    errors count from the start of ``line``, so pass the line as written, indentation and all."""
     out: list[str | bytes] = []
-    pos = _skip_space(line, 0)
+    pos = _skip_space(line, pos)
     while pos < len(line):
         if line[pos] in "\"'":
             value, pos = _quoted(line, pos)
@@ -133,9 +135,14 @@ def _base64(text: str) -> bytes:
 
 def parse_bytes(token: str) -> bytes:
     """A whole token as written in the text form (quoted or ``base64:``) -> its bytes."""
-    toks = _tokens(token)
+    return _value(token, 0)
+
+
+def _value(line: str, pos: int) -> bytes:
+    """The one quoted or ``base64:`` value that ``line[pos:]`` must be."""
+    toks = _tokens(line, pos)
     if len(toks) != 1 or not isinstance(toks[0], bytes):
-        raise _Bad(f"expected one quoted string or base64: value, got {token!r}")
+        raise _Bad(f"expected one quoted string or base64: value, got {line[pos:]!r}")
     return toks[0]
 
 
@@ -149,21 +156,24 @@ def _text(tok: str | bytes, what: str) -> str:
 
 
 def _int(tok: str | bytes, what: str) -> int:
-    if isinstance(tok, str) and re.fullmatch(r"-?\d{1,20}", tok):
+    if isinstance(tok, str) and re.fullmatch(r"-?[0-9]{1,20}", tok):
         return int(tok)
     shown = repr(tok) if len(tok) <= 20 else repr(tok[:20]) + "..."
     raise _Bad(f"{what} must be an integer of at most 20 digits, got {shown}")
 
 
-def _parse_header(rest: str) -> Header:
-    pos = _skip_space(rest, 0)
+def _parse_header(rest: str, pos: int) -> Header:
+    """The ``NAME: VALUE`` of a header line from ``rest[pos]`` (``rest`` is the whole line, so
+    error columns are the line's)."""
+    pos = _skip_space(rest, pos)
     if pos < len(rest) and rest[pos] in "\"'":
         name, pos = _quoted(rest, pos)
     elif rest.startswith("base64:", pos):  # the base64 alphabet has no ':'
-        pos = rest.find(":", pos + 7)
+        start = pos + 7
+        pos = rest.find(":", start)
         if pos < 0:
             raise _Bad("header line needs NAME: VALUE")
-        name = _base64(rest[rest.index("base64:") + 7 : pos])
+        name = _base64(rest[start:pos])
     else:
         colon = rest.find(":", pos)
         if colon < 0:
@@ -175,7 +185,7 @@ def _parse_header(rest: str) -> Header:
     pos = _skip_space(rest, pos + 1)
     raw = rest[pos:].rstrip(" \t")
     if raw[:1] in ("'", '"') or raw.startswith("base64:"):
-        return name, parse_bytes(raw)
+        return name, _value(rest.rstrip(" \t"), pos)
     return name, raw.encode("utf-8", errors="surrogatepass")
 
 
@@ -259,9 +269,11 @@ def _line(d: _Draft, line: str) -> None:
             raise _Bad("request header line `>` must follow the request line (before body)")
         if sigil == "<" and (sec != "response" or d.response is None or d.frames):
             raise _Bad("response header line `<` must follow the response line (before frames)")
-        (d.req_headers if sigil == ">" else d.resp_headers).append(_parse_header(stripped[1:]))
+        indent = len(line) - len(line.lstrip(" \t"))
+        header = _parse_header(line, indent + 1)
+        (d.req_headers if sigil == ">" else d.resp_headers).append(header)
         return
-    toks = _tokens(stripped)
+    toks = _tokens(line)
     key = toks[0]
     if isinstance(key, str) and key[:1] in "+-" and key[1:2].isascii() and key[1:2].isdigit():
         if sec != "response" or d.response is None:
@@ -377,7 +389,7 @@ def loads(text: str) -> Cassette:
                     interactions.append(finish(draft))
                 draft, draft_line = _Draft(), this_line
             elif head == "meta":
-                toks = _tokens(stripped)
+                toks = _tokens(line)
                 _need(toks, 3, "meta KEY VALUE")
                 if draft is not None:
                     raise _Bad("meta lines must come before the first interaction")
