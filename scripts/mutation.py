@@ -79,11 +79,15 @@ TESTS: dict[str, list[str]] = {
         "tests/core/test_textform_exact.py",
         "tests/core/test_wstext.py",
     ],
-    "core/edit.py": ["tests/core/test_edit.py", "tests/core/test_edit_redact_json.py"],
+    "core/edit.py": [
+        "tests/core/test_edit.py",
+        "tests/core/test_edit_redact_json.py",
+        "tests/core/test_edit_exact.py",
+    ],
     "core/redact.py": ["tests/core/test_redact.py"],
     "core/recording.py": ["tests/record/test_recorder_clock.py"],
     "core/events.py": ["tests/core/test_events.py"],
-    "core/diff.py": ["tests/core/test_diff.py"],
+    "core/diff.py": ["tests/core/test_diff.py", "tests/core/test_diff_exact.py"],
     "core/inspect.py": [
         "tests/core/test_inspect.py",
         "tests/core/test_wsinspect.py",

@@ -157,6 +157,8 @@ END_USAGE = "expected `ws-end KIND +OFFSET CODE|- client|server|unknown 'REASON'
         (END, "ws-end dropped +20ms 1006 'server' ''",
          "line 8: ws-end closer must be client, server or unknown, got b'server'"),
         (END, "ws-end dropped +20ms 1006 server bye", "line 8: ws-end reason must be quoted"),
+        (END, "ws-end dropped +20ms 1006 server '\\xff'",
+         "line 8: ws-end reason is not valid UTF-8"),
         (SERVER, "ws< +6ms text",
          "line 6: expected `ws< +OFFSET text|binary 'BYTES' [frames N,N,...]`"),
         (SERVER, SERVER + " 1",
