@@ -44,6 +44,10 @@ class _Bad(UsageError):
 # digits only: `\d` also matches "٣", which int() reads as 3.
 _TIME = re.compile(r"([+-])([0-9]{1,20})(?:\.([0-9]{1,30}))?(ns|us|ms|s)")
 _UNIT_NS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+# A lone surrogate is what an invalid UTF-8 byte becomes when text is read with
+# surrogateescape (stdin or argv under a C locale): refused, as a file that is not UTF-8 is,
+# rather than written as three other bytes.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _ESCAPES = {"n": 0x0A, "r": 0x0D, "t": 0x09, "\\": 0x5C, '"': 0x22, "'": 0x27}
 
 
@@ -81,7 +85,9 @@ def _decode(line: str, i: int, stop: str | None) -> tuple[bytes, int]:
             else:
                 raise _Bad(f"bad escape {line[i : i + 4]!r} at column {i + 1}")
             continue
-        out += ch.encode("utf-8", errors="surrogatepass")
+        if _SURROGATE.match(ch):  # unescape() of a command-line argument, say
+            raise _Bad(f"not UTF-8 text (column {i + 1})")
+        out += ch.encode("utf-8")
         i += 1
     if stop is not None:
         raise _Bad("unterminated quoted string")
@@ -178,7 +184,7 @@ def _parse_header(rest: str, pos: int) -> Header:
         colon = rest.find(":", pos)
         if colon < 0:
             raise _Bad("header line needs NAME: VALUE")
-        name = rest[pos:colon].strip().encode("utf-8", errors="surrogatepass")
+        name = rest[pos:colon].strip().encode("utf-8")
         pos = colon
     if rest[pos : pos + 1] != ":":
         raise _Bad("header line needs a ':' after the name")
@@ -186,7 +192,7 @@ def _parse_header(rest: str, pos: int) -> Header:
     raw = rest[pos:].rstrip(" \t")
     if raw[:1] in ("'", '"') or raw.startswith("base64:"):
         return name, _value(rest.rstrip(" \t"), pos)
-    return name, raw.encode("utf-8", errors="surrogatepass")
+    return name, raw.encode("utf-8")
 
 
 @dataclass
@@ -375,6 +381,9 @@ def loads(text: str) -> Cassette:
         for this_line, raw in enumerate(text.split("\n"), start=1):
             lineno = this_line
             line = raw[:-1] if raw.endswith("\r") else raw  # tolerate CRLF editors
+            bad = _SURROGATE.search(line)
+            if bad:
+                raise _Bad(f"not UTF-8 text (column {bad.start() + 1})")
             stripped = line.strip(" \t")
             if not stripped or stripped.startswith("#"):
                 continue

@@ -309,5 +309,17 @@ def test_bad_escape_names_its_column(text: str, data: None, column: int) -> None
 
 @given(st.text(alphabet=st.characters(exclude_characters="\\"), max_size=30))
 def test_text_without_backslashes_unescapes_to_its_utf8(text: str) -> None:
-    """Property: text without escapes is its own UTF-8 (surrogates as surrogatepass)."""
-    assert unescape(text) == text.encode("utf-8", errors="surrogatepass")
+    """Property: text without escapes is its own UTF-8."""
+    assert unescape(text) == text.encode("utf-8")
+
+
+@pytest.mark.parametrize("lone", ["\udcff", "\ud800", "\udfff"])
+def test_a_lone_surrogate_is_not_utf8(lone: str) -> None:
+    """An invalid byte read with surrogateescape (stdin or argv under a C locale) is refused
+    with its line and column, never written as other bytes; also in unescape()."""
+    for lineno, line in [(2, "meta k 'a{}'"), (7, "  > a: b{}"), (7, "  > a{}: b"), (13, "#{}")]:
+        with pytest.raises(CassetteFormatError) as err:
+            loads(text_with(lineno, line.format(lone)))
+        assert err.value.reason == f"line {lineno}: not UTF-8 text (column {line.index('{') + 1})"
+    with pytest.raises(UsageError, match=r"^not UTF-8 text \(column 4\)$"):
+        unescape("a\\n" + lone)
