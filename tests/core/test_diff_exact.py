@@ -4,6 +4,7 @@ interactions; and how a timing tolerance applies."""
 
 from __future__ import annotations
 
+import random
 from dataclasses import replace
 
 import pytest
@@ -263,3 +264,27 @@ def test_interactions_are_aligned_by_request() -> None:
     assert [(d.a_index, d.b_index, d.what) for d in diff(Cassette((q,)), Cassette((p, q)))] == [
         (None, 0, "only in B")
     ]
+
+
+def test_long_runs_of_few_distinct_items_still_align() -> None:
+    """Hundreds of frames, events or interactions, each equal to some 80 others: one inserted
+    is reported as that one alone (difflib's "popular item" heuristic would pair the rest
+    wrongly and report them all)."""
+    keys = random.Random(0).choices("012", k=250)  # no pattern, so one alignment is best
+    frames = [(10 + i, k.encode()) for i, k in enumerate(keys)]
+    x, y = ix(tuple(frames)), ix((*frames[:100], (109, b"new"), *frames[100:]))
+    assert [d for d in one(x, y) if d[0] == "frame"] == [
+        ("frame", "frame count", "250", "251"),
+        ("frame", "frame 100 (B)", "", '+109ms "new"'),
+    ]
+    events = [(10 + i, b"data: %s\n\n" % k.encode()) for i, k in enumerate(keys)]
+    sx = ix(tuple(events), headers=SSE)
+    sy = ix((*events[:100], (109, b"data: new\n\n"), *events[100:]), headers=SSE)
+    assert [d for d in one(sx, sy) if d[0] == "event"] == [
+        ("event", "event count", "250", "251"),
+        ("event", "event 100 (B)", "", '"data: new\\n\\n"'),
+    ]
+    many = [ix(url=f"https://x.test/{k}") for k in keys]
+    extra = ix(url="https://x.test/other")
+    found = diff(Cassette(tuple(many)), Cassette((*many[:100], extra, *many[100:])))
+    assert [(d.a_index, d.b_index, d.what) for d in found] == [(None, 100, "only in B")]
