@@ -333,3 +333,34 @@ def test_unselected_interactions_and_the_rest_are_kept() -> None:
     assert after.interactions[1] == c.interactions[1]
     assert apply(c, Edits(select=(0, 2), delete=True)).interactions == (c.interactions[1],)
     assert apply(c, Edits(delete=True)).interactions == ()
+
+
+def test_redact_headers_in_the_response_too() -> None:
+    """--redact-header names any case and redacts request and response headers alike."""
+    c = apply(sample_cassette(), Edits(select=(0,), redact_headers=("X-Request-ID", "HOST")))
+    y = c.interactions[0]
+    assert y.response is not None
+    assert y.response.headers == (
+        (b"content-type", b"text/event-stream"),
+        (b"x-request-id", b"<redacted>"),
+    )
+    assert y.request == sample_cassette().interactions[0].request
+
+
+@pytest.mark.parametrize(
+    ("edits", "error", "message"),
+    [
+        (Edits(bake=("explode",)), FaultSpecError, "unknown fault 'explode'"),
+        (Edits(add_faults=("explode",)), FaultSpecError, "unknown fault 'explode'"),
+        (Edits(truncate="lines=1"), UsageError, "bad position 'lines=1'"),
+        (Edits(split=("bytes=x",)), UsageError, "bad position 'bytes=x'"),
+        (Edits(rechunk="bytes=0"), UsageError, "bad --rechunk 'bytes=0'"),
+        (Edits(delete=True, speed=1.0), UsageError, "--delete cannot be combined"),
+    ],
+)
+def test_options_are_checked_before_any_interaction(
+    edits: Edits, error: type[Exception], message: str
+) -> None:
+    """A bad option is refused even when no interaction would use it."""
+    with pytest.raises(error, match=message):
+        apply(Cassette(()), edits)
