@@ -288,3 +288,21 @@ def test_long_runs_of_few_distinct_items_still_align() -> None:
     extra = ix(url="https://x.test/other")
     found = diff(Cassette(tuple(many)), Cassette((*many[:100], extra, *many[100:])))
     assert [(d.a_index, d.b_index, d.what) for d in found] == [(None, 100, "only in B")]
+
+
+def test_a_run_of_changed_events_is_reported_event_by_event() -> None:
+    """Two events replaced by three: each pair, then the extra one of B; and the other way."""
+    x = ix(((10, E[0] + E[1] + E[2] + E[3]),), headers=SSE)
+    y = ix(((10, E[0] + b"data: a\n\n" + b"data: b\n\n" + b"data: c\n\n" + E[3]),), headers=SSE)
+    assert [d for d in one(x, y) if d[0] == "event"] == [
+        ("event", "event count", "4", "5"),
+        ("event", "event 1", '"data: 1\\n\\n"', '"data: a\\n\\n"'),
+        ("event", "event 2", '"data: 2\\n\\n"', '"data: b\\n\\n"'),
+        ("event", "event 3 (B)", "", '"data: c\\n\\n"'),
+    ]
+    assert [d for d in one(y, x) if d[0] == "event"] == [
+        ("event", "event count", "5", "4"),
+        ("event", "event 1", '"data: a\\n\\n"', '"data: 1\\n\\n"'),
+        ("event", "event 2", '"data: b\\n\\n"', '"data: 2\\n\\n"'),
+        ("event", "event 3", '"data: c\\n\\n"', ""),
+    ]
