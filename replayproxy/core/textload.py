@@ -174,18 +174,14 @@ def _parse_header(rest: str, pos: int) -> Header:
     pos = _skip_space(rest, pos)
     if pos < len(rest) and rest[pos] in "\"'":
         name, pos = _quoted(rest, pos)
-    elif rest.startswith("base64:", pos):  # the base64 alphabet has no ':'
-        start = pos + 7
-        pos = rest.find(":", start)
-        if pos < 0:
+    else:  # a base64: or bare name, up to the colon (the base64 alphabet has no ':')
+        b64 = rest.startswith("base64:", pos)
+        start = pos + 7 if b64 else pos
+        text, colon, _ = rest[start:].partition(":")
+        if not colon:
             raise _Bad("header line needs NAME: VALUE")
-        name = _base64(rest[start:pos])
-    else:
-        colon = rest.find(":", pos)
-        if colon < 0:
-            raise _Bad("header line needs NAME: VALUE")
-        name = rest[pos:colon].strip().encode("utf-8")
-        pos = colon
+        name = _base64(text) if b64 else text.strip().encode("utf-8")
+        pos = start + len(text)
     if rest[pos : pos + 1] != ":":
         raise _Bad("header line needs a ':' after the name")
     pos = _skip_space(rest, pos + 1)

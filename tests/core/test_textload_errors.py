@@ -289,6 +289,7 @@ def test_parse_bytes_errors(token: str, error: str) -> None:
     ("line", "header"),
     [
         ("  > a:b", (b"a", b"b")),
+        ("  > X-a: b", (b"X-a", b"b")),
         ("  > a :  b c \t ", (b"a", b"b c")),
         ("  >\ta:\tb", (b"a", b"b")),
         ("  > a: ", (b"a", b"")),
