@@ -189,8 +189,8 @@ def diff(a: Cassette, b: Cassette, timing: Timing = Timing()) -> list[Difference
         out.append(Difference("cassette", None, None, "", "meta", ma, mb))
     xs, ys = a.interactions, b.interactions
     matcher = difflib.SequenceMatcher(None, [_key(x) for x in xs], [_key(y) for y in ys], False)
-    for op, a1, a2, b1, b2 in matcher.get_opcodes():
-        paired = min(a2 - a1, b2 - b1) if op == "replace" else (a2 - a1 if op == "equal" else 0)
+    for _, a1, a2, b1, b2 in matcher.get_opcodes():
+        paired = min(a2 - a1, b2 - b1)  # equal: all of both; replace: as far as it goes; else 0
         for k in range(paired):
             out.extend(_pair(a1 + k, xs[a1 + k], b1 + k, ys[b1 + k], timing))
         for i in range(a1 + paired, a2):

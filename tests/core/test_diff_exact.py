@@ -306,3 +306,19 @@ def test_a_run_of_changed_events_is_reported_event_by_event() -> None:
         ("event", "event 2", '"data: b\\n\\n"', '"data: 2\\n\\n"'),
         ("event", "event 3", '"data: c\\n\\n"', ""),
     ]
+
+
+def test_differences_name_both_indices_in_a_run_of_pairs() -> None:
+    """In a run of paired interactions, each difference names its own index on each side;
+    an interaction on one side only is a whole Difference with empty renderings."""
+    p, q, r = (ix(url=f"https://x.test/{n}") for n in "pqr")
+    slow = replace(q, end=replace(q.end, kind=EndKind.RESET))
+    found = diff(Cassette((r, p, q)), Cassette((p, slow)))
+    assert found == [
+        Difference("interaction", 0, None, "POST /r", "only in A", "", ""),
+        Difference("interaction", 2, 1, "POST /q", "end", "complete", "reset"),
+    ]
+    assert diff(Cassette((p, q)), Cassette((r, p, slow))) == [
+        Difference("interaction", None, 0, "POST /r", "only in B", "", ""),
+        Difference("interaction", 1, 2, "POST /q", "end", "complete", "reset"),
+    ]
