@@ -83,6 +83,7 @@ TESTS: dict[str, list[str]] = {
         "tests/core/test_edit.py",
         "tests/core/test_edit_redact_json.py",
         "tests/core/test_edit_exact.py",
+        "tests/reliability/test_unicode_digits.py",
     ],
     "core/redact.py": ["tests/core/test_redact.py"],
     "core/recording.py": ["tests/record/test_recorder_clock.py"],

@@ -128,9 +128,10 @@ class _Ctx(Context):
 
 
 def _regroup(schedule: Schedule, bounds: list[int]) -> Schedule:
-    """One write per ``[bounds[i], bounds[i+1])``, sent when its last byte was recorded."""
+    """One write per ``[bounds[i], bounds[i+1])``, sent when its last byte was recorded
+    (``bounds`` are within the body)."""
     body = schedule.body
-    cuts = sorted({0, len(body), *(b for b in bounds if 0 < b < len(body))})
+    cuts = sorted({0, len(body), *bounds})
     # Body byte ``b - 1`` came in the first write whose bytes reach ``b`` (an empty write
     # reaches no further than the one before it, so it is never that first one).
     ends = list(itertools.accumulate(len(w.data) for w in schedule.writes))
@@ -193,8 +194,8 @@ def _frames(s: Schedule, e: Edits, ctx: _Ctx) -> Schedule:
 
 
 def _rechunk_size(text: str) -> int:
-    key, _, value = text.partition("=")
-    if key == "bytes" and value.isascii() and value.isdigit() and int(value) > 0:
+    value = text.removeprefix("bytes=")
+    if value != text and value.isascii() and value.isdigit() and int(value) > 0:
         return int(value)
     raise UsageError(f"bad --rechunk {text!r}: expected events, one or bytes=N (N > 0)")
 

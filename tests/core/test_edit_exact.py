@@ -269,6 +269,7 @@ def _json(body: bytes, *headers: tuple[bytes, bytes]) -> Cassette:
     [
         (b'{"a":{"b":1,"c":2}}', "a.b", b'{"a":{"b":"<redacted>","c":2}}'),
         (b'{"a": {"b": 1}}', "a.b", b'{"a": {"b": "<redacted>"}}'),
+        (b'{"a": 1, "b": [2, 3]}', "a", b'{"a": "<redacted>", "b": [2, 3]}'),
         (b'{"a":{"b":1,"c":2}}', "a.*", b'{"a":{"b":"<redacted>","c":"<redacted>"}}'),
         (b'{"m":[{"k":1},{"k":2}]}', "m.*.k", b'{"m":[{"k":"<redacted>"},{"k":"<redacted>"}]}'),
         (b'{"m":[{"k":1},{"k":2}]}', "m.1.k", b'{"m":[{"k":1},{"k":"<redacted>"}]}'),
