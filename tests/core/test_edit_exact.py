@@ -74,6 +74,7 @@ def test_parse_position(text: str, position: tuple[str, float]) -> None:
         ("lines=3", "bad position 'lines=3': expected events=N, frames=N, bytes=N or time=SECONDS"),
         ("=3", "bad position '=3': expected events=N, frames=N, bytes=N or time=SECONDS"),
         ("events=x", "bad position 'events=x': not a valid number"),
+        ("events=1=2", "bad position 'events=1=2': not a valid number"),
         ("events=-1", "bad position 'events=-1': must be >= 0"),
         ("time=-1", "bad position 'time=-1': must be a number of seconds from 0 to at most 86400"),
     ],
@@ -365,3 +366,61 @@ def test_options_are_checked_before_any_interaction(
     """A bad option is refused even when no interaction would use it."""
     with pytest.raises(error, match=message):
         apply(Cassette(()), edits)
+
+
+def _json_response() -> Cassette:
+    x = sse_interaction()
+    assert x.response is not None
+    json_type = ((b"content-type", b"application/json"),)
+    return Cassette((replace(x, response=replace(x.response, headers=json_type)),))
+
+
+NOT_A_STREAM = (
+    "needs an event stream, but the body is application/json, not an event stream "
+    "(text/event-stream or application/vnd.amazon.eventstream): it has no events"
+)
+CHAT = "interaction 0 (POST /v1/chat/completions)"
+MODELS = "interaction 2 (GET /v1/models)"
+
+
+@pytest.mark.parametrize(
+    ("cassette", "edits", "message"),
+    [
+        (sample_cassette(), Edits(select=(2,), drop_events=(0,)),
+         f"{MODELS}: event edit: the interaction has no response, so no events"),
+        (_json_response(), Edits(drop_events=(0,)), f"{CHAT}: event edit: {NOT_A_STREAM}"),
+        (_json_response(), Edits(rechunk="events"), f"{CHAT}: --rechunk events: {NOT_A_STREAM}"),
+        (sample_cassette(), Edits(select=(2,), rechunk="events"),
+         f"{MODELS}: --rechunk events: the interaction has no response, so no events"),
+        (sample_cassette(), Edits(select=(0,), split=("bytes=999",)),
+         f"{CHAT}: --split bytes=999: bytes=999 is past the end of the body (101 bytes)"),
+        (sample_cassette(), Edits(select=(2,), split=("bytes=1",)),
+         f"{MODELS}: --split bytes=1: the interaction has no response to cut"),
+        (sample_cassette(), Edits(select=(0,), split=("events=9",)),
+         f"{CHAT}: --split events=9: events=9 is past the last event (4 events)"),
+        (sample_cassette(), Edits(select=(0,), truncate="events=9"),
+         f"{CHAT}: --truncate events=9: events=9 is past the last event (4 events)"),
+    ],
+)  # fmt: skip
+def test_edits_that_need_a_stream_or_a_position_name_the_option(
+    cassette: Cassette, edits: Edits, message: str
+) -> None:
+    """An event or position edit that cannot apply names the interaction, the option and why."""
+    with pytest.raises(FaultSpecError) as err:
+        apply(cassette, edits)
+    assert str(err.value) == message
+
+
+def test_drop_and_duplicate_of_one_event_cancel_out() -> None:
+    """Both on one event: it is duplicated, then one copy dropped (the stream is unchanged)."""
+    x = sse_interaction()
+    (y,) = apply(Cassette((x,)), Edits(drop_events=(1,), duplicate_events=(1,))).interactions
+    assert y.response is not None and y.response.body == E0 + E1 + E2 + E3
+
+
+def test_retiming_keeps_every_frames_bytes() -> None:
+    """Gap and time-to-first-byte edits move frames in time and keep their bytes."""
+    x = sse_interaction()
+    for edits in (Edits(gap=0.001), Edits(ttfb=0.3)):
+        (y,) = apply(Cassette((x,)), edits).interactions
+        assert [f.data for f in y.frames] == [f.data for f in x.frames]

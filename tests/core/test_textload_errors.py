@@ -113,6 +113,11 @@ def test_the_base_text_loads() -> None:
         (7, "  >", "line 7: header line needs NAME: VALUE"),
         (11, "  +\u0663ms 'x'", "line 11: unknown line starting with '+\u0663ms'"),
         (11, "  + 'x'", "line 11: unknown line starting with '+'"),
+        (11, "  X1 'x'", "line 11: unknown line starting with 'X1'"),
+        (11, "  +1\u0663ms 'x'", f"line 11: bad time '+1\u0663ms' {TIME_USAGE}"),
+        (7, "\x0c> a: b", "line 7: unknown line starting with '\\x0c>'"),
+        (7, "X> a: b", "line 7: unknown line starting with 'X>'"),
+        ((9, 11), "  response none", "line 10: " + RESP_HEADER),
         (11, "  -x 'x'", "line 11: unknown line starting with '-x'"),
         (9, "  response '200' OK HTTP/1.1 +1ms", f"line 9: {STATUS} b'200'"),
         (9, "  response 123456789012345678901 OK HTTP/1.1 +1ms",
@@ -289,6 +294,7 @@ def test_parse_bytes_errors(token: str, error: str) -> None:
     ("line", "header"),
     [
         ("  > a:b", (b"a", b"b")),
+        ("  >a: b", (b"a", b"b")),
         ("  > X-a: b", (b"X-a", b"b")),
         ("  > a :  b c \t ", (b"a", b"b c")),
         ("  >\ta:\tb", (b"a", b"b")),
@@ -317,9 +323,13 @@ def test_bad_escape_names_its_column(text: str, data: None, column: int) -> None
         unescape(text)
 
 
-@given(st.text(alphabet=st.characters(exclude_characters="\\"), max_size=30))
+@given(
+    st.text(
+        alphabet=st.characters(exclude_characters="\\", exclude_categories=("Cs",)), max_size=30
+    )
+)
 def test_text_without_backslashes_unescapes_to_its_utf8(text: str) -> None:
-    """Property: text without escapes is its own UTF-8."""
+    """Property: text without escapes (and without lone surrogates) is its own UTF-8."""
     assert unescape(text) == text.encode("utf-8")
 
 
