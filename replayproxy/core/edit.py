@@ -327,7 +327,7 @@ def _check(cassette: Cassette, e: Edits) -> None:
     for i in e.select:
         if not 0 <= i < count:
             raise UsageError(f"no interaction {i} (the cassette has {count}, 0-{count - 1})")
-    if e.delete and not replace(e, delete=False, select=()).is_empty():
+    if e.delete and not replace(e, delete=False).is_empty():  # (is_empty ignores select)
         raise UsageError("--delete cannot be combined with other edits; run edit twice")
     for spec in (*e.bake, *e.add_faults):
         parse(spec)

@@ -424,3 +424,17 @@ def test_retiming_keeps_every_frames_bytes() -> None:
     for edits in (Edits(gap=0.001), Edits(ttfb=0.3)):
         (y,) = apply(Cassette((x,)), edits).interactions
         assert [f.data for f in y.frames] == [f.data for f in x.frames]
+
+
+def test_an_event_duplicated_twice_is_sent_three_times() -> None:
+    """The same event number given twice: both edits apply."""
+    x = sse_interaction()
+    (y,) = apply(Cassette((x,)), Edits(duplicate_events=(1, 1))).interactions
+    assert y.response is not None and y.response.body == E0 + E1 + E1 + E1 + E2 + E3
+
+
+def test_insert_into_a_stream_without_events_goes_first() -> None:
+    """A stream of only comments has no events: an inserted event goes before its bytes."""
+    x = sse_interaction([b": ping\n\n"])
+    (y,) = apply(Cassette((x,)), Edits(insert_events=((0, b"data: 0\n\n"),))).interactions
+    assert y.response is not None and y.response.body == b"data: 0\n\n: ping\n\n"
