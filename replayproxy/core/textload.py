@@ -198,7 +198,8 @@ class _Draft:
     request: Request | None = None
     req_headers: list[Header] = field(default_factory=list)
     body: bytes = b""
-    has_response: bool | None = None
+    response_line: bool = False
+    """A ``response`` line was read (``response none`` leaves ``response`` None)."""
     response: Response | None = None
     resp_headers: list[Header] = field(default_factory=list)
     frames: list[Frame] = field(default_factory=list)
@@ -211,7 +212,7 @@ class _Draft:
     def section(self) -> str:
         if self.end is not None:
             return "end"
-        if self.has_response is not None:
+        if self.response_line:
             return "response"
         if self.request is not None:
             return "request"
@@ -220,7 +221,7 @@ class _Draft:
     def finish(self) -> Interaction:
         if self.request is None:
             raise _Bad("interaction has no request line")
-        if self.has_response is None:
+        if not self.response_line:
             raise _Bad("interaction has no response line (write `response none` if none came)")
         if self.end is None:
             raise _Bad("interaction has no end line")
@@ -313,10 +314,10 @@ def _line(d: _Draft, line: str) -> None:
         if sec != "request":
             raise _Bad("response line must follow the request")
         if toks[1:] == ["none"]:
-            d.has_response = False
+            d.response_line = True
             return
         _need(toks, 5, "response STATUS REASON HTTP-VERSION +HEAD-OFFSET")
-        d.has_response = True
+        d.response_line = True
         d.response = Response(
             _int(toks[1], "status"),
             _text(toks[2], "reason"),
