@@ -195,6 +195,9 @@ def _parse_header(rest: str, pos: int) -> Header:
 class _Draft:
     """An interaction being read, section by section."""
 
+    line: int
+    """The number of its ``interaction`` line."""
+
     request: Request | None = None
     req_headers: list[Header] = field(default_factory=list)
     body: bytes = b""
@@ -362,13 +365,12 @@ def loads(text: str) -> Cassette:
     meta: list[tuple[str, str]] = []
     interactions: list[Interaction] = []
     draft: _Draft | None = None
-    draft_line = 0
     seen_magic = False
     lineno = 0
 
     def finish(d: _Draft) -> Interaction:
         nonlocal lineno
-        lineno = draft_line  # what is missing is reported against the `interaction` line
+        lineno = d.line  # what is missing is reported against the `interaction` line
         try:
             return d.finish()
         except _Bad as e:
@@ -393,7 +395,7 @@ def loads(text: str) -> Cassette:
             if head == "interaction":
                 if draft is not None:
                     interactions.append(finish(draft))
-                draft, draft_line = _Draft(), this_line
+                draft = _Draft(line=this_line)
             elif head == "meta":
                 toks = _tokens(line)
                 _need(toks, 3, "meta KEY VALUE")
