@@ -93,6 +93,9 @@ def test_the_base_text_loads() -> None:
         (7, "  > base64:YQ== b", "line 7: header line needs NAME: VALUE"),
         (7, "  > base64:!!: b", "line 7: bad base64 value '!!'"),
         (7, "  > a: 'b' c", "line 7: expected one quoted string or base64: value, got \"'b' c\""),
+        (7, "  > a: 'b' X", "line 7: expected one quoted string or base64: value, got \"'b' X\""),
+        (7, "  > a: 'b' \x0c",
+         "line 7: expected one quoted string or base64: value, got \"'b' \\x0c\""),
         (7, "  > a: 'b", "line 7: unterminated quoted string"),
         (8, "  body", "line 8: expected `body 'BYTES'`"),
         (8, "  body 'a' 'b'", "line 8: expected `body 'BYTES'`"),
@@ -294,6 +297,8 @@ def test_parse_bytes_errors(token: str, error: str) -> None:
     ("line", "header"),
     [
         ("  > a:b", (b"a", b"b")),
+        ("  > a: bX", (b"a", b"bX")),
+        ("  > a: b\x0c", (b"a", b"b\x0c")),
         ("  >a: b", (b"a", b"b")),
         ("  > X-a: b", (b"X-a", b"b")),
         ("  > a :  b c \t ", (b"a", b"b c")),
