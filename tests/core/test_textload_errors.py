@@ -120,6 +120,8 @@ def test_the_base_text_loads() -> None:
         (11, "  +1\u0663ms 'x'", f"line 11: bad time '+1\u0663ms' {TIME_USAGE}"),
         (7, "\x0c> a: b", "line 7: unknown line starting with '\\x0c>'"),
         (7, "X> a: b", "line 7: unknown line starting with 'X>'"),
+        (4, "\x0cinteraction 0", f"line 4: '\\x0cinteraction' {OUTSIDE}"),
+        (4, "Xinteraction 0", f"line 4: 'Xinteraction' {OUTSIDE}"),
         ((9, 11), "  response none", "line 10: " + RESP_HEADER),
         (11, "  -x 'x'", "line 11: unknown line starting with '-x'"),
         (9, "  response '200' OK HTTP/1.1 +1ms", f"line 9: {STATUS} b'200'"),
