@@ -250,6 +250,8 @@ def test_parse_time(token: str, ns: int) -> None:
         ("+\u0661ms", f"bad time '+\u0661ms' {TIME_USAGE}"),
         ("+1.0001us", "time '+1.0001us' is finer than a nanosecond"),
         ("-0.5ns", "time '-0.5ns' is finer than a nanosecond"),
+        ("+" + "1" * 20 + "." + "0" * 29 + "1ns",
+         f"time '+{'1' * 20}.{'0' * 18}' is finer than a nanosecond"),
         ("+0." + "0" * 29 + "1s", f"time '+0.{'0' * 29}1s' is finer than a nanosecond"),
     ],
 )  # fmt: skip
@@ -284,6 +286,7 @@ def test_parse_bytes(token: str, data: bytes) -> None:
         ("'a' 'b'", "expected one quoted string or base64: value, got \"'a' 'b'\""),
         ("", "expected one quoted string or base64: value, got ''"),
         ("'a'b", "expected a space after the quoted string at column 4"),
+        ("'a'X", "expected a space after the quoted string at column 4"),
         ("base64:AAE", "bad base64 value 'AAE'"),
         ("base64:" + "A" * 30 + "!", "bad base64 value 'AAAAAAAAAAAAAAAAAAAA'"),
     ],
