@@ -353,3 +353,10 @@ def test_a_lone_surrogate_is_not_utf8(lone: str) -> None:
         assert err.value.reason == f"line {lineno}: not UTF-8 text (column {line.index('{') + 1})"
     with pytest.raises(UsageError, match=r"^not UTF-8 text \(column 4\)$"):
         unescape("a\\n" + lone)
+
+
+def test_bad_escape_shows_four_characters() -> None:
+    """The error quotes the backslash and the three characters after it."""
+    with pytest.raises(UsageError) as err:
+        unescape("ab\\qcdef")
+    assert str(err.value) == "bad escape '\\\\qcd' at column 3"
