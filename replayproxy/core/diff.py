@@ -88,16 +88,18 @@ class _Collector:
 def _frames(c: _Collector, a: Sequence[Frame], b: Sequence[Frame], timing: Timing) -> None:
     if a == b:
         return
-    if timing.ignore and b"".join(f.data for f in a) == b"".join(f.data for f in b):
-        if len(a) != len(b) or any(x.data != y.data for x, y in zip(a, b, strict=True)):
+    da, db = [f.data for f in a], [f.data for f in b]
+    if timing.ignore and b"".join(da) == b"".join(db):
+        if da != db:  # the same bytes, split differently
             c.add("frame", "frame splits (same bytes)", f"{len(a)} frames", f"{len(b)} frames")
         return
     if len(a) != len(b):
         c.add("frame", "frame count", str(len(a)), str(len(b)))
-    matcher = difflib.SequenceMatcher(None, [f.data for f in a], [f.data for f in b], False)
+    matcher = difflib.SequenceMatcher(None, da, db, False)
     for op, a1, a2, b1, b2 in matcher.get_opcodes():
-        if op == "equal":
-            for i, j in zip(range(a1, a2), range(b1, b2), strict=True):
+        if op == "equal":  # a[a1:a2] and b[b1:b2] hold the same bytes: compare their times
+            for i in range(a1, a2):
+                j = b1 + i - a1
                 if not timing.same(a[i].offset_ns, b[j].offset_ns):
                     c.add(
                         "frame", f"frame {i} time", format_time(a[i].offset_ns),
@@ -187,8 +189,8 @@ def diff(a: Cassette, b: Cassette, timing: Timing = Timing()) -> list[Difference
         out.append(Difference("cassette", None, None, "", "meta", ma, mb))
     xs, ys = a.interactions, b.interactions
     matcher = difflib.SequenceMatcher(None, [_key(x) for x in xs], [_key(y) for y in ys], False)
-    for op, a1, a2, b1, b2 in matcher.get_opcodes():
-        paired = min(a2 - a1, b2 - b1) if op == "replace" else (a2 - a1 if op == "equal" else 0)
+    for _, a1, a2, b1, b2 in matcher.get_opcodes():
+        paired = min(a2 - a1, b2 - b1)  # equal: all of both; replace: as far as it goes; else 0
         for k in range(paired):
             out.extend(_pair(a1 + k, xs[a1 + k], b1 + k, ys[b1 + k], timing))
         for i in range(a1 + paired, a2):

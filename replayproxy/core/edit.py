@@ -23,6 +23,7 @@ the options on the command line:
 
 from __future__ import annotations
 
+import bisect
 import functools
 import itertools
 import json
@@ -126,23 +127,17 @@ class _Ctx(Context):
 # -- body and timing edits, on the schedule -----------------------------------------------------
 
 
-def _time_of(writes: Sequence[Write], offset: int, default: int) -> int:
-    """When body byte ``offset - 1`` was written (``default`` for offset 0 / no writes)."""
-    pos = 0
-    for w in writes:
-        pos += len(w.data)
-        if offset <= pos and w.data:
-            return w.at_ns
-    return writes[-1].at_ns if writes and offset > 0 else default
-
-
 def _regroup(schedule: Schedule, bounds: list[int]) -> Schedule:
-    """One write per ``[bounds[i], bounds[i+1])``, sent when its last byte was recorded."""
+    """One write per ``[bounds[i], bounds[i+1])``, sent when its last byte was recorded
+    (``bounds`` are within the body)."""
     body = schedule.body
-    head_at = schedule.head.at_ns if schedule.head else 0
-    cuts = sorted({0, len(body), *(b for b in bounds if 0 < b < len(body))})
+    cuts = sorted({0, len(body), *bounds})
+    # Body byte ``b - 1`` came in the first write whose bytes reach ``b`` (an empty write
+    # reaches no further than the one before it, so it is never that first one).
+    ends = list(itertools.accumulate(len(w.data) for w in schedule.writes))
     writes = tuple(
-        Write(_time_of(schedule.writes, b, head_at), body[a:b]) for a, b in itertools.pairwise(cuts)
+        Write(schedule.writes[bisect.bisect_left(ends, b)].at_ns, body[a:b])
+        for a, b in itertools.pairwise(cuts)
     )
     return replace(schedule, writes=writes)
 
@@ -199,8 +194,8 @@ def _frames(s: Schedule, e: Edits, ctx: _Ctx) -> Schedule:
 
 
 def _rechunk_size(text: str) -> int:
-    key, _, value = text.partition("=")
-    if key == "bytes" and value.isascii() and value.isdigit() and int(value) > 0:
+    value = text.removeprefix("bytes=")
+    if value != text and value.isascii() and value.isdigit() and int(value) > 0:
         return int(value)
     raise UsageError(f"bad --rechunk {text!r}: expected events, one or bytes=N (N > 0)")
 
@@ -300,7 +295,7 @@ def _redact_json_body(req: Request, fields: Sequence[str]) -> tuple[Request, set
     body = json.dumps(
         obj,
         separators=(", ", ": ") if spaced else (",", ":"),
-        ensure_ascii=not any(b >= 0x80 for b in req.body),
+        ensure_ascii=req.body.isascii(),
     ).encode("utf-8")
     headers: tuple[Header, ...] = tuple(
         (k, str(len(body)).encode()) if k.lower() == b"content-length" else (k, v)
@@ -332,7 +327,7 @@ def _check(cassette: Cassette, e: Edits) -> None:
     for i in e.select:
         if not 0 <= i < count:
             raise UsageError(f"no interaction {i} (the cassette has {count}, 0-{count - 1})")
-    if e.delete and not replace(e, delete=False, select=()).is_empty():
+    if e.delete and not replace(e, delete=False).is_empty():  # (is_empty ignores select)
         raise UsageError("--delete cannot be combined with other edits; run edit twice")
     for spec in (*e.bake, *e.add_faults):
         parse(spec)

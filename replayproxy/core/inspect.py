@@ -12,6 +12,7 @@ The row builders return frozen dataclasses (plain values, no formatting decision
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, replace
 
 from replayproxy.core.events import NotAStreamError, event_spans
@@ -35,7 +36,8 @@ _SIMPLE = {0x5C: "\\\\", 0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t"}
 def _visible(ch: str) -> bool:
     # str.isprintable() is False for control, format (bidi, BOM, zero-width), line/paragraph
     # separators and non-ASCII spaces: all things that would hide or move text on a terminal.
-    return ch == " " or ch.isprintable()
+    # (Only non-ASCII characters get here: the ASCII space is handled before.)
+    return ch.isprintable()
 
 
 def escape(data: bytes, quote: str = "") -> str:
@@ -188,12 +190,11 @@ def _frame_starts(interaction: Interaction) -> list[int]:
     return starts
 
 
-def _frame_at(starts: list[int], sizes: list[int], pos: int) -> int:
-    """The index of the frame holding body byte ``pos`` (frames of size 0 hold nothing)."""
-    for i in range(len(starts) - 1, -1, -1):
-        if starts[i] <= pos and sizes[i] > 0:
-            return i
-    return 0
+def _frame_at(starts: list[int], pos: int) -> int:
+    """The index of the frame holding body byte ``pos`` (``pos`` < the body's length): the
+    last frame starting at or before it. That is never an empty frame: the frame after an
+    empty one starts where it does, and is further on, so it is found first."""
+    return bisect.bisect_right(starts, pos) - 1
 
 
 def event_rows(interaction: Interaction) -> list[EventRow]:
@@ -207,11 +208,10 @@ def event_rows(interaction: Interaction) -> list[EventRow]:
     body = resp.body
     spans = event_spans(body, resp.header("content-type"))
     starts = _frame_starts(interaction)
-    sizes = [len(f.data) for f in resp.frames]
     rows: list[EventRow] = []
     for i, span in enumerate(spans):
-        first = _frame_at(starts, sizes, span.start)
-        last = _frame_at(starts, sizes, max(span.start, span.end - 1))
+        first = _frame_at(starts, span.start)
+        last = _frame_at(starts, max(span.start, span.end - 1))
         cuts = tuple(s - span.start for s in starts if span.start < s < span.end)
         pieces: list[str] = []
         prev = span.start
@@ -227,7 +227,7 @@ def event_rows(interaction: Interaction) -> list[EventRow]:
                 first_frame=first,
                 last_frame=last,
                 cuts=cuts,
-                offset_ns=resp.frames[last].offset_ns if resp.frames else resp.head_offset_ns,
+                offset_ns=resp.frames[last].offset_ns,  # an event has bytes, so frames
                 name=span.name,
                 text="│".join(pieces),
             )

@@ -40,9 +40,14 @@ class _Bad(UsageError):
 
 
 # Digits are bounded before int() sees them: 20 whole digits are more than any offset needs
-# (the range check comes later), and int() of thousands of digits is slow or refused.
-_TIME = re.compile(r"([+-])(\d{1,20})(?:\.(\d{1,30}))?(ns|us|ms|s)")
+# (the range check comes later), and int() of thousands of digits is slow or refused. ASCII
+# digits only: `\d` also matches "٣", which int() reads as 3.
+_TIME = re.compile(r"([+-])([0-9]{1,20})(?:\.([0-9]{1,30}))?(ns|us|ms|s)")
 _UNIT_NS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+# A lone surrogate is what an invalid UTF-8 byte becomes when text is read with
+# surrogateescape (stdin or argv under a C locale): refused, as a file that is not UTF-8 is,
+# rather than written as three other bytes.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _ESCAPES = {"n": 0x0A, "r": 0x0D, "t": 0x09, "\\": 0x5C, '"': 0x22, "'": 0x27}
 
 
@@ -80,7 +85,9 @@ def _decode(line: str, i: int, stop: str | None) -> tuple[bytes, int]:
             else:
                 raise _Bad(f"bad escape {line[i : i + 4]!r} at column {i + 1}")
             continue
-        out += ch.encode("utf-8", errors="surrogatepass")
+        if _SURROGATE.match(ch):  # unescape() of a command-line argument, say
+            raise _Bad(f"not UTF-8 text (column {i + 1})")
+        out += ch.encode("utf-8")
         i += 1
     if stop is not None:
         raise _Bad("unterminated quoted string")
@@ -103,10 +110,11 @@ def _skip_space(line: str, pos: int) -> int:
     return pos
 
 
-def _tokens(line: str) -> list[str | bytes]:
-    """Split a line into bare words (str) and quoted / base64 values (bytes)."""
+def _tokens(line: str, pos: int = 0) -> list[str | bytes]:
+    """Split ``line[pos:]`` into bare words (str) and quoted / base64 values (bytes). Columns in
+    errors count from the start of ``line``, so pass the line as written, indentation and all."""
     out: list[str | bytes] = []
-    pos = _skip_space(line, 0)
+    pos = _skip_space(line, pos)
     while pos < len(line):
         if line[pos] in "\"'":
             value, pos = _quoted(line, pos)
@@ -133,9 +141,14 @@ def _base64(text: str) -> bytes:
 
 def parse_bytes(token: str) -> bytes:
     """A whole token as written in the text form (quoted or ``base64:``) -> its bytes."""
-    toks = _tokens(token)
+    return _value(token, 0)
+
+
+def _value(line: str, pos: int) -> bytes:
+    """The one quoted or ``base64:`` value that ``line[pos:]`` must be."""
+    toks = _tokens(line, pos)
     if len(toks) != 1 or not isinstance(toks[0], bytes):
-        raise _Bad(f"expected one quoted string or base64: value, got {token!r}")
+        raise _Bad(f"expected one quoted string or base64: value, got {line[pos:]!r}")
     return toks[0]
 
 
@@ -149,44 +162,47 @@ def _text(tok: str | bytes, what: str) -> str:
 
 
 def _int(tok: str | bytes, what: str) -> int:
-    if isinstance(tok, str) and re.fullmatch(r"-?\d{1,20}", tok):
+    if isinstance(tok, str) and re.fullmatch(r"-?[0-9]{1,20}", tok):
         return int(tok)
     shown = repr(tok) if len(tok) <= 20 else repr(tok[:20]) + "..."
     raise _Bad(f"{what} must be an integer of at most 20 digits, got {shown}")
 
 
-def _parse_header(rest: str) -> Header:
-    pos = _skip_space(rest, 0)
+def _parse_header(rest: str, pos: int) -> Header:
+    """The ``NAME: VALUE`` of a header line from ``rest[pos]`` (``rest`` is the whole line, so
+    error columns are the line's)."""
+    pos = _skip_space(rest, pos)
     if pos < len(rest) and rest[pos] in "\"'":
         name, pos = _quoted(rest, pos)
-    elif rest.startswith("base64:", pos):  # the base64 alphabet has no ':'
-        pos = rest.find(":", pos + 7)
-        if pos < 0:
+    else:  # a base64: or bare name, up to the colon (the base64 alphabet has no ':')
+        b64 = rest.startswith("base64:", pos)
+        start = pos + 7 if b64 else pos
+        text, colon, _ = rest[start:].partition(":")
+        if not colon:
             raise _Bad("header line needs NAME: VALUE")
-        name = _base64(rest[rest.index("base64:") + 7 : pos])
-    else:
-        colon = rest.find(":", pos)
-        if colon < 0:
-            raise _Bad("header line needs NAME: VALUE")
-        name = rest[pos:colon].strip().encode("utf-8", errors="surrogatepass")
-        pos = colon
+        name = _base64(text) if b64 else text.strip().encode("utf-8")
+        pos = start + len(text)
     if rest[pos : pos + 1] != ":":
         raise _Bad("header line needs a ':' after the name")
     pos = _skip_space(rest, pos + 1)
     raw = rest[pos:].rstrip(" \t")
     if raw[:1] in ("'", '"') or raw.startswith("base64:"):
-        return name, parse_bytes(raw)
-    return name, raw.encode("utf-8", errors="surrogatepass")
+        return name, _value(rest.rstrip(" \t"), pos)
+    return name, raw.encode("utf-8")
 
 
 @dataclass
 class _Draft:
     """An interaction being read, section by section."""
 
+    line: int
+    """The number of its ``interaction`` line."""
+
     request: Request | None = None
     req_headers: list[Header] = field(default_factory=list)
     body: bytes = b""
-    has_response: bool | None = None
+    response_line: bool = False
+    """A ``response`` line was read (``response none`` leaves ``response`` None)."""
     response: Response | None = None
     resp_headers: list[Header] = field(default_factory=list)
     frames: list[Frame] = field(default_factory=list)
@@ -199,7 +215,7 @@ class _Draft:
     def section(self) -> str:
         if self.end is not None:
             return "end"
-        if self.has_response is not None:
+        if self.response_line:
             return "response"
         if self.request is not None:
             return "request"
@@ -208,7 +224,7 @@ class _Draft:
     def finish(self) -> Interaction:
         if self.request is None:
             raise _Bad("interaction has no request line")
-        if self.has_response is None:
+        if not self.response_line:
             raise _Bad("interaction has no response line (write `response none` if none came)")
         if self.end is None:
             raise _Bad("interaction has no end line")
@@ -259,9 +275,11 @@ def _line(d: _Draft, line: str) -> None:
             raise _Bad("request header line `>` must follow the request line (before body)")
         if sigil == "<" and (sec != "response" or d.response is None or d.frames):
             raise _Bad("response header line `<` must follow the response line (before frames)")
-        (d.req_headers if sigil == ">" else d.resp_headers).append(_parse_header(stripped[1:]))
+        indent = len(line) - len(line.lstrip(" \t"))
+        header = _parse_header(line, indent + 1)
+        (d.req_headers if sigil == ">" else d.resp_headers).append(header)
         return
-    toks = _tokens(stripped)
+    toks = _tokens(line)
     key = toks[0]
     if isinstance(key, str) and key[:1] in "+-" and key[1:2].isascii() and key[1:2].isdigit():
         if sec != "response" or d.response is None:
@@ -299,10 +317,10 @@ def _line(d: _Draft, line: str) -> None:
         if sec != "request":
             raise _Bad("response line must follow the request")
         if toks[1:] == ["none"]:
-            d.has_response = False
+            d.response_line = True
             return
         _need(toks, 5, "response STATUS REASON HTTP-VERSION +HEAD-OFFSET")
-        d.has_response = True
+        d.response_line = True
         d.response = Response(
             _int(toks[1], "status"),
             _text(toks[2], "reason"),
@@ -347,13 +365,12 @@ def loads(text: str) -> Cassette:
     meta: list[tuple[str, str]] = []
     interactions: list[Interaction] = []
     draft: _Draft | None = None
-    draft_line = 0
     seen_magic = False
     lineno = 0
 
     def finish(d: _Draft) -> Interaction:
         nonlocal lineno
-        lineno = draft_line  # what is missing is reported against the `interaction` line
+        lineno = d.line  # what is missing is reported against the `interaction` line
         try:
             return d.finish()
         except _Bad as e:
@@ -363,6 +380,9 @@ def loads(text: str) -> Cassette:
         for this_line, raw in enumerate(text.split("\n"), start=1):
             lineno = this_line
             line = raw[:-1] if raw.endswith("\r") else raw  # tolerate CRLF editors
+            bad = _SURROGATE.search(line)
+            if bad:
+                raise _Bad(f"not UTF-8 text (column {bad.start() + 1})")
             stripped = line.strip(" \t")
             if not stripped or stripped.startswith("#"):
                 continue
@@ -371,13 +391,13 @@ def loads(text: str) -> Cassette:
                     raise _Bad(f"not a cassette text form (first line must be {MAGIC!r})")
                 seen_magic = True
                 continue
-            head = re.split(r"[ \t]", stripped, maxsplit=1)[0]  # str.split() also splits at \x1f
+            head = stripped.partition(" ")[0].partition("\t")[0]  # (str.split() splits at \x1f)
             if head == "interaction":
                 if draft is not None:
                     interactions.append(finish(draft))
-                draft, draft_line = _Draft(), this_line
+                draft = _Draft(line=this_line)
             elif head == "meta":
-                toks = _tokens(stripped)
+                toks = _tokens(line)
                 _need(toks, 3, "meta KEY VALUE")
                 if draft is not None:
                     raise _Bad("meta lines must come before the first interaction")

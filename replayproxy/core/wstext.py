@@ -73,8 +73,12 @@ def read_line(key: str, toks: list[str | bytes], parse_time: object) -> WsMessag
             raise WsTextError(f"ws-end closer must be client, server or unknown, got {by!r}")
         if not isinstance(reason, bytes):
             raise WsTextError("ws-end reason must be quoted")
+        try:
+            reason_text = reason.decode("utf-8")
+        except UnicodeDecodeError:
+            raise WsTextError("ws-end reason is not valid UTF-8") from None
         code = None if code_s == "-" else int(str(code_s))
-        return WsClose(parse_time(str(at)), kind, code, reason.decode("utf-8"), _BY_NAME[str(by)])
+        return WsClose(parse_time(str(at)), kind, code, reason_text, _BY_NAME[str(by)])
     if len(toks) not in (4, 6):
         raise WsTextError(f"expected `{key} +OFFSET text|binary 'BYTES' [frames N,N,...]`")
     at, kind_w, data = toks[1], toks[2], toks[3]

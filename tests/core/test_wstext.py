@@ -12,10 +12,11 @@ from replayproxy.core import codec
 from replayproxy.core.model import Cassette
 from replayproxy.core.textform import dumps
 from replayproxy.core.textload import loads
-from replayproxy.core.websocket import WebSocketSession
+from replayproxy.core.websocket import WebSocketSession, WsClose, WsCloseKind, WsMessage
+from replayproxy.core.wstext import session_lines
 from replayproxy.errors import CassetteFormatError
 from tests.cassette.builders import sse_interaction
-from tests.websocket.builders import realtime_turns, sessions, ws_interaction
+from tests.websocket.builders import MS, realtime_turns, sessions, ws_interaction
 
 
 @given(sessions)
@@ -78,3 +79,131 @@ def test_ws_lines_after_a_fault_are_refused() -> None:
     text = GOOD.replace("  end complete +99ms\n", "  end complete +99ms\n  fault hang\n")
     with pytest.raises(CassetteFormatError, match="before faults"):
         loads(text)
+
+
+def test_session_lines_exact() -> None:
+    """Each message: sigil, offset padded to 11, kind, quoted bytes, fragment sizes if any;
+    then the end: kind, offset, code (or -), closer (or unknown), quoted reason."""
+    session = WebSocketSession(
+        (
+            WsMessage(6 * MS, False, True, b'{"type":"hello"}', (3, 13)),
+            WsMessage(9 * MS, True, False, bytes(range(16))),
+            WsMessage(12_500_000, True, True, b"it's"),
+        ),
+        WsClose(20 * MS, WsCloseKind.DROPPED, None, "gone 'now'", None),
+    )
+    assert session_lines(session) == [
+        '  ws< +6ms        text \'{"type":"hello"}\' frames 3,13',
+        "  ws> +9ms        binary base64:AAECAwQFBgcICQoLDA0ODw==",
+        '  ws> +12.5ms     text "it\'s"',
+        "  ws-end dropped +20ms - unknown \"gone 'now'\"",
+    ]
+    closed = WebSocketSession((), WsClose(-MS, WsCloseKind.CLOSE, 1000, "", False))
+    assert session_lines(closed) == ['  ws-end close -1ms 1000 server ""']
+
+
+CLOSE = WsCloseKind.CLOSE
+
+
+@pytest.mark.parametrize(
+    ("line", "close"),
+    [
+        ("ws-end close +20ms - unknown 'bye'", WsClose(20 * MS, CLOSE, None, "bye", None)),
+        ("ws-end close +1.5ms 4000 client ''", WsClose(1_500_000, CLOSE, 4000, "", True)),
+        ("ws-end open +0ms 0 server base64:w6k=", WsClose(0, WsCloseKind.OPEN, 0, "é", False)),
+    ],
+)
+def test_ws_end_lines_are_read_exactly(line: str, close: WsClose) -> None:
+    """Kind, offset, code (- for none), closer (unknown for None) and reason as written."""
+    (it,) = loads(GOOD.replace("ws-end dropped +20ms 1006 server ''", line)).interactions
+    assert it.websocket is not None and it.websocket.close == close
+
+
+def test_message_lines_are_read_exactly() -> None:
+    """Direction from the sigil, kind, bytes and fragment sizes as written."""
+    text = GOOD.replace("frames 3,13", "frames 0,16").replace("binary base64:AAE=", "text ''")
+    (it,) = loads(text).interactions
+    assert it.websocket is not None
+    assert it.websocket.messages == (
+        WsMessage(6 * MS, False, True, b'{"type":"hello"}', (0, 16)),
+        WsMessage(9 * MS, True, True, b""),
+    )
+
+
+END = "ws-end dropped +20ms 1006 server ''"
+SERVER = 'ws< +6ms text \'{"type":"hello"}\' frames 3,13'
+END_USAGE = "expected `ws-end KIND +OFFSET CODE|- client|server|unknown 'REASON'`"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "error"),
+    [
+        (END, "ws-end dropped +20ms 1006 server", f"line 8: {END_USAGE}"),
+        (END, END + " more", f"line 8: {END_USAGE}"),
+        (END, "ws-end gone +20ms 1006 server ''",
+         "line 8: ws-end kind 'gone' is not one of: close, dropped, open"),
+        (END, "ws-end 'close' +20ms 1006 server ''",
+         "line 8: ws-end kind b'close' is not one of: close, dropped, open"),
+        (END, "ws-end dropped +20 1006 server ''",
+         "line 8: bad time '+20' (expected e.g. +12.5ms, +2s, -300us)"),
+        (END, "ws-end dropped +20ms x1 server ''",
+         "line 8: ws-end code must be a number or -, got 'x1'"),
+        (END, "ws-end dropped +20ms '1006' server ''",
+         "line 8: ws-end code must be a number or -, got b'1006'"),
+        (END, "ws-end dropped +20ms \u0661\u0660 server ''",
+         "line 8: ws-end code must be a number or -, got '\u0661\u0660'"),
+        (END, "ws-end dropped +20ms 1006 nobody ''",
+         "line 8: ws-end closer must be client, server or unknown, got 'nobody'"),
+        (END, "ws-end dropped +20ms 1006 'server' ''",
+         "line 8: ws-end closer must be client, server or unknown, got b'server'"),
+        (END, "ws-end dropped +20ms 1006 server bye", "line 8: ws-end reason must be quoted"),
+        (END, "ws-end dropped +20ms 1006 server '\\xff'",
+         "line 8: ws-end reason is not valid UTF-8"),
+        (SERVER, "ws< +6ms text",
+         "line 6: expected `ws< +OFFSET text|binary 'BYTES' [frames N,N,...]`"),
+        (SERVER, SERVER + " 1",
+         "line 6: expected `ws< +OFFSET text|binary 'BYTES' [frames N,N,...]`"),
+        ("ws> +9ms binary base64:AAE=", "ws> +9ms binary",
+         "line 7: expected `ws> +OFFSET text|binary 'BYTES' [frames N,N,...]`"),
+        (SERVER, SERVER.replace("text", "texty"),
+         "line 6: message kind must be text or binary, got 'texty'"),
+        (SERVER, SERVER.replace("text", "'text'"),
+         "line 6: message kind must be text or binary, got b'text'"),
+        (SERVER, "ws< +6ms text hello", "line 6: message bytes must be quoted or base64:"),
+        (SERVER, SERVER.replace("frames", "frame"),
+         "line 6: expected `frames N,N,...` after the message bytes"),
+        (SERVER, SERVER.replace("3,13", "'3,13'"),
+         "line 6: expected `frames N,N,...` after the message bytes"),
+        (SERVER, SERVER.replace("3,13", "3,x"), "line 6: frames must be sizes like 3,4, got '3,x'"),
+        (SERVER, SERVER.replace("3,13", "3,12"),
+         "line 6: frames 3,12 do not add up to the 16 message bytes"),
+        (SERVER, SERVER.replace("3,13", "17,-1"),
+         "line 6: frames 17,-1 do not add up to the 16 message bytes"),
+        (SERVER, SERVER.replace("+6ms", "6ms"),
+         "line 6: bad time '6ms' (expected e.g. +12.5ms, +2s, -300us)"),
+    ],
+)  # fmt: skip
+def test_each_malformed_ws_line_is_an_exact_error(old: str, new: str, error: str) -> None:
+    """Each way a ws line can be wrong: the line number and what was expected, exactly."""
+    assert old in GOOD
+    with pytest.raises(CassetteFormatError) as err:
+        loads(GOOD.replace(old, new))
+    assert err.value.reason == error
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        (GOOD.replace("  end complete +99ms\n", "") + "  end complete +99ms\n", 5),  # before end
+        (GOOD + "  ws> +30ms text 'late'\n", 9),  # after ws-end
+        (GOOD.replace("  ws-end", "  fault hang\n  ws-end"), 9),  # after a fault
+    ],
+)
+def test_ws_lines_out_of_place_are_refused(text: str, line: int) -> None:
+    """ws lines come after the end line, before faults, and ws-end is the last of them."""
+    with pytest.raises(CassetteFormatError) as err:
+        loads(text)
+    key = text.splitlines()[line - 1].split()[0]
+    assert err.value.reason == (
+        f"line {line}: {key} lines come after the end line, before faults, ws-end last"
+    )
