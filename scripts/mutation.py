@@ -78,10 +78,14 @@ TESTS: dict[str, list[str]] = {
     "core/faults/*": _FAULTS,
     "core/check/*": [
         *_CHECK,
+        "tests/core/test_check_anthropic.py",
         "tests/core/test_check_detect.py",
+        "tests/core/test_check_gemini.py",
+        "tests/core/test_check_ndjson.py",
         "tests/core/test_check_realtime.py",
         "tests/check/test_contract.py",
         "tests/check/test_dialect.py",
+        "tests/check/test_rule_reports.py",
     ],
     "engine/origin.py": [
         "tests/replay/test_origin_clock.py",
