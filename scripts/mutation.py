@@ -79,6 +79,7 @@ TESTS: dict[str, list[str]] = {
     "core/check/*": [
         *_CHECK,
         "tests/core/test_check_anthropic.py",
+        "tests/core/test_check_bedrock.py",
         "tests/core/test_check_detect.py",
         "tests/core/test_check_gemini.py",
         "tests/core/test_check_ndjson.py",

@@ -10,7 +10,7 @@ from typing import Any
 
 from replayproxy.core.check import RequestOptions, check_body
 
-__all__ = ["check_sse", "sse_event"]
+__all__ = ["check_events", "sse_event"]
 
 Found = tuple[str, int | None, str]
 
@@ -23,16 +23,16 @@ def sse_event(obj: Any, name: str | None = None, *, crlf: bool = False) -> bytes
     return (text.replace("\n", "\r\n") if crlf else text).encode()
 
 
-def check_sse(
+def check_events(
     provider: str, events: list[bytes], request: RequestOptions | None = None
 ) -> list[Found]:
-    """The violations of the body ``events`` joined, as (rule, event index, message)."""
+    """The violations of the body ``events`` (SSE events or event-stream messages) joined, as (rule, event index, message)."""
     body = b"".join(events)
     starts = [sum(len(e) for e in events[:i]) for i in range(len(events))]
     found = []
     for v in check_body(body, provider, request=request):
         if v.event is None:
-            assert v.offset in (None, len(body)), v
+            assert v.offset == len(body), v
         else:
             assert v.offset == starts[v.event], v
         found.append((v.rule, v.event, v.message))

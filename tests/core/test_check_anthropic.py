@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.check.reports import check_sse, sse_event
+from tests.check.reports import check_events, sse_event
 
 
 def e(obj: Any, name: str | None = "") -> bytes:
@@ -145,7 +145,7 @@ STREAMS: dict[str, list[bytes]] = {
     "stop-reason-then-none": [*text(), mdelta("max_tokens"), mdelta(None), STOP],
 }
 
-# name -> the violations, as (rule, event index, message); offsets are checked by check_sse
+# name -> the violations, as (rule, event index, message); offsets are checked by check_events
 EXPECTED: dict[str, list[tuple[str, int | None, str]]] = dict(
     [
         ("clean", []),
@@ -449,4 +449,4 @@ def test_every_stream_has_its_expected_report() -> None:
 @pytest.mark.parametrize("name", list(STREAMS))
 def test_the_report_is_exact(name: str) -> None:
     """Each stream reports exactly these rules, at these events, with these messages."""
-    assert check_sse("anthropic", STREAMS[name]) == EXPECTED[name]
+    assert check_events("anthropic", STREAMS[name]) == EXPECTED[name]

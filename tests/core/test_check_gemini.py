@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.check.reports import check_sse, sse_event
+from tests.check.reports import check_events, sse_event
 
 USAGE = {"promptTokenCount": 2, "candidatesTokenCount": 3, "totalTokenCount": 5}
 
@@ -68,9 +68,21 @@ STREAMS: dict[str, list[bytes]] = {
     "model-changes-once": [g(chunk()), g(chunk(model="m2")), g(chunk(model="m3")), END],
     "ids-missing-or-null": [g(chunk(rid=None, model=None)), g(chunk(rid=None, model=None)), END],
     "both-ids-change": [g(chunk()), g(chunk("!", "STOP", usage=True, rid="r2", model="m2"))],
-    "candidates-not-a-list": [g({"candidates": {"0": {}}, "usageMetadata": USAGE}), END],
-    "candidate-not-an-object": [g({"candidates": ["x"]}), END],
-    "index-not-an-int": [g(chunk(index="1")), END],
+    "candidates-not-a-list": [g({"candidates": 5, "usageMetadata": USAGE}), END],
+    "candidate-not-an-object": [g({"candidates": ["x", chunk()["candidates"][0]]}), END],
+    "index-not-an-int": [
+        g({"candidates": [chunk(index="1")["candidates"][0], chunk("!", "STOP")["candidates"][0]]}),
+        g({"usageMetadata": USAGE}),
+    ],
+    "model-changes-without-response-id": [
+        g(chunk(rid=None)),
+        g(chunk("!", "STOP", usage=True, rid=None, model="m2")),
+    ],
+    "a-comment-line-and-lf": [g(chunk()), raw(": ping\n\n"), END],
+    "unterminated-lf-event-has-no-line-ending-rule": [
+        g(chunk()),
+        g(chunk("!", "STOP", usage=True))[:-4] + b"\n",
+    ],
     "two-candidates-one-unfinished": [
         g(chunk(index=0)),
         g(chunk(index=1)),
@@ -83,6 +95,18 @@ STREAMS: dict[str, list[bytes]] = {
         g(chunk("b", "STOP", index=1)),
         g(chunk(index=1)),
         g(chunk(index=0, usage=True)),
+    ],
+    "continued-and-new-candidate-in-one-chunk": [
+        g(chunk("a", "STOP", index=0)),
+        g(
+            {
+                "candidates": [
+                    chunk("b", index=0)["candidates"][0],
+                    chunk("c", index=1)["candidates"][0],
+                ],
+                "usageMetadata": USAGE,
+            }
+        ),
     ],
     "no-candidates": [g({"usageMetadata": USAGE})],
     "no-chunks": [],
@@ -110,7 +134,7 @@ STREAMS: dict[str, list[bytes]] = {
     ],
 }
 
-# name -> the violations, as (rule, event index, message); offsets are checked by check_sse
+# name -> the violations, as (rule, event index, message); offsets are checked by check_events
 EXPECTED: dict[str, list[tuple[str, int | None, str]]] = dict(
     [
         ("clean", []),
@@ -238,6 +262,62 @@ EXPECTED: dict[str, list[tuple[str, int | None, str]]] = dict(
         ("candidate-not-an-object", []),
         ("index-not-an-int", []),
         (
+            "model-changes-without-response-id",
+            [("gemini.stable-ids", 1, "modelVersion changed from 'gemini-2.5-flash' to 'm2'")],
+        ),
+        (
+            "a-comment-line-and-lf",
+            [
+                (
+                    "sse.line-endings",
+                    1,
+                    (
+                        "line endings mix LF+CRLF; the anthropic SDK and openai-python <= "
+                        "2.24 dispatch such events late: use one style"
+                    ),
+                ),
+                (
+                    "gemini.data-prefix",
+                    1,
+                    (
+                        "a comment line; google-genai accepts only 'data: ' lines and feeds"
+                        " any other line into its JSON error buffer"
+                    ),
+                ),
+                ("gemini.crlf", 1, "line endings other than CRLF"),
+            ],
+        ),
+        (
+            "unterminated-lf-event-has-no-line-ending-rule",
+            [
+                (
+                    "sse.line-endings",
+                    1,
+                    (
+                        "line endings mix LF+CRLF; the anthropic SDK and openai-python <= "
+                        "2.24 dispatch such events late: use one style"
+                    ),
+                ),
+                (
+                    "sse.unterminated",
+                    1,
+                    (
+                        "the stream ends inside an event (233 bytes without the closing "
+                        "blank line); every SSE decoder drops it silently"
+                    ),
+                ),
+                (
+                    "gemini.finish-reason",
+                    None,
+                    (
+                        "the stream ends without a finishReason for candidate 0; google-"
+                        "genai does not report this truncation"
+                    ),
+                ),
+                ("gemini.usage-metadata", 0, "the final chunk has no usageMetadata"),
+            ],
+        ),
+        (
             "two-candidates-one-unfinished",
             [
                 (
@@ -285,6 +365,24 @@ EXPECTED: dict[str, list[tuple[str, int | None, str]]] = dict(
                     "gemini.finish-reason",
                     3,
                     "candidate 0 continues after its finishReason at event 0",
+                ),
+            ],
+        ),
+        (
+            "continued-and-new-candidate-in-one-chunk",
+            [
+                (
+                    "gemini.finish-reason",
+                    1,
+                    "candidate 0 continues after its finishReason at event 0",
+                ),
+                (
+                    "gemini.finish-reason",
+                    None,
+                    (
+                        "the stream ends without a finishReason for candidate 1; google-"
+                        "genai does not report this truncation"
+                    ),
                 ),
             ],
         ),
@@ -342,4 +440,4 @@ def test_every_stream_has_its_expected_report() -> None:
 @pytest.mark.parametrize("name", list(STREAMS))
 def test_the_report_is_exact(name: str) -> None:
     """Each stream reports exactly these rules, at these events, with these messages."""
-    assert check_sse("gemini", STREAMS[name]) == EXPECTED[name]
+    assert check_events("gemini", STREAMS[name]) == EXPECTED[name]

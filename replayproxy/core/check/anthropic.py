@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from replayproxy.core.check.base import INVALID, Grammar, StreamEvent
+from replayproxy.core.check.base import INVALID, Grammar, Report, RequestOptions, StreamEvent
 from replayproxy.core.check.jsonload import loads
 
 __all__ = ["Anthropic"]
@@ -47,8 +47,8 @@ class _Block:
 
 
 class Anthropic(Grammar):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, report: Report, request: RequestOptions) -> None:
+        super().__init__(report, request)
         self.started = False
         self.stopped: StreamEvent | None = None
         self.error: StreamEvent | None = None

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from replayproxy.core.check.base import INVALID, Grammar, StreamEvent
+from replayproxy.core.check.base import INVALID, Grammar, Report, RequestOptions, StreamEvent
 from replayproxy.core.check.jsonload import loads
 
 __all__ = ["OpenAIChat"]
@@ -40,8 +40,8 @@ def _has_content(delta: dict[str, Any]) -> bool:
 class OpenAIChat(Grammar):
     sentinels = frozenset({"[DONE]"})
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, report: Report, request: RequestOptions) -> None:
+        super().__init__(report, request)
         self.done: StreamEvent | None = None
         self.after_done_reported = False
         self.error: StreamEvent | None = None

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from replayproxy.core.check.base import INVALID, Grammar, StreamEvent
+from replayproxy.core.check.base import INVALID, Grammar, Report, RequestOptions, StreamEvent
 
 __all__ = ["OpenAIResponses"]
 
@@ -96,8 +96,8 @@ def _text_key(p: dict[str, Any], family: str) -> tuple[Any, ...]:
 
 
 class OpenAIResponses(Grammar):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, report: Report, request: RequestOptions) -> None:
+        super().__init__(report, request)
         self.count = 0
         self.seq: int | None = None
         self.lifecycle = False  # response.in_progress / queued seen
