@@ -83,6 +83,7 @@ TESTS: dict[str, list[str]] = {
         "tests/core/test_check_detect.py",
         "tests/core/test_check_gemini.py",
         "tests/core/test_check_ndjson.py",
+        "tests/core/test_check_openai_chat.py",
         "tests/core/test_check_realtime.py",
         "tests/check/test_contract.py",
         "tests/check/test_dialect.py",

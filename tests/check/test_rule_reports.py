@@ -354,7 +354,7 @@ EXPECTED: dict[str, list[tuple[int | None, int | None, str]]] = {
         ),
     ],
     "openai.chat.tool-call-finish": [
-        (228, None, "choice 0 made tool calls but finished with 'stop'"),
+        (228, 52080, "choice 0 made tool calls but finished with 'stop'"),
     ],
     "openai.chat.tool-call-first": [
         (227, 51737, "the first delta of tool call 0 (choice 0) lacks id"),

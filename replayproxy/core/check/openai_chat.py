@@ -28,7 +28,7 @@ class _Tool:
 @dataclass
 class _Choice:
     finish: str | None = None
-    finish_event: int | None = None
+    finish_event: StreamEvent | None = None
     after_finish_reported: bool = False
     tools: dict[int, _Tool] = field(default_factory=dict)
 
@@ -233,13 +233,13 @@ class OpenAIChat(Grammar):
                 "openai-python's stream helper concatenates it into an invalid role",
             )
         finish = choice.get("finish_reason")
-        if state.finish is not None:
+        if state.finish_event is not None:
             if finish is not None:
                 report.at(
                     "openai.chat.finish-reason",
                     ev,
                     f"choice {index} has a second finish_reason {finish!r} (first "
-                    f"{state.finish!r} at event {state.finish_event})",
+                    f"{state.finish!r} at event {state.finish_event.index})",
                 )
             elif _has_content(delta) and not state.after_finish_reported:
                 state.after_finish_reported = True
@@ -247,7 +247,7 @@ class OpenAIChat(Grammar):
                     "openai.chat.after-finish",
                     ev,
                     f"choice {index} has delta content after its finish_reason "
-                    f"{state.finish!r} (event {state.finish_event})",
+                    f"{state.finish!r} (event {state.finish_event.index})",
                 )
             return
         self._tool_calls(ev, index, state, delta.get("tool_calls"))
@@ -259,7 +259,7 @@ class OpenAIChat(Grammar):
                     f"choice {index} has unknown finish_reason {finish!r}",
                 )
             state.finish = str(finish)
-            state.finish_event = ev.index
+            state.finish_event = ev
 
     def _tool_calls(self, ev: StreamEvent, index: int, state: _Choice, calls: Any) -> None:
         if not isinstance(calls, list):
@@ -332,7 +332,7 @@ class OpenAIChat(Grammar):
         if self.error is not None:
             return
         for index, state in self.choices.items():
-            if state.finish is None:
+            if state.finish_event is None:
                 report.add(
                     "openai.chat.finish-reason",
                     f"choice {index} never got a finish_reason (truncated?)",
@@ -350,11 +350,11 @@ class OpenAIChat(Grammar):
                         f"the arguments of tool call {t} (choice {index}) do not parse as "
                         f"JSON: {shown!r}",
                     )
-            if state.tools and state.finish not in (None, "tool_calls"):
-                report.add(
+            if state.tools and state.finish_event is not None and state.finish != "tool_calls":
+                report.at(
                     "openai.chat.tool-call-finish",
+                    state.finish_event,
                     f"choice {index} made tool calls but finished with {state.finish!r}",
-                    event=state.finish_event,
                 )
         if self.request.include_usage and not self.usage_events:
             report.add(
