@@ -84,6 +84,7 @@ TESTS: dict[str, list[str]] = {
         "tests/core/test_check_gemini.py",
         "tests/core/test_check_ndjson.py",
         "tests/core/test_check_openai_chat.py",
+        "tests/core/test_check_openai_responses.py",
         "tests/core/test_check_realtime.py",
         "tests/check/test_contract.py",
         "tests/check/test_dialect.py",

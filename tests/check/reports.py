@@ -26,7 +26,8 @@ def sse_event(obj: Any, name: str | None = None, *, crlf: bool = False) -> bytes
 def check_events(
     provider: str, events: list[bytes], request: RequestOptions | None = None
 ) -> list[Found]:
-    """The violations of the body ``events`` (SSE events or event-stream messages) joined, as (rule, event index, message)."""
+    """The violations of the body ``events`` (SSE events or event-stream messages) joined, as
+    (rule, event index, message)."""
     body = b"".join(events)
     starts = [sum(len(e) for e in events[:i]) for i in range(len(events))]
     found = []
