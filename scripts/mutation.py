@@ -86,6 +86,7 @@ TESTS: dict[str, list[str]] = {
         "tests/core/test_check_openai_chat.py",
         "tests/core/test_check_openai_responses.py",
         "tests/core/test_check_realtime.py",
+        "tests/core/test_check_realtime_reports.py",
         "tests/check/test_contract.py",
         "tests/check/test_dialect.py",
         "tests/check/test_rule_reports.py",
