@@ -287,7 +287,7 @@ class OpenAIResponses(Grammar):
                 self.parts[(oi, ci)] = False
         elif kind == "response.content_part.done" or kind.startswith(_PART_EVENTS):
             done = self.parts.get((oi, ci)) if isinstance(ci, int) else None
-            if done is None or done:
+            if done is None or done or not isinstance(ci, int):
                 state = "not added" if done is None else "already done"
                 report.at(
                     "openai.responses.nesting",
