@@ -69,7 +69,9 @@ STREAMS: dict[str, list[bytes]] = {
     "ids-missing-or-null": [g(chunk(rid=None, model=None)), g(chunk(rid=None, model=None)), END],
     "both-ids-change": [g(chunk()), g(chunk("!", "STOP", usage=True, rid="r2", model="m2"))],
     "candidates-not-a-list": [g({"candidates": 5, "usageMetadata": USAGE}), END],
-    "candidate-not-an-object": [g({"candidates": ["x", chunk()["candidates"][0]]}), END],
+    "candidate-not-an-object": [
+        g({"candidates": ["x", chunk("!", "STOP")["candidates"][0]], "usageMetadata": USAGE})
+    ],
     "index-not-an-int": [
         g({"candidates": [chunk(index="1")["candidates"][0], chunk("!", "STOP")["candidates"][0]]}),
         g({"usageMetadata": USAGE}),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from replayproxy.core.check.base import INVALID, Grammar, Report, RequestOptions, StreamEvent
+from replayproxy.core.check.base import Grammar, Report, RequestOptions, StreamEvent
 from replayproxy.core.sse import CRLF, SSEEvent
 
 __all__ = ["Gemini"]
@@ -45,7 +45,7 @@ class Gemini(Grammar):
 
     def event(self, ev: StreamEvent) -> None:
         p = ev.payload
-        if p is INVALID or p is None or not isinstance(p, dict):
+        if not isinstance(p, dict):  # not JSON (reported as sse.json), or not an object
             return
         report = self.report
         if self.error is not None:
