@@ -34,7 +34,6 @@ class ContractGrammar(Grammar):
         self.contract = contract
         self.sentinels = contract.sentinels
         self.matcher = OrderMatcher(contract.order) if contract.order is not None else None
-        self.order_source = contract.order.source if contract.order is not None else ""
         self.order_broken = False
         self.count = 0
         self.last_type: str | None = None
@@ -94,7 +93,7 @@ class ContractGrammar(Grammar):
                 report.at(
                     "contract.order",
                     ev,
-                    f"{kind} {after}; the order {self.order_source!r} allows "
+                    f"{kind} {after}; the order {self.matcher.order.source!r} allows "
                     f"{_names(expected)} here",
                 )
         self.last_type = kind
@@ -158,7 +157,7 @@ class ContractGrammar(Grammar):
         if self.matcher is not None and not self.order_broken and not self.matcher.complete:
             self.report.add(
                 "contract.order",
-                f"the stream ends after {self.last_type}; the order {self.order_source!r} "
+                f"the stream ends after {self.last_type}; the order {self.matcher.order.source!r} "
                 f"needs {_names(self.matcher.expected())} next",
                 offset=end,
             )
