@@ -69,6 +69,7 @@ STREAMS: dict[str, list[bytes]] = {
     "tokens-equal": [start(tokens=5), mdelta(tokens=5), STOP],
     "tokens-not-int": [start(tokens="9"), mdelta(tokens=2), mdelta(tokens="1"), STOP],
     "message-not-object": [start(message="x"), mdelta(tokens=0), STOP],
+    "negative-first-count": [start(tokens=-2), mdelta(tokens=-2), STOP],
     "two-events-before-start": [bstart(0), bstop(0), start(), mdelta(), STOP],
     "index-repeated": [start(), bstart(0), bstop(0), bstart(0), bstop(0), mdelta(), STOP],
     "index-taken": [start(), bstart(1), bstop(1), bstart(1), bstop(1), mdelta(), STOP],
@@ -207,6 +208,7 @@ EXPECTED: dict[str, list[tuple[str, int | None, str]]] = dict(
         ("tokens-equal", []),
         ("tokens-not-int", []),
         ("message-not-object", []),
+        ("negative-first-count", []),
         (
             "two-events-before-start",
             [

@@ -55,7 +55,7 @@ class Anthropic(Grammar):
         self.after_reported = False
         self.blocks: dict[int, _Block] = {}
         self.stop_reason: str | None = None
-        self.output_tokens = -1
+        self.output_tokens: int | None = None  # the last usage.output_tokens seen
 
     def event(self, ev: StreamEvent) -> None:
         report = self.report
@@ -130,7 +130,7 @@ class Anthropic(Grammar):
     def _tokens(self, ev: StreamEvent, usage: Any) -> None:
         tokens = usage.get("output_tokens") if isinstance(usage, dict) else None
         if isinstance(tokens, int):
-            if tokens < self.output_tokens:
+            if self.output_tokens is not None and tokens < self.output_tokens:
                 self.report.at(
                     "anthropic.usage-decrease",
                     ev,
