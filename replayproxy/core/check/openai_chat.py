@@ -51,11 +51,10 @@ class OpenAIChat(Grammar):
         self.changed: set[str] = set()
         self.choices: dict[int, _Choice] = {}
         self.next_choice = 0
-        self.usage_events: list[StreamEvent] = []
+        self.usage_seen = False
         self.usage_only: int | None = None  # event index of a choices == [] usage chunk
         self.after_usage_reported = False
         self.event_field_reported = False
-        self.last_event: StreamEvent | None = None
 
     def event(self, ev: StreamEvent) -> None:
         report = self.report
@@ -106,7 +105,6 @@ class OpenAIChat(Grammar):
             return
         if "prompt_filter_results" in chunk and not chunk.get("choices"):
             return  # Azure OpenAI's content-filter preamble: empty id/model/object by design
-        self.last_event = ev
         obj = chunk.get("object")
         if obj == "chat.completion.done":
             report.note("a last chunk with object 'chat.completion.done', as Perplexity sends")
@@ -132,7 +130,7 @@ class OpenAIChat(Grammar):
                 "code that reads usage from the last chunk before [DONE] finds none",
             )
         if usage is not None:
-            self.usage_events.append(ev)
+            self.usage_seen = True
             self._usage(ev, usage, choices)
         if isinstance(choices, list):
             for choice in choices:
@@ -356,7 +354,7 @@ class OpenAIChat(Grammar):
                     state.finish_event,
                     f"choice {index} made tool calls but finished with {state.finish!r}",
                 )
-        if self.request.include_usage and not self.usage_events:
+        if self.request.include_usage and not self.usage_seen:
             report.add(
                 "openai.chat.usage-chunk",
                 "the request set stream_options.include_usage but no usage chunk came",
