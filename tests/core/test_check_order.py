@@ -51,6 +51,7 @@ def _accepts(order: str, sentence: str) -> bool:
     ("order", "accepted", "rejected"),
     [
         ("a", ["a"], ["", "a a", "b"]),
+        (" a\tb \n", ["a b"], ["a"]),
         ("a b c", ["a b c"], ["a b", "a c", "b c", "a b c c"]),
         ("a?", ["", "a"], ["a a"]),
         ("a+", ["a", "a a a"], [""]),

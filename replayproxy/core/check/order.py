@@ -45,15 +45,14 @@ class _Builder:
 
     def _lex(self, source: str) -> list[tuple[str, str]]:
         tokens: list[tuple[str, str]] = []
+        text = source.rstrip()  # a match is blanks then a token: trailing blanks have none
         at = 0
-        while at < len(source):
-            if source[at:].strip() == "":
-                break
-            m = _TOKEN.match(source, at)
+        while at < len(text):
+            m = _TOKEN.match(text, at)
             if m is None:
-                bad = len(source) - len(source[at:].lstrip())  # the character, not the blanks
+                bad = len(text) - len(text[at:].lstrip())  # the character, not the blanks
                 raise UsageError(
-                    f"order {source!r}: unexpected {source[bad]!r} at column {bad + 1}; "
+                    f"order {source!r}: unexpected {text[bad]!r} at column {bad + 1}; "
                     'names are letters, digits and _ . - : / [ ] or "quoted"'
                 )
             if m.group("op"):
@@ -102,14 +101,14 @@ class _Builder:
 
     def item(self, tok: tuple[str, str]) -> tuple[int, int]:
         entry, exit_ = self.atom(tok)
-        while (op := self.peek()) is not None and op[0] == "op" and op[1] in "*+?":
+        while (op := self.peek()) is not None and op[0] == "op" and op[1] in ("*", "+", "?"):
             self.pos += 1
             new_entry, new_exit = self.state(), self.state()
             self.eps[new_entry].append(entry)
             self.eps[exit_].append(new_exit)
-            if op[1] in "*?":
+            if op[1] in ("*", "?"):
                 self.eps[new_entry].append(new_exit)
-            if op[1] in "*+":
+            if op[1] in ("*", "+"):
                 self.eps[exit_].append(entry)
             entry, exit_ = new_entry, new_exit
         return entry, exit_
