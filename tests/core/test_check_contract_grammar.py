@@ -38,6 +38,7 @@ terminal = ["[DONE]"]
 )
 ORDER_ONLY = parse_contract('[events]\norder = "a b"', fmt="toml")
 START_ONLY = parse_contract('[events]\nstart = ["a"]', fmt="toml")
+TWO_SAME = parse_contract('[fields]\nsame = ["a", "b"]', fmt="toml")
 FIELDS_ONLY = parse_contract('[fields]\nsame = ["id"]\n[fields.required]\na = ["x"]', fmt="toml")
 REQUIRED_ONLY = parse_contract('[fields.required]\na = ["x"]', fmt="toml")
 
@@ -93,6 +94,19 @@ STREAMS: dict[str, tuple[Contract, list[bytes]]] = {
     "same-long-values-cut": (
         FIELDS_ONLY,
         [raw("a", {"id": "x" * 50, "x": 1}), raw("b", {"id": "y" * 50})],
+    ),
+    "same-values-shown-to-40-characters": (
+        FIELDS_ONLY,
+        [raw("a", {"id": "x" * 38, "x": 1}), raw("b", {"id": "y" * 38})],
+    ),
+    "same-values-cut-after-40-characters": (
+        FIELDS_ONLY,
+        [raw("a", {"id": "x" * 39, "x": 1}), raw("b", {"id": "y" * 39})],
+    ),
+    "two-same-fields-first-missing": (TWO_SAME, [raw("a", {"a": 1, "b": 2}), raw("b", {"b": 3})]),
+    "two-same-fields-second-changes": (
+        TWO_SAME,
+        [raw("a", {"a": 1, "b": 2}), raw("b", {"a": 1, "b": 3})],
     ),
     "required-lacks-two": (CHAT, [ev("started"), ev("tool_call"), ev("committed")]),
     "payload-not-an-object-same": (CHAT, [ev("started"), raw("delta", [1]), ev("committed")]),
@@ -241,6 +255,55 @@ EXPECTED: dict[str, list[tuple[str, int | None, str]]] = dict(
                         "'yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy...: events of two turns are "
                         "mixed in one stream"
                     ),
+                )
+            ],
+        ),
+        (
+            "same-values-shown-to-40-characters",
+            [
+                (
+                    "contract.same",
+                    1,
+                    (
+                        "id changed from 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx' to "
+                        "'yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy': events of two turns are "
+                        "mixed in one stream"
+                    ),
+                )
+            ],
+        ),
+        (
+            "same-values-cut-after-40-characters",
+            [
+                (
+                    "contract.same",
+                    1,
+                    (
+                        "id changed from 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx... to "
+                        "'yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy...: events of two turns are "
+                        "mixed in one stream"
+                    ),
+                )
+            ],
+        ),
+        (
+            "two-same-fields-first-missing",
+            [
+                ("contract.same", 1, "the b event has no 'a'"),
+                (
+                    "contract.same",
+                    1,
+                    "b changed from 2 to 3: events of two turns are mixed in one stream",
+                ),
+            ],
+        ),
+        (
+            "two-same-fields-second-changes",
+            [
+                (
+                    "contract.same",
+                    1,
+                    "b changed from 2 to 3: events of two turns are mixed in one stream",
                 )
             ],
         ),

@@ -35,7 +35,7 @@ class ContractGrammar(Grammar):
         self.sentinels = contract.sentinels
         self.matcher = OrderMatcher(contract.order) if contract.order is not None else None
         self.order_broken = False
-        self.count = 0
+        self.started = False  # an event was seen
         self.last_type: str | None = None
         self.terminal: tuple[int, str] | None = None  # (event index, type)
         self.after_reported = False
@@ -61,8 +61,8 @@ class ContractGrammar(Grammar):
 
     def event(self, ev: StreamEvent) -> None:
         report = self.report
-        first = self.count == 0
-        self.count += 1
+        first = not self.started
+        self.started = True
         kind = self._type(ev)
         if self.terminal is not None:
             if not self.after_reported:
@@ -137,7 +137,7 @@ class ContractGrammar(Grammar):
 
     def finish(self, end: int) -> None:
         contract = self.contract
-        if self.count == 0:
+        if not self.started:
             if contract.start or contract.terminal:
                 self.report.add(
                     "contract.terminal" if contract.terminal else "contract.start",
