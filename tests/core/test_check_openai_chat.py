@@ -183,6 +183,20 @@ STREAMS: dict[str, list[bytes]] = {
         ),
         DONE,
     ],
+    "usage-details-not-an-object-no-reasoning": [
+        *BODY[:3],
+        c(
+            chunk(
+                usage={
+                    "prompt_tokens": 3,
+                    "completion_tokens": 2,
+                    "total_tokens": 6,
+                    "completion_tokens_details": [1],
+                }
+            )
+        ),
+        DONE,
+    ],
     "usage-counts-not-ints": [
         *BODY[:3],
         c(chunk(usage={"prompt_tokens": "3", "completion_tokens": 2, "total_tokens": 9})),
@@ -446,6 +460,16 @@ EXPECTED: dict[str, list[tuple[str, int | None, str]]] = dict(
             ],
         ),
         ("usage-details-not-an-object", []),
+        (
+            "usage-details-not-an-object-no-reasoning",
+            [
+                (
+                    "openai.chat.usage-total",
+                    3,
+                    "total_tokens 6 != prompt_tokens 3 + completion_tokens 2",
+                )
+            ],
+        ),
         ("usage-counts-not-ints", []),
         ("usage-not-an-object", []),
         (

@@ -154,11 +154,11 @@ class OpenAIChat(Grammar):
         if not isinstance(created, int):
             return
         last, self.last_created = self.last_created, created
-        if last is None or created == last:
+        if last is None:
             return
         if created > last:
             self.report.note("created moves forward during the stream, as Groq and xAI send")
-        elif "created" not in self.changed:
+        elif created < last and "created" not in self.changed:
             self.changed.add("created")
             self.report.at(
                 "openai.chat.stable-fields", ev, f"created goes back from {last} to {created}"
