@@ -49,13 +49,14 @@ def item_done(iid: str = "i1", rid: str = "r1") -> dict[str, Any]:
 def delta(
     text: Any, kind: str = "response.output_text", ci: Any = 0, iid: Any = "i1"
 ) -> dict[str, Any]:
-    return {
+    out = {
         "type": f"{kind}.delta",
         "response_id": "r1",
         "item_id": iid,
         "content_index": ci,
         "delta": text,
     }
+    return {k: v for k, v in out.items() if v is not ...}
 
 
 def text_done(
@@ -112,6 +113,13 @@ REALTIME: dict[str, WebSocketSession] = {
     ),
     "content-indexes-kept-apart": ws(
         *turn(delta("a", ci=0), delta("b", ci=1), text_done("a", ci=0), text_done("b", ci=1))
+    ),
+    "delta-after-its-item-is-done": ws(
+        SESSION, created(), item_added(), item_done(), delta("x"), done()
+    ),
+    "content-index-missing-is-0": ws(*turn(delta("a", ci=...), text_done("a", ci=0))),
+    "kinds-kept-apart": ws(
+        *turn(delta("a", "response.output_audio_transcript"), delta("b"), text_done("b"))
     ),
     "content-index-not-an-int-is-0": ws(*turn(delta("a", ci="1"), text_done("a", ci=0))),
     "beta-audio-transcript": ws(
@@ -244,6 +252,12 @@ REALTIME_EXPECTED: dict[str, Found] = dict(
             [("realtime.delta-item", 4, "response.output_text.delta for item i1 (never added)")],
         ),
         ("content-indexes-kept-apart", []),
+        (
+            "delta-after-its-item-is-done",
+            [("realtime.delta-item", 4, "response.output_text.delta for item i1 (already done)")],
+        ),
+        ("content-index-missing-is-0", []),
+        ("kinds-kept-apart", []),
         ("content-index-not-an-int-is-0", []),
         (
             "beta-audio-transcript",
@@ -439,6 +453,7 @@ def test_the_gemini_live_report_is_exact(name: str) -> None:
         ("wss://api.openai.com/v1/realtime/?model=gpt-realtime", "openai-realtime"),
         ("wss://proxy.example/openai/v1/realtime//", "openai-realtime"),
         ("wss://api.openai.com/v1/realtimes", None),
+        ("wss://api.openai.com/v1/realtimeX", None),
         ("wss://api.openai.com/v1/realtime/sessions", None),
         ("wss://example.com/ws/x.GenerativeService.BidiGenerateContent", "gemini-live"),
         ("wss://example.com/ws/x.GenerativeService.BidiGenerateContentConstrained", "gemini-live"),

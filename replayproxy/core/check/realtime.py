@@ -72,11 +72,11 @@ class _Realtime:
         self.finished_items: set[str] = set()
         self.text: dict[tuple[str, int, str], list[str]] = {}  # (item, content, delta) -> deltas
         self.event_ids: set[str] = set()
-        self.count = 0
+        self.started = False  # a server message was seen
 
     def message(self, n: int, m: WsMessage) -> None:
-        first = self.count == 0
-        self.count += 1
+        first = not self.started
+        self.started = True
         if not m.text:
             self.report.add("realtime.binary", "a binary server message; the Realtime API "
                             "sends JSON text", event=n)  # fmt: skip
@@ -133,7 +133,7 @@ class _Realtime:
             self.report.add("realtime.delta-item",
                             f"{kind} for item {item} ({state})", event=n)  # fmt: skip
             return
-        content = doc.get("content_index", 0)
+        content = doc.get("content_index")
         key_kind = kind if kind in _DELTAS else _DONE_OF[kind][0]
         key = (item, content if isinstance(content, int) else 0, key_kind)
         if kind in _DELTAS:
@@ -168,12 +168,12 @@ class _GeminiLive:
 
     def __init__(self, report: Report) -> None:
         self.report = report
-        self.count = 0
+        self.started = False  # a server message was seen
         self.turn_open: int | None = None  # server message that opened the current model turn
 
     def message(self, n: int, m: WsMessage) -> None:
-        first = self.count == 0
-        self.count += 1
+        first = not self.started
+        self.started = True
         doc = _json(m)  # Gemini Live sends its JSON in text or binary frames
         if not isinstance(doc, dict):
             self.report.add("gemini.live.json", "not a JSON object", event=n)
