@@ -117,6 +117,10 @@ REALTIME: dict[str, WebSocketSession] = {
     "delta-after-its-item-is-done": ws(
         SESSION, created(), item_added(), item_done(), delta("x"), done()
     ),
+    "an-item-elsewhere-is-not-done": ws(
+        *turn({"type": "conversation.item.created", "item": {"id": "i1"}}, delta("x"))
+    ),
+    "item-done-never-added": ws(SESSION, created(), item_done("i9"), done()),
     "content-index-missing-is-0": ws(*turn(delta("a", ci=...), text_done("a", ci=0))),
     "kinds-kept-apart": ws(
         *turn(delta("a", "response.output_audio_transcript"), delta("b"), text_done("b"))
@@ -256,6 +260,8 @@ REALTIME_EXPECTED: dict[str, Found] = dict(
             "delta-after-its-item-is-done",
             [("realtime.delta-item", 4, "response.output_text.delta for item i1 (already done)")],
         ),
+        ("an-item-elsewhere-is-not-done", []),
+        ("item-done-never-added", []),
         ("content-index-missing-is-0", []),
         ("kinds-kept-apart", []),
         ("content-index-not-an-int-is-0", []),

@@ -68,7 +68,7 @@ class _Realtime:
         self.report = report
         self.open: dict[str, int] = {}  # response id -> index of its response.created
         self.done: set[str] = set()
-        self.items: dict[str, str | None] = {}  # open item id -> its response id
+        self.items: set[str] = set()  # the ids of open output items
         self.finished_items: set[str] = set()
         self.text: dict[tuple[str, int, str], list[str]] = {}  # (item, content, delta) -> deltas
         self.event_ids: set[str] = set()
@@ -119,9 +119,9 @@ class _Realtime:
                             f"{kind} for response {rid} ({what})", event=n)  # fmt: skip
         item = doc.get("item") if isinstance(doc.get("item"), dict) else None
         if kind == "response.output_item.added" and item and isinstance(item.get("id"), str):
-            self.items[item["id"]] = rid if isinstance(rid, str) else None
+            self.items.add(item["id"])
         elif kind == "response.output_item.done" and item and isinstance(item.get("id"), str):
-            self.items.pop(item["id"], None)
+            self.items.discard(item["id"])
             self.finished_items.add(item["id"])
         elif kind in _DELTAS or kind in _DONE_OF:
             self._delta(n, kind, doc)
