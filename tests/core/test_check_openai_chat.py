@@ -210,6 +210,13 @@ STREAMS: dict[str, list[bytes]] = {
         USAGE_CHUNK,
         DONE,
     ],
+    "delta-null-on-the-finish-chunk": [
+        FIRST,
+        TEXT,
+        c(chunk({"index": 0, "delta": None, "finish_reason": "stop"})),
+        USAGE_CHUNK,
+        DONE,
+    ],
     "choice-not-an-object": [FIRST, c(chunk("x")), FINISH, USAGE_CHUNK, DONE],
     "choices-out-of-order": [
         c(chunk(ch(1, role="assistant"))),
@@ -237,14 +244,14 @@ STREAMS: dict[str, list[bytes]] = {
     "never-finished": [FIRST, TEXT, USAGE_CHUNK, DONE],
     "tool-call-index-missing": [
         FIRST,
-        c(chunk(ch(tool_calls=[{"function": {"name": "f"}}]))),
+        c(chunk(ch(tool_calls=[{"function": {"name": "f"}}, first_call(0, "{")]))),
         c(chunk(ch(finish="tool_calls"))),
         USAGE_CHUNK,
         DONE,
     ],
     "tool-call-not-an-object-skipped": [
         FIRST,
-        c(chunk(ch(tool_calls=["x", first_call(0, "{}")]))),
+        c(chunk(ch(tool_calls=["x", first_call(0, "{")]))),
         c(chunk(ch(finish="tool_calls"))),
         USAGE_CHUNK,
         DONE,
@@ -476,6 +483,7 @@ EXPECTED: dict[str, list[tuple[str, int | None, str]]] = dict(
             "choice-without-index",
             [("openai.chat.choice-order", 1, "a choice has no integer index")],
         ),
+        ("delta-null-on-the-finish-chunk", []),
         ("choice-not-an-object", []),
         (
             "choices-out-of-order",
@@ -550,10 +558,24 @@ EXPECTED: dict[str, list[tuple[str, int | None, str]]] = dict(
                         "a tool call has no integer index (as Mistral sends); openai-"
                         "python's stream helper raises TypeError on it"
                     ),
+                ),
+                (
+                    "openai.chat.tool-call-arguments",
+                    1,
+                    "the arguments of tool call 0 (choice 0) do not parse as JSON: '{'",
+                ),
+            ],
+        ),
+        (
+            "tool-call-not-an-object-skipped",
+            [
+                (
+                    "openai.chat.tool-call-arguments",
+                    1,
+                    "the arguments of tool call 0 (choice 0) do not parse as JSON: '{'",
                 )
             ],
         ),
-        ("tool-call-not-an-object-skipped", []),
         (
             "tool-call-lacks-all",
             [
