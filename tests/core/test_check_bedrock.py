@@ -98,6 +98,7 @@ CONVERSE: dict[str, list[bytes]] = {
         META,
     ],
     "no-metadata": [*TEXT, STOP],
+    "no-message-stop": [*TEXT],
     "nothing": [],
     "fatal-framing-error-ends-the-checks": [
         START,
@@ -313,6 +314,19 @@ CONVERSE_EXPECTED: dict[str, list[tuple[str, int | None, str]]] = dict(
                     "bedrock.converse-end",
                     None,
                     "the stream ends without metadata (truncated at a message boundary)",
+                )
+            ],
+        ),
+        (
+            "no-message-stop",
+            [
+                (
+                    "bedrock.converse-end",
+                    None,
+                    (
+                        "the stream ends without messageStop and metadata (truncated at a "
+                        "message boundary)"
+                    ),
                 )
             ],
         ),

@@ -142,7 +142,7 @@ class Converse(_Terminal):
     def event(self, ev: StreamEvent) -> None:
         if self._after_exception(ev):
             return
-        name = ev.name or ""
+        name = str(ev.name)  # an event-stream message always has one (its message type at least)
         phase = "block" if name.startswith("contentBlock") else name
         if phase not in _ORDER:
             return  # unknown event types are ignored
