@@ -329,6 +329,24 @@ STREAMS: dict[str, list[bytes]] = {
         e("response.output_text.done", item_id="n", content_index=0, text="c"),
         COMPLETED,
     ),
+    "texts-by-content-index": stream(
+        CREATED,
+        PROGRESS,
+        added(),
+        part_added(0, 0),
+        part_added(0, 1),
+        delta("a", ci=0),
+        delta("b", ci=1),
+        text_done("a", ci=0),
+        text_done("b", ci=1),
+        part_done(0, 0),
+        part_done(0, 1),
+        item_done(),
+        COMPLETED,
+    ),
+    "error-with-a-response-is-not-status-checked": stream(
+        CREATED, PROGRESS, e("error", message="boom", response=response("failed"))
+    ),
     "truncated": stream(CREATED, PROGRESS, *MESSAGE),
 }
 
@@ -667,6 +685,8 @@ EXPECTED: dict[str, list[tuple[str, int | None, str]]] = dict(
                 )
             ],
         ),
+        ("texts-by-content-index", []),
+        ("error-with-a-response-is-not-status-checked", []),
         (
             "truncated",
             [
