@@ -92,11 +92,13 @@ CONVERSE: dict[str, list[bytes]] = {
     ],
     "delta-not-an-object": [
         START,
+        bstart(0),
         ev("contentBlockDelta", {"contentBlockIndex": 0, "delta": 1}),
         bstop(0),
         STOP,
         META,
     ],
+    "open-block-at-two-stops": [START, delta(0), STOP, STOP, META],
     "no-metadata": [*TEXT, STOP],
     "no-message-stop": [*TEXT],
     "nothing": [],
@@ -307,6 +309,20 @@ CONVERSE_EXPECTED: dict[str, list[tuple[str, int | None, str]]] = dict(
             ],
         ),
         ("delta-not-an-object", []),
+        (
+            "open-block-at-two-stops",
+            [
+                ("bedrock.block-index", 2, "content block 0 is never stopped"),
+                (
+                    "bedrock.converse-order",
+                    3,
+                    (
+                        "messageStop after messageStop; expected messageStart, content "
+                        "blocks, messageStop, metadata"
+                    ),
+                ),
+            ],
+        ),
         (
             "no-metadata",
             [

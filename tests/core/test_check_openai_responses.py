@@ -136,6 +136,19 @@ STREAMS: dict[str, list[bytes]] = {
         e("response.failed", response=response("failed")),
         e("response.failed", response=response("failed")),
     ),
+    "error-then-failed-status-checked": stream(
+        CREATED,
+        PROGRESS,
+        added(),
+        e("error", message="boom"),
+        e("response.failed", response=response("completed")),
+    ),
+    "sequence-jumps-after-appearing": stream(
+        CREATED | {"sequence_number": NO_SEQ},
+        PROGRESS | {"sequence_number": 4},
+        e("response.queued", sequence_number=6),
+        COMPLETED | {"sequence_number": 7},
+    ),
     "completed-then-failed": stream(
         CREATED, PROGRESS, COMPLETED, e("response.failed", response=response("failed"))
     ),
@@ -446,6 +459,34 @@ EXPECTED: dict[str, list[tuple[str, int | None, str]]] = dict(
             ],
         ),
         (
+            "error-then-failed-status-checked",
+            [
+                (
+                    "openai.responses.terminal-status",
+                    4,
+                    "response.failed carries response.status 'completed'",
+                )
+            ],
+        ),
+        (
+            "sequence-jumps-after-appearing",
+            [
+                (
+                    "openai.responses.sequence",
+                    1,
+                    "sequence_number appears mid-stream after events without it",
+                ),
+                (
+                    "openai.responses.sequence",
+                    2,
+                    (
+                        "sequence_number 6 follows 4; resuming with starting_after would "
+                        "skip or repeat events"
+                    ),
+                ),
+            ],
+        ),
+        (
             "completed-then-failed",
             [
                 (
@@ -728,6 +769,12 @@ NOTES: dict[str, list[str]] = {
     ],
     "error-then-incomplete": ["an error event followed by response.failed, as OpenAI sends"],
     "error-then-failed-twice": ["an error event followed by response.failed, as OpenAI sends"],
+    "error-then-failed-status-checked": [
+        "an error event followed by response.failed, as OpenAI sends"
+    ],
+    "sequence-jumps-after-appearing": [
+        "no sequence_number, as older OpenAI recordings and compatible servers send"
+    ],
     "done-without-deltas-named": [
         "response.output_text.done without deltas, as LM Studio and GitHub Copilot send"
     ],

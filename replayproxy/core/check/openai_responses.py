@@ -98,12 +98,11 @@ def _text_key(p: dict[str, Any], family: str) -> tuple[Any, ...]:
 class OpenAIResponses(Grammar):
     def __init__(self, report: Report, request: RequestOptions) -> None:
         super().__init__(report, request)
-        self.count = 0
+        self.started = False  # an event was seen
         self.seq: int | None = None
         self.lifecycle = False  # response.in_progress / queued seen
         self.terminal: StreamEvent | None = None
         self.after_reported = False
-        self.after_error = False
         self.sequenced: bool | None = None  # whether the stream carries sequence_number
         self.items: dict[int, _Item] = {}
         self.parts: dict[tuple[int, int], bool] = {}  # (output, content) -> done
@@ -122,18 +121,16 @@ class OpenAIResponses(Grammar):
         if ev.name != kind:
             shown = "no event: line" if ev.name is None else f"event: {ev.name}"
             report.at("openai.responses.event-name", ev, f"{shown} but data.type is {kind!r}")
-        first = self.count == 0
-        self.count += 1
+        first = not self.started
+        self.started = True
         self._sequence(ev, p.get("sequence_number"), first)
         if (
             self.terminal is not None
             and self.terminal.name == "error"
             and kind in ("response.failed", "response.incomplete")
-            and not self.after_error
         ):
             # OpenAI sends an error event and then response.failed: the SDK raises on the error
             # event, and clients that read on see the failed response. One terminal pair.
-            self.after_error = True
             self.report.note("an error event followed by response.failed, as OpenAI sends")
             self.terminal = ev
             self._terminal(ev, kind, p)
