@@ -75,9 +75,12 @@ def test_the_order_accepts_exactly_its_sentences(
     assert [s for s in rejected if _accepts(order, s)] == []
 
 
-def test_the_names_of_an_order() -> None:
-    """names holds every event type the order mentions, quoted ones unquoted."""
-    assert compile_order('a (b | "c d")* [DONE]').names == frozenset({"a", "b", "c d", "[DONE]"})
+def test_the_names_and_source_of_an_order() -> None:
+    """names holds every event type the order mentions, quoted ones unquoted; source is the
+    text as written (the contract's messages quote it)."""
+    order = compile_order(' a (b | "c d")* [DONE] ')
+    assert order.names == frozenset({"a", "b", "c d", "[DONE]"})
+    assert order.source == ' a (b | "c d")* [DONE] '
 
 
 def test_expected_and_complete_step_by_step() -> None:
