@@ -143,6 +143,16 @@ STREAMS: dict[str, list[bytes]] = {
     "delta-not-an-object": [*text(), mdelta(d=["end_turn"]), STOP],
     "unknown-type-ignored": [*text(), e({"type": "message_tweak"}), mdelta(), STOP],
     "truncated": [*text(), mdelta()],
+    "ping-before-message-start": [PING, *text(), mdelta(), STOP],
+    "index-unhashable": [*text(), delta([0]), mdelta(), STOP],
+    "partial-json-only-from-input-json-deltas": [
+        start(),
+        bstart(0),
+        delta(0, {"type": "text_delta", "text": "{", "partial_json": "{"}),
+        bstop(0),
+        mdelta(),
+        STOP,
+    ],
     "stop-reason-then-none": [*text(), mdelta("max_tokens"), mdelta(None), STOP],
 }
 
@@ -438,6 +448,21 @@ EXPECTED: dict[str, list[tuple[str, int | None, str]]] = dict(
                 )
             ],
         ),
+        ("ping-before-message-start", []),
+        (
+            "index-unhashable",
+            [
+                (
+                    "anthropic.block-nesting",
+                    4,
+                    (
+                        "content_block_delta for block [0], which is never started; the SDK"
+                        " indexes content[index] (IndexError or a finished block changes)"
+                    ),
+                )
+            ],
+        ),
+        ("partial-json-only-from-input-json-deltas", []),
         ("stop-reason-then-none", []),
     ]
 )

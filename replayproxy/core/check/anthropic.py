@@ -41,7 +41,6 @@ _DELTAS = {
 @dataclass
 class _Block:
     type: str
-    start: StreamEvent
     stopped: bool = False
     json_parts: list[str] = field(default_factory=list)
 
@@ -159,7 +158,7 @@ class Anthropic(Grammar):
                 f"block {index} starts while block {open_blocks[0]} is still open",
             )
         if isinstance(index, int) and index not in self.blocks:
-            self.blocks[index] = _Block(str(btype), ev)
+            self.blocks[index] = _Block(str(btype))
 
     def _open_block(self, ev: StreamEvent, payload: dict[str, Any], what: str) -> _Block | None:
         index = payload.get("index")
