@@ -99,6 +99,14 @@ CONVERSE: dict[str, list[bytes]] = {
         META,
     ],
     "open-block-at-two-stops": [START, delta(0), STOP, STOP, META],
+    "payload-not-utf8": [
+        START,
+        encode_event("contentBlockDelta", b'{"x":"\xff"}'),
+        *TEXT[1:],
+        STOP,
+        META,
+    ],
+    "nothing-checked-after-an-exception": [START, EXC, START, delta(5)],
     "no-metadata": [*TEXT, STOP],
     "no-message-stop": [*TEXT],
     "nothing": [],
@@ -321,6 +329,32 @@ CONVERSE_EXPECTED: dict[str, list[tuple[str, int | None, str]]] = dict(
                         "blocks, messageStop, metadata"
                     ),
                 ),
+            ],
+        ),
+        (
+            "payload-not-utf8",
+            [
+                (
+                    "bedrock.json",
+                    1,
+                    (
+                        "the payload of contentBlockDelta is not JSON ('utf-8' codec can't "
+                        "decode byte 0xff in position 6: invalid start byte)"
+                    ),
+                )
+            ],
+        ),
+        (
+            "nothing-checked-after-an-exception",
+            [
+                (
+                    "bedrock.exception-terminal",
+                    2,
+                    (
+                        "messageStart after the exception throttlingException (message 1); "
+                        "botocore raised there"
+                    ),
+                )
             ],
         ),
         (
