@@ -143,6 +143,12 @@ STREAMS: dict[str, list[bytes]] = {
     "delta-not-an-object": [*text(), mdelta(d=["end_turn"]), STOP],
     "unknown-type-ignored": [*text(), e({"type": "message_tweak"}), mdelta(), STOP],
     "truncated": [*text(), mdelta()],
+    "second-message-start-with-fewer-tokens": [
+        start(tokens=5),
+        start(tokens=2),
+        mdelta(tokens=6),
+        STOP,
+    ],
     "ping-before-message-start": [PING, *text(), mdelta(), STOP],
     "index-unhashable": [*text(), delta([0]), mdelta(), STOP],
     "partial-json-only-from-input-json-deltas": [
@@ -446,6 +452,20 @@ EXPECTED: dict[str, list[tuple[str, int | None, str]]] = dict(
                         "quietly, so a truncated message looks complete"
                     ),
                 )
+            ],
+        ),
+        (
+            "second-message-start-with-fewer-tokens",
+            [
+                ("anthropic.message-start-first", 1, "a second message_start"),
+                (
+                    "anthropic.usage-decrease",
+                    1,
+                    (
+                        "usage.output_tokens drops from 5 to 2; it is cumulative and the "
+                        "SDK assigns it"
+                    ),
+                ),
             ],
         ),
         ("ping-before-message-start", []),

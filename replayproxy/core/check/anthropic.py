@@ -123,7 +123,7 @@ class Anthropic(Grammar):
         elif kind == "message_delta":
             self._message_delta(ev, payload)
         elif kind == "message_stop":
-            self._message_stop(ev, payload)
+            self._message_stop(ev)
         # unknown types are ignored, as the SDK does
 
     def _tokens(self, ev: StreamEvent, usage: Any) -> None:
@@ -228,7 +228,7 @@ class Anthropic(Grammar):
             self.stop_reason = str(reason)
         self._tokens(ev, payload.get("usage"))
 
-    def _message_stop(self, ev: StreamEvent, payload: dict[str, Any]) -> None:
+    def _message_stop(self, ev: StreamEvent) -> None:
         self._unstopped(ev, "message_stop")
         if self.stop_reason is None:
             self.report.at(
