@@ -232,6 +232,9 @@ STREAMS: dict[str, list[bytes]] = {
         item_done(),
         COMPLETED,
     ),
+    "part-index-unhashable": stream(
+        CREATED, PROGRESS, added(), delta(ci=[0]), item_done(), COMPLETED
+    ),
     "part-not-added": stream(
         CREATED, PROGRESS, added(), delta(), part_done(), item_done(), COMPLETED
     ),
@@ -626,6 +629,16 @@ EXPECTED: dict[str, list[tuple[str, int | None, str]]] = dict(
                     5,
                     ("response.content_part.done for content part (0, 0), which is not added"),
                 ),
+            ],
+        ),
+        (
+            "part-index-unhashable",
+            [
+                (
+                    "openai.responses.nesting",
+                    3,
+                    ("response.output_text.delta for content part (0, [0]), which is not added"),
+                )
             ],
         ),
         (

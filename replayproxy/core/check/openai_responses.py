@@ -84,14 +84,19 @@ class _Item:
     done: bool = False
 
 
+def _part(value: Any) -> int | str | None:
+    """An index or id as a key part (a malformed one, such as a list, as None)."""
+    return value if isinstance(value, int | str) else None
+
+
 def _text_key(p: dict[str, Any], family: str) -> tuple[Any, ...]:
     # output_index, not item_id: GitHub Copilot rotates item ids within one item.
     where = p.get("output_index")
     return (
         family,
-        p.get("item_id") if where is None else where,
-        p.get("content_index"),
-        p.get("summary_index"),
+        _part(p.get("item_id") if where is None else where),
+        _part(p.get("content_index")),
+        _part(p.get("summary_index")),
     )
 
 
