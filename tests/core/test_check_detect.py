@@ -31,6 +31,23 @@ from replayproxy.errors import UsageError
         ("https://generativelanguage.googleapis.com/v1beta/models/g:streamGenerateContent",
          "application/json", None, None),
         ("https://example.com/x", None, None, None),
+        # the path decides without a Content-Type, for both Bedrock streams
+        ("https://bedrock-runtime.us-east-1.amazonaws.com/model/m/invoke-with-response-stream",
+         None, None, "bedrock-invoke"),
+        # parameters after the media type, however many, do not change it
+        ("https://example.com/events", "text/event-stream; charset=utf-8; x=1", None, "sse"),
+        ("https://api.openai.com/v1/chat/completions", "application/json; charset=utf-8; x=1",
+         None, None),
+        # only the path's trailing slashes are dropped: a further segment is another endpoint
+        ("https://example.com/v1/chat/completions/X", "text/event-stream", None, "sse"),
+        # Claude on Vertex AI; streamRawPredict of another publisher is not Anthropic's
+        ("https://us-east5-aiplatform.googleapis.com/v1/projects/p/locations/l/publishers/"
+         "anthropic/models/claude:streamRawPredict", "text/event-stream", None, "anthropic"),
+        ("https://us-east5-aiplatform.googleapis.com/v1/projects/p/locations/l/publishers/"
+         "mistralai/models/mistral:streamRawPredict", "text/event-stream", None, "sse"),
+        ("https://us-east5-aiplatform.googleapis.com/v1/projects/p/locations/l/publishers/"
+         "anthropic/models/claude:rawPredict", "text/event-stream", None, "sse"),
+        ("http://[::1/v1/chat/completions", "text/event-stream", None, "sse"),  # bad IPv6
     ],
 )  # fmt: skip
 def test_detect(
@@ -53,8 +70,12 @@ def test_normalize_names_and_aliases(name: str, expected: str) -> None:
 
 def test_unknown_provider_is_a_one_line_usage_error() -> None:
     """An unknown provider name raises UsageError listing the valid names."""
-    with pytest.raises(UsageError, match="unknown provider 'cohere'; choose one of: openai-chat"):
+    with pytest.raises(UsageError) as raised:
         normalize("cohere")
+    assert str(raised.value) == (
+        "unknown provider 'cohere'; choose one of: openai-chat, openai-responses, anthropic, "
+        "gemini, bedrock-converse, bedrock-invoke, sse"
+    )
 
 
 @pytest.mark.parametrize(

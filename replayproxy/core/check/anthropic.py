@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from replayproxy.core.check.base import INVALID, Grammar, StreamEvent
+from replayproxy.core.check.base import INVALID, Grammar, Report, RequestOptions, StreamEvent
 from replayproxy.core.check.jsonload import loads
 
 __all__ = ["Anthropic"]
@@ -41,21 +41,20 @@ _DELTAS = {
 @dataclass
 class _Block:
     type: str
-    start: StreamEvent
     stopped: bool = False
     json_parts: list[str] = field(default_factory=list)
 
 
 class Anthropic(Grammar):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, report: Report, request: RequestOptions) -> None:
+        super().__init__(report, request)
         self.started = False
         self.stopped: StreamEvent | None = None
         self.error: StreamEvent | None = None
         self.after_reported = False
         self.blocks: dict[int, _Block] = {}
         self.stop_reason: str | None = None
-        self.output_tokens = -1
+        self.output_tokens: int | None = None  # the last usage.output_tokens seen
 
     def event(self, ev: StreamEvent) -> None:
         report = self.report
@@ -124,13 +123,13 @@ class Anthropic(Grammar):
         elif kind == "message_delta":
             self._message_delta(ev, payload)
         elif kind == "message_stop":
-            self._message_stop(ev, payload)
+            self._message_stop(ev)
         # unknown types are ignored, as the SDK does
 
     def _tokens(self, ev: StreamEvent, usage: Any) -> None:
         tokens = usage.get("output_tokens") if isinstance(usage, dict) else None
         if isinstance(tokens, int):
-            if tokens < self.output_tokens:
+            if self.output_tokens is not None and tokens < self.output_tokens:
                 self.report.at(
                     "anthropic.usage-decrease",
                     ev,
@@ -159,7 +158,7 @@ class Anthropic(Grammar):
                 f"block {index} starts while block {open_blocks[0]} is still open",
             )
         if isinstance(index, int) and index not in self.blocks:
-            self.blocks[index] = _Block(str(btype), ev)
+            self.blocks[index] = _Block(str(btype))
 
     def _open_block(self, ev: StreamEvent, payload: dict[str, Any], what: str) -> _Block | None:
         index = payload.get("index")
@@ -229,7 +228,7 @@ class Anthropic(Grammar):
             self.stop_reason = str(reason)
         self._tokens(ev, payload.get("usage"))
 
-    def _message_stop(self, ev: StreamEvent, payload: dict[str, Any]) -> None:
+    def _message_stop(self, ev: StreamEvent) -> None:
         self._unstopped(ev, "message_stop")
         if self.stop_reason is None:
             self.report.at(

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from replayproxy.core.check.anthropic import Anthropic
-from replayproxy.core.check.base import INVALID, Grammar, Report, StreamEvent
+from replayproxy.core.check.base import INVALID, Grammar, Report, RequestOptions, StreamEvent
 from replayproxy.core.check.jsonload import loads
 from replayproxy.core.eventstream import EventStreamDecoder, EventStreamError, EventStreamMessage
 
@@ -111,8 +111,8 @@ _ALLOWED_BEFORE = {0: {-1}, 1: {0, 1}, 2: {0, 1}, 3: {2}}
 class _Terminal(Grammar):
     """Common part: an exception ends the stream."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, report: Report, request: RequestOptions) -> None:
+        super().__init__(report, request)
         self.exception: StreamEvent | None = None
         self.after_reported = False
 
@@ -134,15 +134,15 @@ class _Terminal(Grammar):
 
 
 class Converse(_Terminal):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, report: Report, request: RequestOptions) -> None:
+        super().__init__(report, request)
         self.phase = -1  # index into _ORDER of the last phase seen
         self.blocks: dict[int, _Block] = {}
 
     def event(self, ev: StreamEvent) -> None:
         if self._after_exception(ev):
             return
-        name = ev.name or ""
+        name = str(ev.name)  # an event-stream message always has one (its message type at least)
         phase = "block" if name.startswith("contentBlock") else name
         if phase not in _ORDER:
             return  # unknown event types are ignored
@@ -228,9 +228,9 @@ class Converse(_Terminal):
 class Invoke(_Terminal):
     """InvokeModelWithResponseStream: ``chunk`` events wrapping Anthropic events."""
 
-    def __init__(self, report: Report, *args: Any, **kwargs: Any) -> None:
-        super().__init__(report, *args, **kwargs)
-        self.inner = Anthropic(report, *args, **kwargs)
+    def __init__(self, report: Report, request: RequestOptions) -> None:
+        super().__init__(report, request)
+        self.inner = Anthropic(report, request)
 
     def event(self, ev: StreamEvent) -> None:
         if self._after_exception(ev) or ev.payload is INVALID:

@@ -34,9 +34,8 @@ class ContractGrammar(Grammar):
         self.contract = contract
         self.sentinels = contract.sentinels
         self.matcher = OrderMatcher(contract.order) if contract.order is not None else None
-        self.order_source = contract.order.source if contract.order is not None else ""
         self.order_broken = False
-        self.count = 0
+        self.started = False  # an event was seen
         self.last_type: str | None = None
         self.terminal: tuple[int, str] | None = None  # (event index, type)
         self.after_reported = False
@@ -62,8 +61,8 @@ class ContractGrammar(Grammar):
 
     def event(self, ev: StreamEvent) -> None:
         report = self.report
-        first = self.count == 0
-        self.count += 1
+        first = not self.started
+        self.started = True
         kind = self._type(ev)
         if self.terminal is not None:
             if not self.after_reported:
@@ -94,7 +93,7 @@ class ContractGrammar(Grammar):
                 report.at(
                     "contract.order",
                     ev,
-                    f"{kind} {after}; the order {self.order_source!r} allows "
+                    f"{kind} {after}; the order {self.matcher.order.source!r} allows "
                     f"{_names(expected)} here",
                 )
         self.last_type = kind
@@ -138,7 +137,7 @@ class ContractGrammar(Grammar):
 
     def finish(self, end: int) -> None:
         contract = self.contract
-        if self.count == 0:
+        if not self.started:
             if contract.start or contract.terminal:
                 self.report.add(
                     "contract.terminal" if contract.terminal else "contract.start",
@@ -158,7 +157,7 @@ class ContractGrammar(Grammar):
         if self.matcher is not None and not self.order_broken and not self.matcher.complete:
             self.report.add(
                 "contract.order",
-                f"the stream ends after {self.last_type}; the order {self.order_source!r} "
+                f"the stream ends after {self.last_type}; the order {self.matcher.order.source!r} "
                 f"needs {_names(self.matcher.expected())} next",
                 offset=end,
             )

@@ -46,7 +46,7 @@ def normalize(name: str) -> str:
 
 
 def _media(content_type: str | None) -> str:
-    return (content_type or "").split(";", 1)[0].strip().lower()
+    return (content_type or "").partition(";")[0].strip().lower()
 
 
 def detect(
@@ -66,7 +66,7 @@ def detect(
         return (
             "bedrock-invoke"
             if path.endswith("/invoke-with-response-stream")
-            else ("bedrock-converse")
+            else "bedrock-converse"
         )
     if media and media != "text/event-stream":
         return None  # JSON, a Gemini JSON array, an error page: not an event stream

@@ -10,22 +10,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from replayproxy.core.check.base import INVALID, Grammar, StreamEvent
+from replayproxy.core.check.base import Grammar, Report, RequestOptions, StreamEvent
 from replayproxy.core.sse import CRLF, SSEEvent
 
 __all__ = ["Gemini"]
 
 
 class Gemini(Grammar):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, report: Report, request: RequestOptions) -> None:
+        super().__init__(report, request)
         self.crlf_reported = False
         self.first: dict[str, Any] = {}
         self.changed: set[str] = set()
         self.candidates: dict[int, int | None] = {}  # candidate index -> finishReason event
         self.after_finish_reported: set[int] = set()
-        self.last: StreamEvent | None = None
-        self.last_has_usage = False
+        self.last: StreamEvent | None = None  # the last chunk (not the error)
         self.error: StreamEvent | None = None
         self.after_error_reported = False
 
@@ -46,7 +45,7 @@ class Gemini(Grammar):
 
     def event(self, ev: StreamEvent) -> None:
         p = ev.payload
-        if p is INVALID or p is None or not isinstance(p, dict):
+        if not isinstance(p, dict):  # not JSON (reported as sse.json), or not an object
             return
         report = self.report
         if self.error is not None:
@@ -58,7 +57,6 @@ class Gemini(Grammar):
             self.error = ev
             return
         self.last = ev
-        self.last_has_usage = "usageMetadata" in p
         for key in ("responseId", "modelVersion"):
             value = p.get(key)
             if value is None:
@@ -115,7 +113,7 @@ class Gemini(Grammar):
                 "report this truncation",
                 offset=end,
             )
-        if self.last is not None and not self.last_has_usage:
+        if self.last is not None and "usageMetadata" not in self.last.payload:
             self.report.at(
                 "gemini.usage-metadata", self.last, "the final chunk has no usageMetadata"
             )

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from replayproxy.core.check.base import INVALID, Grammar, StreamEvent
+from replayproxy.core.check.base import INVALID, Grammar, Report, RequestOptions, StreamEvent
 from replayproxy.core.check.jsonload import loads
 
 __all__ = ["OpenAIChat"]
@@ -28,7 +28,7 @@ class _Tool:
 @dataclass
 class _Choice:
     finish: str | None = None
-    finish_event: int | None = None
+    finish_event: StreamEvent | None = None
     after_finish_reported: bool = False
     tools: dict[int, _Tool] = field(default_factory=dict)
 
@@ -40,8 +40,8 @@ def _has_content(delta: dict[str, Any]) -> bool:
 class OpenAIChat(Grammar):
     sentinels = frozenset({"[DONE]"})
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, report: Report, request: RequestOptions) -> None:
+        super().__init__(report, request)
         self.done: StreamEvent | None = None
         self.after_done_reported = False
         self.error: StreamEvent | None = None
@@ -51,11 +51,10 @@ class OpenAIChat(Grammar):
         self.changed: set[str] = set()
         self.choices: dict[int, _Choice] = {}
         self.next_choice = 0
-        self.usage_events: list[StreamEvent] = []
+        self.usage_seen = False
         self.usage_only: int | None = None  # event index of a choices == [] usage chunk
         self.after_usage_reported = False
         self.event_field_reported = False
-        self.last_event: StreamEvent | None = None
 
     def event(self, ev: StreamEvent) -> None:
         report = self.report
@@ -106,7 +105,6 @@ class OpenAIChat(Grammar):
             return
         if "prompt_filter_results" in chunk and not chunk.get("choices"):
             return  # Azure OpenAI's content-filter preamble: empty id/model/object by design
-        self.last_event = ev
         obj = chunk.get("object")
         if obj == "chat.completion.done":
             report.note("a last chunk with object 'chat.completion.done', as Perplexity sends")
@@ -132,7 +130,7 @@ class OpenAIChat(Grammar):
                 "code that reads usage from the last chunk before [DONE] finds none",
             )
         if usage is not None:
-            self.usage_events.append(ev)
+            self.usage_seen = True
             self._usage(ev, usage, choices)
         if isinstance(choices, list):
             for choice in choices:
@@ -156,11 +154,11 @@ class OpenAIChat(Grammar):
         if not isinstance(created, int):
             return
         last, self.last_created = self.last_created, created
-        if last is None or created == last:
+        if last is None:
             return
         if created > last:
             self.report.note("created moves forward during the stream, as Groq and xAI send")
-        elif "created" not in self.changed:
+        elif created < last and "created" not in self.changed:
             self.changed.add("created")
             self.report.at(
                 "openai.chat.stable-fields", ev, f"created goes back from {last} to {created}"
@@ -233,13 +231,13 @@ class OpenAIChat(Grammar):
                 "openai-python's stream helper concatenates it into an invalid role",
             )
         finish = choice.get("finish_reason")
-        if state.finish is not None:
+        if state.finish_event is not None:
             if finish is not None:
                 report.at(
                     "openai.chat.finish-reason",
                     ev,
                     f"choice {index} has a second finish_reason {finish!r} (first "
-                    f"{state.finish!r} at event {state.finish_event})",
+                    f"{state.finish!r} at event {state.finish_event.index})",
                 )
             elif _has_content(delta) and not state.after_finish_reported:
                 state.after_finish_reported = True
@@ -247,7 +245,7 @@ class OpenAIChat(Grammar):
                     "openai.chat.after-finish",
                     ev,
                     f"choice {index} has delta content after its finish_reason "
-                    f"{state.finish!r} (event {state.finish_event})",
+                    f"{state.finish!r} (event {state.finish_event.index})",
                 )
             return
         self._tool_calls(ev, index, state, delta.get("tool_calls"))
@@ -259,7 +257,7 @@ class OpenAIChat(Grammar):
                     f"choice {index} has unknown finish_reason {finish!r}",
                 )
             state.finish = str(finish)
-            state.finish_event = ev.index
+            state.finish_event = ev
 
     def _tool_calls(self, ev: StreamEvent, index: int, state: _Choice, calls: Any) -> None:
         if not isinstance(calls, list):
@@ -332,7 +330,7 @@ class OpenAIChat(Grammar):
         if self.error is not None:
             return
         for index, state in self.choices.items():
-            if state.finish is None:
+            if state.finish_event is None:
                 report.add(
                     "openai.chat.finish-reason",
                     f"choice {index} never got a finish_reason (truncated?)",
@@ -350,13 +348,13 @@ class OpenAIChat(Grammar):
                         f"the arguments of tool call {t} (choice {index}) do not parse as "
                         f"JSON: {shown!r}",
                     )
-            if state.tools and state.finish not in (None, "tool_calls"):
-                report.add(
+            if state.tools and state.finish_event is not None and state.finish != "tool_calls":
+                report.at(
                     "openai.chat.tool-call-finish",
+                    state.finish_event,
                     f"choice {index} made tool calls but finished with {state.finish!r}",
-                    event=state.finish_event,
                 )
-        if self.request.include_usage and not self.usage_events:
+        if self.request.include_usage and not self.usage_seen:
             report.add(
                 "openai.chat.usage-chunk",
                 "the request set stream_options.include_usage but no usage chunk came",

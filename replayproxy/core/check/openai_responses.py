@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from replayproxy.core.check.base import INVALID, Grammar, StreamEvent
+from replayproxy.core.check.base import INVALID, Grammar, Report, RequestOptions, StreamEvent
 
 __all__ = ["OpenAIResponses"]
 
@@ -84,26 +84,30 @@ class _Item:
     done: bool = False
 
 
+def _part(value: Any) -> int | str | None:
+    """An index or id as a key part (a malformed one, such as a list, as None)."""
+    return value if isinstance(value, int | str) else None
+
+
 def _text_key(p: dict[str, Any], family: str) -> tuple[Any, ...]:
     # output_index, not item_id: GitHub Copilot rotates item ids within one item.
     where = p.get("output_index")
     return (
         family,
-        p.get("item_id") if where is None else where,
-        p.get("content_index"),
-        p.get("summary_index"),
+        _part(p.get("item_id") if where is None else where),
+        _part(p.get("content_index")),
+        _part(p.get("summary_index")),
     )
 
 
 class OpenAIResponses(Grammar):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.count = 0
+    def __init__(self, report: Report, request: RequestOptions) -> None:
+        super().__init__(report, request)
+        self.started = False  # an event was seen
         self.seq: int | None = None
         self.lifecycle = False  # response.in_progress / queued seen
         self.terminal: StreamEvent | None = None
         self.after_reported = False
-        self.after_error = False
         self.sequenced: bool | None = None  # whether the stream carries sequence_number
         self.items: dict[int, _Item] = {}
         self.parts: dict[tuple[int, int], bool] = {}  # (output, content) -> done
@@ -122,18 +126,16 @@ class OpenAIResponses(Grammar):
         if ev.name != kind:
             shown = "no event: line" if ev.name is None else f"event: {ev.name}"
             report.at("openai.responses.event-name", ev, f"{shown} but data.type is {kind!r}")
-        first = self.count == 0
-        self.count += 1
+        first = not self.started
+        self.started = True
         self._sequence(ev, p.get("sequence_number"), first)
         if (
             self.terminal is not None
             and self.terminal.name == "error"
             and kind in ("response.failed", "response.incomplete")
-            and not self.after_error
         ):
             # OpenAI sends an error event and then response.failed: the SDK raises on the error
             # event, and clients that read on see the failed response. One terminal pair.
-            self.after_error = True
             self.report.note("an error event followed by response.failed, as OpenAI sends")
             self.terminal = ev
             self._terminal(ev, kind, p)

@@ -45,15 +45,15 @@ class _Builder:
 
     def _lex(self, source: str) -> list[tuple[str, str]]:
         tokens: list[tuple[str, str]] = []
+        text = source.rstrip()  # a match is blanks then a token: trailing blanks have none
         at = 0
-        while at < len(source):
-            if source[at:].strip() == "":
-                break
-            m = _TOKEN.match(source, at)
+        while at < len(text):
+            m = _TOKEN.match(text, at)
             if m is None:
+                bad = len(text) - len(text[at:].lstrip())  # the character, not the blanks
                 raise UsageError(
-                    f"order {source!r}: unexpected {source[at:].lstrip()[:1]!r} at column "
-                    f'{at + 1}; names are letters, digits and _ . - : / [ ] or "quoted"'
+                    f"order {source!r}: unexpected {text[bad]!r} at column {bad + 1}; "
+                    'names are letters, digits and _ . - : / [ ] or "quoted"'
                 )
             if m.group("op"):
                 tokens.append(("op", m.group("op")))
@@ -90,7 +90,7 @@ class _Builder:
     def seq(self) -> tuple[int, int]:
         items: list[tuple[int, int]] = []
         while (tok := self.peek()) is not None and tok not in (("op", "|"), ("op", ")")):
-            items.append(self.item())
+            items.append(self.item(tok))
         if not items:
             if self.peek() is None:
                 raise self.fail("ends where an event name or '(' was expected")
@@ -99,24 +99,22 @@ class _Builder:
             self.eps[b].append(a)
         return items[0][0], items[-1][1]
 
-    def item(self) -> tuple[int, int]:
-        entry, exit_ = self.atom()
-        while (tok := self.peek()) is not None and tok[0] == "op" and tok[1] in "*+?":
+    def item(self, tok: tuple[str, str]) -> tuple[int, int]:
+        entry, exit_ = self.atom(tok)
+        while (op := self.peek()) is not None and op[0] == "op" and op[1] in ("*", "+", "?"):
             self.pos += 1
             new_entry, new_exit = self.state(), self.state()
             self.eps[new_entry].append(entry)
             self.eps[exit_].append(new_exit)
-            if tok[1] in "*?":
+            if op[1] in ("*", "?"):
                 self.eps[new_entry].append(new_exit)
-            if tok[1] in "*+":
+            if op[1] in ("*", "+"):
                 self.eps[exit_].append(entry)
             entry, exit_ = new_entry, new_exit
         return entry, exit_
 
-    def atom(self) -> tuple[int, int]:
-        tok = self.peek()
-        if tok is None:
-            raise self.fail("ends where an event name or '(' was expected")
+    def atom(self, tok: tuple[str, str]) -> tuple[int, int]:
+        """The fragment of ``tok`` (the next token) and what it opens."""
         self.pos += 1
         kind, text = tok
         if kind == "name":

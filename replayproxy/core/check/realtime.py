@@ -68,15 +68,15 @@ class _Realtime:
         self.report = report
         self.open: dict[str, int] = {}  # response id -> index of its response.created
         self.done: set[str] = set()
-        self.items: dict[str, str | None] = {}  # open item id -> its response id
+        self.items: set[str] = set()  # the ids of open output items
         self.finished_items: set[str] = set()
         self.text: dict[tuple[str, int, str], list[str]] = {}  # (item, content, delta) -> deltas
         self.event_ids: set[str] = set()
-        self.count = 0
+        self.started = False  # a server message was seen
 
     def message(self, n: int, m: WsMessage) -> None:
-        first = self.count == 0
-        self.count += 1
+        first = not self.started
+        self.started = True
         if not m.text:
             self.report.add("realtime.binary", "a binary server message; the Realtime API "
                             "sends JSON text", event=n)  # fmt: skip
@@ -119,9 +119,9 @@ class _Realtime:
                             f"{kind} for response {rid} ({what})", event=n)  # fmt: skip
         item = doc.get("item") if isinstance(doc.get("item"), dict) else None
         if kind == "response.output_item.added" and item and isinstance(item.get("id"), str):
-            self.items[item["id"]] = rid if isinstance(rid, str) else None
+            self.items.add(item["id"])
         elif kind == "response.output_item.done" and item and isinstance(item.get("id"), str):
-            self.items.pop(item["id"], None)
+            self.items.discard(item["id"])
             self.finished_items.add(item["id"])
         elif kind in _DELTAS or kind in _DONE_OF:
             self._delta(n, kind, doc)
@@ -133,7 +133,7 @@ class _Realtime:
             self.report.add("realtime.delta-item",
                             f"{kind} for item {item} ({state})", event=n)  # fmt: skip
             return
-        content = doc.get("content_index", 0)
+        content = doc.get("content_index")
         key_kind = kind if kind in _DELTAS else _DONE_OF[kind][0]
         key = (item, content if isinstance(content, int) else 0, key_kind)
         if kind in _DELTAS:
@@ -168,12 +168,12 @@ class _GeminiLive:
 
     def __init__(self, report: Report) -> None:
         self.report = report
-        self.count = 0
+        self.started = False  # a server message was seen
         self.turn_open: int | None = None  # server message that opened the current model turn
 
     def message(self, n: int, m: WsMessage) -> None:
-        first = self.count == 0
-        self.count += 1
+        first = not self.started
+        self.started = True
         doc = _json(m)  # Gemini Live sends its JSON in text or binary frames
         if not isinstance(doc, dict):
             self.report.add("gemini.live.json", "not a JSON object", event=n)
