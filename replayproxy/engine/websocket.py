@@ -181,7 +181,7 @@ async def serve_websocket(
     queue: asyncio.Queue[Send | Close | None] = asyncio.Queue()
     for action in conversation.start(now_ns()):
         queue.put_nowait(action)
-    missed = asyncio.Event()
+    missed = _Wakeup()
     sender = asyncio.create_task(_send_all(queue, conn, writer, t0, ws.on_drop, missed))
     try:
         await _receive_all(
@@ -205,7 +205,7 @@ async def _receive_all(
     queue: asyncio.Queue[Send | Close | None],
     arrived_ns: Callable[[bytes], int],
     on_miss: Callable[[str], object] | None,
-    missed: asyncio.Event,
+    missed: _Wakeup,
 ) -> None:
     parts: list[bytes] = []
     while True:
@@ -247,6 +247,44 @@ async def _receive_all(
             return
 
 
+class _Wakeup:
+    """The sender's wait for its next due time, which a miss cuts short.
+
+    ``sleep`` costs what :func:`asyncio.sleep` costs (one timer, one future), where a timeout
+    around ``Event.wait`` would cancel the task on every on-time send: the common case must
+    stay as cheap as a plain sleep, since every server message waits here.
+    """
+
+    def __init__(self) -> None:
+        self.is_set = False
+        self._waiter: asyncio.Future[None] | None = None
+
+    def set(self) -> None:
+        """A miss: end the current wait now, and make ``is_set`` true until ``clear``."""
+        self.is_set = True
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    def clear(self) -> None:
+        self.is_set = False
+
+    async def sleep(self, delay: float) -> None:
+        """Wait ``delay`` seconds, or until :meth:`set`."""
+        loop = asyncio.get_running_loop()
+        waiter = self._waiter = loop.create_future()
+        timer = loop.call_later(delay, _resolve, waiter)
+        try:
+            await waiter
+        finally:
+            timer.cancel()
+            self._waiter = None
+
+
+def _resolve(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
+
+
 def _drain(queue: asyncio.Queue[Send | Close | None]) -> None:
     while not queue.empty():
         queue.get_nowait()
@@ -258,7 +296,7 @@ async def _send_all(
     writer: asyncio.StreamWriter,
     t0: float,
     on_drop: Callable[[int], Awaitable[None]] | None,
-    missed: asyncio.Event,
+    missed: _Wakeup,
 ) -> None:
     loop = asyncio.get_running_loop()
     sent = 0
@@ -269,10 +307,8 @@ async def _send_all(
             return
         delay = t0 + action.at_ns / 1e9 - loop.time()
         if delay > 0:
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(delay):
-                    await missed.wait()
-            if missed.is_set():
+            await missed.sleep(delay)
+            if missed.is_set:
                 continue  # dropped for the explained close, which is queued next
         if conn.state is not ConnectionState.OPEN:
             return
