@@ -101,6 +101,7 @@ TESTS: dict[str, list[str]] = {
         "tests/reliability/test_unicode_digits.py",
     ],
     "core/redact.py": ["tests/core/test_redact.py"],
+    "core/jsonlimits.py": ["tests/reliability/test_json_depth.py"],
     "core/redact_body.py": ["tests/core/test_redact_body.py"],
     "core/resume.py": ["tests/core/test_resume.py", "tests/core/test_resume_exact.py"],
     "core/validate.py": ["tests/core/test_validate.py"],

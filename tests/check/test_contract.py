@@ -188,6 +188,8 @@ def test_json_and_toml_contracts_are_the_same(tmp_path: Path) -> None:
         ("[stream]\nframing = 'ndjson'", "set stream.type_field"),
         ("[stream]\nfoo = 1", "unknown key stream.foo"),
         ("[events]\nstart = 3", "events.start must be a list of names"),
+        ("[events]\nterminal = [1]", "events.terminal must be a list of names"),
+        ("[stream]\nsentinels = ['']", "stream.sentinels must be a list of names"),
         ("[events]\norder = 'a (b'", "a '(' is not closed"),
         ("[events]\norder = 'a | | b'", "an empty alternative"),
         ("[events]\norder = 'a ; b'", "unexpected ';'"),

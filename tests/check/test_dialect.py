@@ -64,6 +64,7 @@ def test_vendor_from_url(url: str | None, vendor: str | None) -> None:
         ({"x_groq": {"id": "req_1"}}, "OpenAI-compatible (Groq)"),
         ({"provider": "Anthropic"}, "OpenAI-compatible (OpenRouter)"),
         ({"citations": []}, "OpenAI-compatible (Perplexity)"),
+        ({"search_results": []}, "OpenAI-compatible (Perplexity)"),
         ({"system_fingerprint": "fp_ollama"}, "OpenAI-compatible (Ollama)"),
         ({"model": "deepseek-chat"}, "OpenAI-compatible (DeepSeek)"),
         ({"model": "grok-4"}, "OpenAI-compatible (xAI)"),

@@ -563,3 +563,14 @@ def test_the_report_of_each_case_is_exact(rule: str) -> None:
     )
     assert {(v.rule, v.severity) for v in violations} == {(rule, RULES[rule].severity)}
     assert [(v.event, v.offset, v.message) for v in violations] == EXPECTED[rule]
+
+
+@pytest.mark.parametrize(
+    "content_type", ["text/event-stream", "Text/Event-Stream; charset=utf-8", " text/event-stream "]
+)
+def test_an_event_stream_content_type_with_parameters_or_case_is_no_violation(
+    content_type: str,
+) -> None:
+    """sse.content-type compares the media type alone, case-blind: parameters are allowed."""
+    case = CASES["sse.content-type"]
+    assert check_frames([case.body], case.provider, content_type=content_type) == []

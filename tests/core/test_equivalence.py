@@ -258,3 +258,20 @@ def test_canonical_is_pure_and_idempotent(path: str, doc: object) -> None:
     once = canonical(path, doc)
     assert doc == before
     assert canonical(path, once) == once
+
+
+def test_responses_input_is_normalised_when_every_item_changes() -> None:
+    """Every input message carrying the optional type "message" (and one input_text part)
+    reads the same as without: each item is rewritten, the untouched ones kept as they are."""
+    typed = {
+        "model": "m",
+        "input": [
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "a"}]},
+            {"type": "message", "role": "assistant", "content": "b"},
+        ],
+    }
+    plain = {"model": "m", "input": [{"role": "user", "content": "a"},
+                                     {"role": "assistant", "content": "b"}]}  # fmt: skip
+    assert canonical("/v1/responses", typed) == plain
+    untouched = {"model": "m", "input": [{"role": "user", "content": "a"}, "x"]}
+    assert canonical("/v1/responses", untouched) is untouched

@@ -181,3 +181,14 @@ def test_blank_query_values_count_and_paths_are_shown_both_sides() -> None:
     assert (q.part, q.recorded, q.requested) == ("query", "stream=", "(none)")
     (p,) = diff_requests(req("https://h/a"), req("https://h/b"))
     assert (p.part, p.recorded, p.requested) == ("path", "/a", "/b")
+
+
+def test_one_line_lists_twenty_differences_and_counts_the_rest() -> None:
+    """Past 20 differences the stderr line says how many more there are, not all of them."""
+    diffs = tuple(Difference("body", str(i), str(i + 1), f"/k{i}") for i in range(23))
+    line = Miss("POST /v1/x", 0, diffs).one_line()
+    assert line.count("body at /k") == 20
+    assert "body at /k19:" in line and "/k20" not in line
+    assert line.endswith("; ... and 3 more")
+    twenty = Miss("POST /v1/x", 0, diffs[:20]).one_line()
+    assert twenty.count("body at /k") == 20 and "more" not in twenty

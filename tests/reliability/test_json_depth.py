@@ -113,3 +113,10 @@ def test_the_checker_reports_deep_tool_arguments() -> None:
     body = b"data: " + json.dumps(chunk).encode() + b"\n\ndata: [DONE]\n\n"
     violations = check_body(body, "openai-chat", content_type="text/event-stream")
     assert any(v.rule == "openai.chat.tool-call-arguments" for v in violations), violations
+
+
+def test_too_deep_is_a_json_decode_error_that_says_so() -> None:
+    """Callers catching json.JSONDecodeError catch it too; the message names the limit."""
+    err = JSONTooDeep(128)
+    assert isinstance(err, json.JSONDecodeError)
+    assert (err.msg, err.doc, err.pos) == ("JSON nested deeper than 128 levels", "", 0)
