@@ -19,6 +19,18 @@ from tests.replay.virtual_time import VirtualClock, run_virtual
 GLIBC = platform.libc_ver()[0] == "glibc"
 
 
+class _Node:
+    other: object
+
+
+def _garbage_cycle() -> weakref.ref[_Node]:
+    """A two-object cycle nothing refers to (with the collector off, it stays until a
+    collection frees it); a weak reference to one of its objects."""
+    a, b = _Node(), _Node()
+    a.other, b.other = b, a
+    return weakref.ref(a)
+
+
 def test_big_bodies_schedule_one_release_a_second_later(monkeypatch: pytest.MonkeyPatch) -> None:
     """A body under 8 MiB schedules nothing; one of 8 MiB schedules one release 1 s later, and
     big bodies seen while it is pending add none; after it ran, the next big body schedules
@@ -57,16 +69,10 @@ def test_release_collects_cycles_and_trims_the_heap(monkeypatch: pytest.MonkeyPa
 
     monkeypatch.setattr(memory, "_TRIM", trim)
 
-    class Node:
-        other: object
-
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        a, b = Node(), Node()
-        a.other, b.other = b, a
-        gone = weakref.ref(a)
-        del a, b
+        gone = _garbage_cycle()
         assert gone() is not None  # only the cyclic collector can free it
         memory.release()
         assert gone() is None
@@ -141,16 +147,10 @@ def test_freeze_startup_heap_collects_first_then_freezes() -> None:
     alive (the collector no longer lists it) and returns the frozen count. (Undone here with
     gc.unfreeze(), which hands the objects back to the collector.)"""
 
-    class Node:
-        other: object
-
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        a, b = Node(), Node()
-        a.other, b.other = b, a
-        gone = weakref.ref(a)
-        del a, b
+        gone = _garbage_cycle()
         kept = {"frames": [(1, b"x")]}
         n = memory.freeze_startup_heap()
         assert gone() is None
