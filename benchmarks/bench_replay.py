@@ -6,6 +6,7 @@ Usage::
     python benchmarks/bench_replay.py            # full run (< 5 min on 2 cores)
     python benchmarks/bench_replay.py --peers    # also Reel and VCR.py (own venv, pip)
     python benchmarks/bench_replay.py --quick    # tiny configuration (smoke test)
+    python benchmarks/bench_replay.py --rounds 4 # more samples for the p99s (~1.5 min more)
 
 Prints tables and exits 0; ``benchmarks/README.md`` explains every figure. Loopback only;
 every process started here is stopped by PID before exit.
@@ -35,6 +36,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="tiny configuration (seconds)")
     ap.add_argument("--client-procs", type=int, default=None, help="client processes (default 2)")
+    ap.add_argument(
+        "--rounds",
+        type=int,
+        default=None,
+        help="times the sequence of paths is run, samples pooled (default 2; --quick 1)",
+    )
     ap.add_argument("--keep", action="store_true", help="keep the work directory (logs, files)")
     ap.add_argument(
         "--peers",
@@ -48,12 +55,16 @@ def main(argv: list[str] | None = None) -> int:
     cfg = QUICK if args.quick else FULL
     if args.client_procs:
         cfg = Config(**{**cfg.__dict__, "client_procs": args.client_procs})
+    if args.rounds is not None:
+        if args.rounds < 1:
+            ap.error("--rounds must be at least 1")
+        cfg = Config(**{**cfg.__dict__, "rounds": args.rounds})
     t_start = time.monotonic()
     load0 = os.getloadavg()
     workdir = Path(tempfile.mkdtemp(prefix="replayproxy-bench-"))
     print(f"replayproxy replay benchmarks ({'quick' if args.quick else 'full'}); python "
           f"{sys.version.split()[0]}; {os.cpu_count()} CPUs; load avg {load0[0]:.2f}; "
-          f"{cfg.client_procs} client processes")  # fmt: skip
+          f"{cfg.client_procs} client processes; {cfg.rounds} rounds")  # fmt: skip
     peers = Peers(wanted=args.peers)
     if args.peers and peers.problem:
         print(f"   peers: {peers.problem}")

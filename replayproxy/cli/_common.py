@@ -79,10 +79,9 @@ class Listener(Protocol):
     @property
     def url(self) -> str: ...
 
-    @property
-    def is_running(self) -> bool: ...
-
     def stop(self, timeout: float = ...) -> object: ...
+
+    def wait(self, timeout: float | None = ...) -> bool: ...
 
 
 DEFAULT_LISTEN = "127.0.0.1:8080"
@@ -266,14 +265,28 @@ def wait_for_signal(proxy: Listener, ready: Callable[[], None] = lambda: None) -
 
     ``ready`` runs once the signal handlers are in place: a supervisor that stops us as soon
     as it sees the ready lines must still get the clean stop (and the summary line).
+
+    The main thread sleeps until one of the two happens, without waking up to poll: a poll
+    every 200 ms took the GIL from the serving thread at random moments, and with several
+    replay processes on a 2-core machine it showed in the gap p99 (benchmarks/README.md). A
+    watcher thread blocks on the proxy's thread instead; signals still interrupt the wait.
     """
     stop = threading.Event()
-    with _Signals(lambda signum: stop.set()):
+    signalled: list[int] = []
+
+    def on_signal(signum: int) -> None:
+        signalled.append(signum)
+        stop.set()
+
+    def watch() -> None:
+        proxy.wait()
+        stop.set()
+
+    with _Signals(on_signal):
+        threading.Thread(target=watch, name="replayproxy-watch", daemon=True).start()
         ready()
-        while not stop.wait(0.2):
-            if not proxy.is_running:
-                return 1
-    return 0
+        stop.wait()
+    return 0 if signalled else 1
 
 
 def serve(

@@ -179,6 +179,13 @@ class ReplayServer:
         if self._thread is not None:
             self._thread.join(timeout)
 
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the server has stopped (by :meth:`stop` or on its own), or ``timeout``
+        seconds; True if it has stopped (or never started)."""
+        if self._thread is not None:
+            self._thread.join(timeout)
+        return not (self._thread is not None and self._thread.is_alive())
+
     def __enter__(self) -> Self:
         return self.start()
 

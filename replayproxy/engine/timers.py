@@ -8,7 +8,8 @@ the recorded timing, so the engine's loop (and the embedded mitmproxy's, where t
 mode origin runs) waits differently: :class:`PreciseSelector` blocks in ``select()`` on
 the epoll descriptor itself, whose timeout has microsecond resolution (the epoll
 descriptor becomes readable when any of its sockets is ready), then collects the events
-with a non-blocking ``epoll_wait``. One extra system call per timed wait, no spinning.
+with a non-blocking ``epoll_wait`` when it is readable. At most one extra system call per
+timed wait (none when the wait ends on its timeout), no spinning.
 
 Where that cannot work it falls back to the stock behaviour: no epoll (macOS's kqueue
 already takes a nanosecond timeout; Windows uses its own loop), or an epoll descriptor
@@ -44,9 +45,10 @@ if hasattr(selectors, "EpollSelector"):
                 return super().select(timeout)
             # Wait with select()'s microsecond timeout on the epoll fd (readable once any
             # registered socket is ready), then collect without blocking: epoll_wait's
-            # millisecond timeout would round up.
-            select.select([fd], [], [], timeout)
-            return super().select(0)
+            # millisecond timeout would round up. A wait that ended on its timeout (a timer is
+            # due, nothing to read) needs no second system call: most waits of a replay.
+            readable, _, _ = select.select([fd], [], [], timeout)
+            return super().select(0) if readable else []
 
     def new_event_loop() -> asyncio.AbstractEventLoop:
         """A new event loop whose timers fire within microseconds of when they are due."""

@@ -17,11 +17,12 @@ BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_websocket.py
 NUMBER = r"\d+\.\d\d"
 ROWS = (
     *(
-        rf"^{path}\s+{NUMBER}\s+{NUMBER}\s+{NUMBER}\s+{NUMBER}$"
+        rf"^{path}\s+{NUMBER}\s+{NUMBER}\s+{NUMBER}\s+{NUMBER}\s+{NUMBER}-{NUMBER}$"
         for path in ("floor", "direct", "proxy", "direct-cli", "proxy-cli")
     ),
     *(
-        rf"^target p99 <= 5 ms, {path}: (met|NOT met) \({NUMBER}\)$"
+        rf"^target p99 <= 5 ms, {path}: (met|NOT met) "
+        rf"\({NUMBER}; 95 % interval {NUMBER}-{NUMBER}\)$"
         for path in ("direct", "proxy", "direct-cli", "proxy-cli")
     ),
     rf"^direct\s+engine -?{NUMBER} / -?{NUMBER}\s+outbound {NUMBER} / {NUMBER}$",

@@ -74,6 +74,20 @@ def test_before_start_the_server_reports_what_it_was_asked_for() -> None:
     server.stop()  # stopping a server never started does nothing
 
 
+def test_wait_blocks_until_the_server_stops() -> None:
+    """wait(): True at once for a server never started; while it serves, False after the
+    timeout; True once stop() has ended it."""
+    server = ReplayServer(CASSETTE, speed=0)
+    assert server.wait(0) is True
+    server.start()
+    try:
+        assert server.wait(0.2) is False
+        assert server.is_running
+    finally:
+        server.stop()
+    assert server.wait(5) is True
+
+
 def test_url_brackets_an_ipv6_host() -> None:
     """An IPv6 address is bracketed in the URL; a name or IPv4 address is not."""
     server = ReplayServer(CASSETTE, host="::1")

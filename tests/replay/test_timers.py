@@ -71,14 +71,33 @@ class _RecordingEpoll:
         return getattr(self._epoll, name)
 
 
-def test_after_the_timed_wait_epoll_is_only_polled(recorded: _RecordingSelect) -> None:
-    """The events are collected with a zero timeout: epoll must not wait (rounded) again."""
+def test_a_timed_wait_that_times_out_makes_no_second_system_call(
+    recorded: _RecordingSelect,
+) -> None:
+    """Nothing ready when the timer is due: no epoll call at all (most waits of a replay)."""
     with timers.PreciseSelector() as sel:
         spy = _RecordingEpoll(sel._selector)  # type: ignore[attr-defined]
         sel._selector = spy  # type: ignore[attr-defined]
         assert sel.select(0.0042) == []
         sel._selector = spy._epoll  # type: ignore[attr-defined]
     assert recorded.timeouts == [0.0042]
+    assert spy.timeouts == []
+
+
+def test_after_a_timed_wait_ends_on_an_event_epoll_is_only_polled(
+    recorded: _RecordingSelect,
+) -> None:
+    """The events are collected with a zero timeout: epoll must not wait (rounded) again."""
+    a, b = socket.socketpair()
+    with a, b, timers.PreciseSelector() as sel:
+        sel.register(a, selectors.EVENT_READ, data="reader")
+        spy = _RecordingEpoll(sel._selector)  # type: ignore[attr-defined]
+        sel._selector = spy  # type: ignore[attr-defined]
+        b.send(b"x")
+        events = sel.select(5.0)
+        sel._selector = spy._epoll  # type: ignore[attr-defined]
+    assert [(k.data, ev) for k, ev in events] == [("reader", selectors.EVENT_READ)]
+    assert recorded.timeouts == [5.0]
     assert spy.timeouts == [0]
 
 
