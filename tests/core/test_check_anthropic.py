@@ -275,8 +275,9 @@ EXPECTED: dict[str, list[tuple[str, int | None, str]]] = dict(
                     "anthropic.block-index",
                     3,
                     (
-                        "content_block_start has index 1, expected 1; the SDK appends "
-                        "blocks without checking, so later deltas go to the wrong block"
+                        "content_block_start repeats index 1, which already started; the "
+                        "SDK appends blocks without checking, so later deltas go to the wrong "
+                        "block"
                     ),
                 ),
                 (

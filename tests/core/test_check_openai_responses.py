@@ -184,6 +184,9 @@ STREAMS: dict[str, list[bytes]] = {
     ),
     "item-added-twice": stream(CREATED, PROGRESS, added(), added(), item_done(), COMPLETED),
     "item-added-out-of-order": stream(CREATED, PROGRESS, added(1), item_done(1), COMPLETED),
+    "item-added-again-at-the-next-index": stream(
+        CREATED, PROGRESS, added(1), added(1), item_done(1), COMPLETED
+    ),
     "item-without-object": stream(
         CREATED,
         PROGRESS,
@@ -556,6 +559,17 @@ EXPECTED: dict[str, list[tuple[str, int | None, str]]] = dict(
         (
             "item-added-out-of-order",
             [("openai.responses.nesting", 2, "output_item.added for output_index 1, expected 0")],
+        ),
+        (
+            "item-added-again-at-the-next-index",
+            [
+                ("openai.responses.nesting", 2, "output_item.added for output_index 1, expected 0"),
+                (
+                    "openai.responses.nesting",
+                    3,
+                    "output_item.added for output_index 1, which was already added",
+                ),
+            ],
         ),
         ("item-without-object", []),
         (

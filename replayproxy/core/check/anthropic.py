@@ -143,12 +143,19 @@ class Anthropic(Grammar):
         block = payload.get("content_block")
         btype = block.get("type") if isinstance(block, dict) else None
         expected = len(self.blocks)
-        if index != expected or index in self.blocks:
+        # Only an index equal to the count is looked up: a list or dict one is unhashable.
+        taken = index == expected and index in self.blocks
+        if index != expected or taken:
+            what = (
+                f"repeats index {index!r}, which already started"
+                if taken
+                else f"has index {index!r}, expected {expected}"
+            )
             self.report.at(
                 "anthropic.block-index",
                 ev,
-                f"content_block_start has index {index!r}, expected {expected}; the SDK appends "
-                "blocks without checking, so later deltas go to the wrong block",
+                f"content_block_start {what}; the SDK appends blocks without checking, so "
+                "later deltas go to the wrong block",
             )
         open_blocks = [i for i, b in self.blocks.items() if not b.stopped]
         if open_blocks:

@@ -247,10 +247,12 @@ class OpenAIResponses(Grammar):
         item = self.items.get(oi)
         if kind == "response.output_item.added":
             if item is not None or oi != len(self.items):
+                expected = len(self.items)
+                what = "which was already added" if oi == expected else f"expected {expected}"
                 report.at(
                     "openai.responses.nesting",
                     ev,
-                    f"output_item.added for output_index {oi}, expected {len(self.items)}",
+                    f"output_item.added for output_index {oi}, {what}",
                 )
             if item is None:
                 payload_item = p.get("item")
