@@ -16,7 +16,7 @@ altogether and reports a different byte split of the same bytes as one differenc
 from __future__ import annotations
 
 import difflib
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 from replayproxy.core.events import NotAStreamError, event_spans
@@ -85,6 +85,45 @@ class _Collector:
             self.add("interaction", what, render(a), render(b))
 
 
+Opcode = tuple[str, int, int, int, int]
+
+
+def _opcodes(
+    a: Sequence[Hashable],
+    b: Sequence[Hashable],
+    whole_a: Sequence[object] | None = None,
+    whole_b: Sequence[object] | None = None,
+) -> list[Opcode]:
+    """:mod:`difflib` opcodes turning ``a`` into ``b`` (lists of keys), the common head and tail
+    taken off first; with ``whole_a``/``whole_b`` (the items the keys were made from) only
+    items equal as a whole count as common there.
+
+    SequenceMatcher anchors on the longest common block, the earliest one in ``a``. In a run of
+    identical items (a cassette of equal requests, a stream of keep-alive frames) one item
+    inserted in the middle then came out as a whole stretch inserted and another deleted (121
+    and 120 for one interaction inserted at 120 of 250). Items equal from either end are
+    paired one to one before the matcher sees the rest. Where only the keys are equal (two
+    recordings of one request), the whole items decide which of them is the one removed.
+    """
+    wa = a if whole_a is None else whole_a
+    wb = b if whole_b is None else whole_b
+    n = min(len(a), len(b))
+    head = 0
+    while head < n and wa[head] == wb[head]:
+        head += 1
+    tail = 0
+    while tail < n - head and wa[len(a) - 1 - tail] == wb[len(b) - 1 - tail]:
+        tail += 1
+    ops: list[Opcode] = [("equal", 0, head, 0, head)] if head else []
+    middle = difflib.SequenceMatcher(
+        None, a[head : len(a) - tail], b[head : len(b) - tail], False
+    ).get_opcodes()
+    ops.extend((op, a1 + head, a2 + head, b1 + head, b2 + head) for op, a1, a2, b1, b2 in middle)
+    if tail:
+        ops.append(("equal", len(a) - tail, len(a), len(b) - tail, len(b)))
+    return ops
+
+
 def _frames(c: _Collector, a: Sequence[Frame], b: Sequence[Frame], timing: Timing) -> None:
     if a == b:
         return
@@ -95,8 +134,7 @@ def _frames(c: _Collector, a: Sequence[Frame], b: Sequence[Frame], timing: Timin
         return
     if len(a) != len(b):
         c.add("frame", "frame count", str(len(a)), str(len(b)))
-    matcher = difflib.SequenceMatcher(None, da, db, False)
-    for op, a1, a2, b1, b2 in matcher.get_opcodes():
+    for op, a1, a2, b1, b2 in _opcodes(da, db):
         if op == "equal":  # a[a1:a2] and b[b1:b2] hold the same bytes: compare their times
             for i in range(a1, a2):
                 j = b1 + i - a1
@@ -136,8 +174,7 @@ def _events(c: _Collector, a: Response, b: Response) -> None:
         return
     if len(ea) != len(eb):
         c.add("event", "event count", str(len(ea)), str(len(eb)))
-    matcher = difflib.SequenceMatcher(None, ea, eb, False)
-    for op, a1, a2, b1, b2 in matcher.get_opcodes():
+    for op, a1, a2, b1, b2 in _opcodes(ea, eb):
         if op == "equal":
             continue
         for k in range(max(a2 - a1, b2 - b1)):
@@ -188,8 +225,8 @@ def diff(a: Cassette, b: Cassette, timing: Timing = Timing()) -> list[Difference
         ma, mb = (", ".join(f"{k}={v}" for k, v in c.meta) for c in (a, b))
         out.append(Difference("cassette", None, None, "", "meta", ma, mb))
     xs, ys = a.interactions, b.interactions
-    matcher = difflib.SequenceMatcher(None, [_key(x) for x in xs], [_key(y) for y in ys], False)
-    for _, a1, a2, b1, b2 in matcher.get_opcodes():
+    keys_a, keys_b = [_key(x) for x in xs], [_key(y) for y in ys]
+    for _, a1, a2, b1, b2 in _opcodes(keys_a, keys_b, xs, ys):
         paired = min(a2 - a1, b2 - b1)  # equal: all of both; replace: as far as it goes; else 0
         for k in range(paired):
             out.extend(_pair(a1 + k, xs[a1 + k], b1 + k, ys[b1 + k], timing))

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from replayproxy import store
-from replayproxy.core.diff import Timing, diff
+from replayproxy.core.diff import Timing, _opcodes, diff
 from replayproxy.core.edit import Edits, apply
 from replayproxy.core.model import Cassette, EndKind, Frame
 from tests.cassette.builders import cassettes, sample_cassette
@@ -134,3 +134,38 @@ def test_times_within_the_tolerance_are_equal(jitter_ns: int, seed: int) -> None
     assert diff(a, b, Timing(tolerance_ns=jitter_ns)) == []
     if jitter_ns and diff(a, b):
         assert all("time" in d.what for d in diff(a, b))
+
+
+# Runs of repeated keys: what streams (keep-alive frames) and test cassettes (one request
+# recorded many times) are made of, and where a plain longest-block alignment goes wrong.
+_KEYS = st.lists(
+    st.tuples(st.sampled_from("abc"), st.integers(min_value=1, max_value=15)), max_size=8
+).map(lambda runs: [k for k, n in runs for _ in range(n)])
+
+
+def _tiles(ops: list[tuple[str, int, int, int, int]], a: list[str], b: list[str]) -> bool:
+    """The opcodes cover both sequences in order, without gaps, and 'equal' means equal."""
+    i = j = 0
+    for op, a1, a2, b1, b2 in ops:
+        if (a1, b1) != (i, j) or (op == "equal" and a[a1:a2] != b[b1:b2]):
+            return False
+        i, j = a2, b2
+    return (i, j) == (len(a), len(b))
+
+
+@given(_KEYS, _KEYS)
+def test_alignment_is_a_valid_edit_script(a: list[str], b: list[str]) -> None:
+    assert _tiles(_opcodes(a, b), a, b)
+
+
+@given(_KEYS, st.integers(min_value=0), st.sampled_from("abcz"))
+def test_one_insertion_or_deletion_anywhere_is_one_item(a: list[str], at: int, x: str) -> None:
+    """However repetitive the sequence, one item inserted (or deleted) is one opcode of one
+    item; everything else is equal."""
+    at = at % (len(a) + 1)
+    b = [*a[:at], x, *a[at:]]
+    for old, new, kind in ((a, b, "insert"), (b, a, "delete")):
+        ops = _opcodes(old, new)
+        assert _tiles(ops, old, new)
+        changed = [(op, a2 - a1, b2 - b1) for op, a1, a2, b1, b2 in ops if op != "equal"]
+        assert changed == [(kind, 0, 1) if kind == "insert" else (kind, 1, 0)]

@@ -322,3 +322,62 @@ def test_differences_name_both_indices_in_a_run_of_pairs() -> None:
         Difference("interaction", None, 0, "POST /r", "only in B", "", ""),
         Difference("interaction", 1, 2, "POST /q", "end", "complete", "reset"),
     ]
+
+
+@pytest.mark.parametrize("at", [0, 1, 120, 249, 250])
+def test_one_item_inserted_into_a_run_of_identical_ones_is_that_one_alone(at: int) -> None:
+    """250 equal interactions, frames or events and one more anywhere in the run: one
+    difference at its index (difflib alone reported 121 inserted and 120 deleted for 120)."""
+    same = ix(url="https://x.test/same")
+    extra = ix(url="https://x.test/extra")
+    run = (same,) * 250
+    found = diff(Cassette(run), Cassette((*run[:at], extra, *run[at:])))
+    assert [(d.a_index, d.b_index, d.what) for d in found] == [(None, at, "only in B")]
+    back = diff(Cassette((*run[:at], extra, *run[at:])), Cassette(run))
+    assert [(d.a_index, d.b_index, d.what) for d in back] == [(at, None, "only in A")]
+    pings = [(10 + i, b"data: ping\n\n") for i in range(250)]  # same bytes, one ms apart
+    x = ix(tuple(pings), headers=SSE)
+    y = ix((*pings[:at], (10 + at, b"data: new\n\n"), *pings[at:]), headers=SSE)
+    assert [d for d in one(x, y) if d[0] in ("frame", "event")] == [
+        ("frame", "frame count", "250", "251"),
+        ("frame", f"frame {at} (B)", "", f'+{10 + at}ms "data: new\\n\\n"'),
+        ("event", "event count", "250", "251"),
+        ("event", f"event {at} (B)", "", '"data: new\\n\\n"'),
+    ]
+
+
+def test_a_change_at_the_start_and_an_insertion_in_the_run_are_both_alone() -> None:
+    """The first interaction changed and one inserted into the run after it: two differences
+    (the common tail pairs the run's end, so the matcher sees the run's start aligned)."""
+    same = ix(url="https://x.test/same")
+    a = Cassette((ix(url="https://x.test/p"), *(same,) * 250))
+    b = Cassette((ix(url="https://x.test/q"), *(same,) * 120, ix(url="https://x.test/e"),
+                  *(same,) * 130))  # fmt: skip
+    assert [(d.a_index, d.b_index, d.what) for d in diff(a, b)] == [
+        (0, 0, "url"),
+        (None, 121, "only in B"),
+    ]
+
+
+def test_of_two_recordings_of_one_request_the_removed_one_is_named() -> None:
+    """Equal requests, different responses: removing either reports that one (the keys alone
+    cannot tell them apart, the whole interactions can)."""
+    first, second = ix(((10, b"A"),)), ix(((10, b"B"),))
+    other = ix(url="https://x.test/other")
+    a = Cassette((first, second, other))
+    for removed, kept in ((0, second), (1, first)):
+        found = diff(a, Cassette((kept, other)))
+        assert [(d.a_index, d.b_index, d.what) for d in found] == [(removed, None, "only in A")]
+
+
+def test_a_changed_item_between_runs_pairs_with_its_counterpart() -> None:
+    """Equal heads and tails pair one to one; what differs between them is compared as before
+    (a replaced item is one pair with its field differences, not a delete and an insert)."""
+    same = ix(url="https://x.test/same")
+    a = Cassette((same,) * 100 + (ix(url="https://x.test/p"),) + (same,) * 100)
+    b = Cassette((same,) * 100 + (ix(url="https://x.test/q"),) + (same,) * 100)
+    assert [(d.a_index, d.b_index, d.what) for d in diff(a, b)] == [(100, 100, "url")]
+    assert diff(a, a) == []
+    assert [(d.a_index, d.b_index, d.what) for d in diff(Cassette(()), a)][:1] == [
+        (None, 0, "only in B")
+    ]
