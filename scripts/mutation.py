@@ -135,6 +135,7 @@ TESTS: dict[str, list[str]] = {
         "tests/check/test_dialect.py",
         "tests/check/test_rule_reports.py",
     ],
+    "engine/http1.py": ["tests/replay/test_origin_reader.py", "tests/replay/test_origin.py"],
     "engine/origin.py": [
         "tests/replay/test_origin_clock.py",
         "tests/replay/test_origin_reader.py",

@@ -8,9 +8,10 @@ write but keep their own chunks), then the finish: the chunk terminator (COMPLET
 connection is kept alive), a FIN without terminator (CLOSE), a TCP RST (RESET) or silence
 until the peer leaves (HANG).
 
-How a schedule becomes socket writes (joined per instant, bounded per connection) is
-:mod:`replayproxy.engine.framing`; the origin writes them as the transport drains (at most
-:data:`WRITE_BUFFER_HIGH` bytes wait for a slow reader).
+Requests are read by :mod:`replayproxy.engine.http1`. How a schedule becomes socket writes
+(joined per instant, bounded per connection) is :mod:`replayproxy.engine.framing`; the origin
+writes them as the transport drains (at most :data:`WRITE_BUFFER_HIGH` bytes wait for a slow
+reader).
 
 Bodies are always chunked: a close-delimited body would make a reset look like a clean end to a
 client behind mitmproxy (mitmproxy-notes §3.1). So recorded ``content-length`` and
@@ -43,7 +44,6 @@ import itertools
 import socket
 from collections.abc import Callable, Iterable
 from dataclasses import replace
-from typing import SupportsIndex
 from urllib.parse import urlsplit, urlunsplit
 
 from replayproxy.core.matching import Miss
@@ -57,6 +57,7 @@ from replayproxy.engine.failsafe import (
     failure_response,
 )
 from replayproxy.engine.framing import head_bytes, wire_headers, writes_for
+from replayproxy.engine.http1 import MAX_HEAD, BadRequest, StampedReader, read_request
 from replayproxy.engine.memory import ReleaseAfterBigBodies
 from replayproxy.engine.session import Passthrough, ReplaySession, unmatched_response
 from replayproxy.engine.sockets import reset_after_drain
@@ -69,8 +70,6 @@ FailureHandler = Callable[[str, BaseException], ReplayFailure]
 
 TOKEN_HEADER = "x-replayproxy-token"
 
-_MAX_HEAD = 256 * 1024
-
 LISTEN_BACKLOG = 1024
 """Connections the kernel completes before the origin accepts them. asyncio's default (100)
 is below a burst of 200 clients connecting at once: the ones past it had their SYN dropped
@@ -80,25 +79,6 @@ WRITE_BUFFER_HIGH = 256 * 1024
 """Per connection, the origin stops writing while this many bytes wait for a slow reader
 (the transport's high-water mark); with one write of at most JOIN_MAX on top, a client that
 stops reading makes the origin hold at most ~320 KiB for it, whatever the body size."""
-
-
-class _BadRequest(Exception):
-    """The peer sent something that is not an HTTP/1.1 request we can read."""
-
-
-class _StampedReader(asyncio.StreamReader):
-    """A StreamReader that remembers when bytes last arrived (event-loop time of the read).
-
-    ``feed_data`` runs in the protocol's ``data_received``, i.e. as soon as the loop has read the
-    socket; the handler coroutine waiting on the data resumes only later (on a busy loop, after
-    every other ready callback), so this stamp is the closer measure of "the request arrived".
-    """
-
-    received_at = 0.0
-
-    def feed_data(self, data: Iterable[SupportsIndex]) -> None:
-        self.received_at = asyncio.get_running_loop().time()
-        super().feed_data(data)
 
 
 def _base_of(upstream: str) -> tuple[str, str]:
@@ -117,56 +97,6 @@ def _on_upstream(request: Request, base: tuple[str, str]) -> Request:
     """``request`` as if sent to the upstream ``base`` (:func:`_base_of`)."""
     target = urlsplit(request.url)
     return replace(request, url=urlunsplit((*base, target.path or "/", target.query, "")))
-
-
-async def _read_request(
-    reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-) -> Request | None:
-    """Read one request (head and whole body); ``None`` when the peer closed between requests."""
-    try:
-        head = await reader.readuntil(b"\r\n\r\n")
-    except asyncio.IncompleteReadError as e:
-        if not e.partial.strip():
-            return None
-        raise _BadRequest("connection closed inside a request head") from None
-    except asyncio.LimitOverrunError:
-        raise _BadRequest(f"request head larger than {_MAX_HEAD // 1024} KiB") from None
-    request_line, *header_lines = head[:-4].split(b"\r\n")
-    try:
-        method, target, version = request_line.decode("latin-1").split(" ", 2)
-    except ValueError:
-        raise _BadRequest(f"malformed request line {request_line[:80]!r}") from None
-    headers: list[tuple[bytes, bytes]] = []
-    for line in header_lines:
-        name, colon, value = line.partition(b":")
-        if not colon or not name.strip():
-            raise _BadRequest(f"malformed header line {line[:80]!r}")
-        headers.append((name.strip(), value.strip()))
-    fields = {k.lower(): v for k, v in headers}
-    if fields.get(b"expect", b"").lower() == b"100-continue":
-        writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
-    try:
-        if b"chunked" in fields.get(b"transfer-encoding", b"").lower():
-            body = await _read_chunked(reader)
-        else:
-            body = await reader.readexactly(int(fields.get(b"content-length", b"0")))
-    except (ValueError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
-        raise _BadRequest("malformed or truncated request body") from None
-    host = fields.get(b"host", b"127.0.0.1").decode("latin-1")
-    url = target if "://" in target else f"http://{host}{target}"
-    return Request(method, url, version, tuple(headers), body)
-
-
-async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
-    parts: list[bytes] = []
-    while True:
-        size = int((await reader.readuntil(b"\r\n")).split(b";", 1)[0], 16)
-        if size == 0:
-            while (await reader.readuntil(b"\r\n")) != b"\r\n":  # trailers
-                pass
-            return b"".join(parts)
-        parts.append(await reader.readexactly(size))
-        await reader.readexactly(2)
 
 
 async def _reset(writer: asyncio.StreamWriter) -> None:
@@ -217,7 +147,7 @@ class Origin:
         loop = asyncio.get_running_loop()
 
         def protocol() -> asyncio.StreamReaderProtocol:  # asyncio.start_server, stamped reads
-            reader = _StampedReader(limit=_MAX_HEAD, loop=loop)
+            reader = StampedReader(limit=MAX_HEAD, loop=loop)
             return asyncio.StreamReaderProtocol(reader, self._handle, loop=loop)
 
         self._server = await loop.create_server(protocol, host, port, backlog=LISTEN_BACKLOG)
@@ -272,8 +202,8 @@ class Origin:
             while keep_alive:
                 ready = loop.time()
                 try:
-                    request = await _read_request(reader, writer)
-                except _BadRequest as e:
+                    request = await read_request(reader, writer)
+                except BadRequest as e:
                     # Never drop a connection without a word: say what was wrong, then close.
                     await _send_plain(writer, 400, f"replayproxy: bad request: {e}\n".encode())
                     break
@@ -282,7 +212,7 @@ class Origin:
                 # The read that completed the request; not earlier than when we could start on
                 # it (a pipelined request waited for the response before it).
                 now = loop.time()
-                received = reader.received_at if isinstance(reader, _StampedReader) else now
+                received = reader.received_at if isinstance(reader, StampedReader) else now
                 t0 = max(ready, min(received, now))
                 keep_alive = await self._respond(request, t0, reader, writer)
                 self._memory.seen(len(request.body))

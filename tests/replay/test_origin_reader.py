@@ -1,6 +1,6 @@
 """The origin's HTTP/1.1 request reader and connection handling, byte for byte.
 
-Two ways in: ``_read_request`` fed a real ``asyncio.StreamReader`` (the exact Request it
+Two ways in: ``read_request`` fed a real ``asyncio.StreamReader`` (the exact Request it
 reads, or the exact reason it refuses), and the real ``Origin`` over a socketpair or loopback
 TCP (the exact bytes a client gets back: a 400 naming the problem, ``100 Continue``, one
 response per request, the connection closed when it should be).
@@ -24,16 +24,13 @@ from websockets.sync.client import connect
 from replayproxy.core.matching import MatchOptions
 from replayproxy.core.model import Cassette, Request
 from replayproxy.core.schedule import Finish, FinishKind, Head, Schedule, Write
+from replayproxy.engine.http1 import MAX_HEAD, BadRequest, StampedReader, read_request
 from replayproxy.engine.origin import (
-    _MAX_HEAD,
     TOKEN_HEADER,
     WRITE_BUFFER_HIGH,
     Origin,
-    _BadRequest,
     _base_of,
     _on_upstream,
-    _read_request,
-    _StampedReader,
 )
 from replayproxy.engine.server import ReplayServer
 from replayproxy.engine.session import ReplaySession
@@ -52,13 +49,13 @@ async def _read(data: bytes) -> tuple[Request | str | None, bytes, bytes]:
     a, b = socket.socketpair()
     peer, peer_writer = await asyncio.open_connection(sock=a)
     _, writer = await asyncio.open_connection(sock=b)
-    reader = asyncio.StreamReader(limit=_MAX_HEAD)
+    reader = asyncio.StreamReader(limit=MAX_HEAD)
     reader.feed_data(data)
     reader.feed_eof()
     result: Request | str | None
     try:
-        result = await _read_request(reader, writer)
-    except _BadRequest as e:
+        result = await read_request(reader, writer)
+    except BadRequest as e:
         result = str(e)
     await writer.drain()
     writer.close()
@@ -180,16 +177,16 @@ def test_a_peer_closing_between_requests_is_not_an_error(data: bytes) -> None:
 
 def test_a_head_over_the_limit_is_refused() -> None:
     """A head that does not end within the limit is refused naming the limit."""
-    got, _, _ = read(b"GET / HTTP/1.1\r\nx: " + b"a" * _MAX_HEAD + b"\r\n\r\n")
-    assert got == f"request head larger than {_MAX_HEAD // 1024} KiB"
+    got, _, _ = read(b"GET / HTTP/1.1\r\nx: " + b"a" * MAX_HEAD + b"\r\n\r\n")
+    assert got == f"request head larger than {MAX_HEAD // 1024} KiB"
 
 
 def test_a_head_just_within_the_limit_is_read() -> None:
     """A head of exactly the limit (its blank line included) is still a request."""
     line = b"GET / HTTP/1.1\r\nx: "
-    got, _, _ = read(line + b"a" * (_MAX_HEAD - len(line) - 4) + b"\r\n\r\n")
+    got, _, _ = read(line + b"a" * (MAX_HEAD - len(line) - 4) + b"\r\n\r\n")
     assert isinstance(got, Request)
-    assert len(got.headers[0][1]) == _MAX_HEAD - len(line) - 4
+    assert len(got.headers[0][1]) == MAX_HEAD - len(line) - 4
 
 
 @pytest.mark.parametrize(
@@ -212,9 +209,9 @@ def test_expect_100_continue_is_answered_before_the_body(expect: bytes, sent: by
         a, b = socket.socketpair()
         peer, peer_writer = await asyncio.open_connection(sock=a)
         _, writer = await asyncio.open_connection(sock=b)
-        reader = asyncio.StreamReader(limit=_MAX_HEAD)
+        reader = asyncio.StreamReader(limit=MAX_HEAD)
         reader.feed_data(head)
-        task = asyncio.create_task(_read_request(reader, writer))
+        task = asyncio.create_task(read_request(reader, writer))
         interim = b""
         if sent:
             interim = await asyncio.wait_for(peer.readexactly(len(sent)), 5)
@@ -373,7 +370,7 @@ def test_over_loopback_an_oversize_head_is_refused_and_close_ends_everything() -
         # does not reset the connection under the 400.
         line = b"GET / HTTP/1.1\r\nx: "
         reader, writer = await asyncio.open_connection("127.0.0.1", origin.port)
-        writer.write(line + b"a" * (_MAX_HEAD + 4 - len(line)))
+        writer.write(line + b"a" * (MAX_HEAD + 4 - len(line)))
         refused = await asyncio.wait_for(reader.read(), 10)
         writer.close()
         # A connection inside a head when the origin closes: cut, not left hanging.
@@ -398,7 +395,7 @@ def test_over_loopback_an_oversize_head_is_refused_and_close_ends_everything() -
         return refused, cut, listening
 
     refused, cut, listening = asyncio.run(main())
-    assert refused == _bad_request(f"request head larger than {_MAX_HEAD // 1024} KiB")
+    assert refused == _bad_request(f"request head larger than {MAX_HEAD // 1024} KiB")
     assert cut in (b"", b"(reset)") and not listening
 
 
@@ -715,7 +712,7 @@ def test_the_clock_starts_at_the_read_that_completed_the_request() -> None:
         token = origin.expect(schedule(10, [20], 30), "GET")
         _, server_writer = await asyncio.open_connection(sock=b)
         peer, peer_writer = await asyncio.open_connection(sock=a)
-        reader = _StampedReader(limit=_MAX_HEAD)
+        reader = StampedReader(limit=MAX_HEAD)
         handler = asyncio.create_task(origin._handle(reader, server_writer))
         await asyncio.sleep(0)  # the handler now waits for a request
         reader.feed_data(_get(token))
