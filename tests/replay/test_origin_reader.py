@@ -241,6 +241,7 @@ def test_expect_100_continue_is_answered_before_the_body(expect: bytes, sent: by
             b"0123456789" + b"y" * 15,
         ),
         (b"chunked", b"3;ext=1\r\nabc\r\n0;done\r\na: 1\r\nb: 2\r\n\r\n", b"abc"),
+        (b"chunked", b"3;a=1;b=2\r\nabc\r\n0\r\n\r\n", b"abc"),
         (b"chunked", b"0\r\n\r\n", b""),
     ],
     ids=[
@@ -249,6 +250,7 @@ def test_expect_100_continue_is_answered_before_the_body(expect: bytes, sent: by
         "after another coding",
         "hex sizes",
         "extensions and trailers",
+        "two extensions on one size line",
         "empty",
     ],
 )
