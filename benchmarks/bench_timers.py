@@ -21,6 +21,8 @@ import random
 import sys
 from collections.abc import Callable
 
+from _stats import percentile
+
 from replayproxy.engine import timers
 
 
@@ -32,11 +34,6 @@ async def _lateness(delays: list[float]) -> list[float]:
         await asyncio.sleep(due - loop.time())
         late.append((loop.time() - due) * 1000)
     return late
-
-
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q / 100 * len(ordered)))]
 
 
 def main() -> int:
@@ -59,9 +56,9 @@ def main() -> int:
           f"Python {sys.version.split()[0]})")  # fmt: skip
     print(f"{'loop':<30} {'p50':>7} {'p90':>7} {'p99':>7} {'max':>7}")
     for name, late in results.items():
-        p50, p90, p99 = (_percentile(late, q) for q in (50, 90, 99))
+        p50, p90, p99 = (percentile(late, q) for q in (50, 90, 99))
         print(f"{name:<30} {p50:7.3f} {p90:7.3f} {p99:7.3f} {max(late):7.3f}")
-    floor, ours = (_percentile(v, 50) for v in results.values())
+    floor, ours = (percentile(v, 50) for v in results.values())
     print(f"median lateness: {ours / floor:.2f}x the stock loop's")
     return 0
 

@@ -50,7 +50,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import math
 import random
 import shutil
 import sys
@@ -60,6 +59,7 @@ from pathlib import Path
 from typing import Any
 
 from _harness import Server, bin_path, port_from_log
+from _stats import percentile
 from websockets.sync.client import connect
 
 import replayproxy.engine.websocket as engine_ws
@@ -165,11 +165,6 @@ def recorded_delays(cassette: Path) -> list[float]:
     assert it.websocket is not None and it.response is not None
     plan = plan_session(it.websocket, it.response.head_offset_ns)
     return [d / 1e9 for turn in plan.turns for d, _ in turn.replies]
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[max(0, min(len(ordered) - 1, math.ceil(q / 100 * len(ordered)) - 1))]
 
 
 def p99_interval(sessions: list[list[float]], draws: int = 2000) -> tuple[float, float]:
