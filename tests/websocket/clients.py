@@ -46,18 +46,21 @@ def openai_session(base_url: str | None = None, *, timeout: float = 10.0) -> Rec
     out: Received = []
     tls = _forward_tls() if base_url is None else {}
     with client.realtime.connect(model="gpt-realtime", **tls) as conn:
-        last = time.monotonic()
-        first = conn.recv()
-        out.append((time.monotonic() - last, first.model_dump(mode="json", warnings=False)))
+
+        def receive(since: float) -> None:
+            # Received first, then timed: a tuple's items are evaluated in order, and timing
+            # before recv() measured the send call instead of the server's delay.
+            event = conn.recv()
+            out.append((time.monotonic() - since, event.model_dump(mode="json", warnings=False)))
+
+        receive(time.monotonic())
         last = time.monotonic()
         conn.session.update(session={"type": "realtime", "output_modalities": ["text"]})
-        out.append((time.monotonic() - last, conn.recv().model_dump(mode="json", warnings=False)))
+        receive(last)
         last = time.monotonic()
         conn.conversation.item.create(item=USER_ITEM)  # type: ignore[arg-type]
         for _ in range(2):
-            out.append(
-                (time.monotonic() - last, conn.recv().model_dump(mode="json", warnings=False))
-            )
+            receive(last)
         last = time.monotonic()
         conn.response.create()
         for event in conn:
