@@ -169,3 +169,25 @@ def test_one_insertion_or_deletion_anywhere_is_one_item(a: list[str], at: int, x
         assert _tiles(ops, old, new)
         changed = [(op, a2 - a1, b2 - b1) for op, a1, a2, b1, b2 in ops if op != "equal"]
         assert changed == [(kind, 0, 1) if kind == "insert" else (kind, 1, 0)]
+
+
+@given(_KEYS, _KEYS)
+def test_alignment_has_no_empty_opcodes(a: list[str], b: list[str]) -> None:
+    """Like difflib's own, every opcode covers at least one item (an empty 'equal' would
+    print as a zero-length stretch in the diff)."""
+    assert all(a2 - a1 or b2 - b1 for _, a1, a2, b1, b2 in _opcodes(a, b))
+
+
+def test_long_runs_of_one_key_are_not_treated_as_junk() -> None:
+    """difflib's autojunk drops items that make up over 1 % of a 200+ item sequence: a
+    stream of 300 identical keep-alive frames between two changed ends would come out as
+    everything replaced. They stay equal."""
+    a = ["start-a", *["ping"] * 300, "end-a"]
+    b = ["start-b", *["ping"] * 300, "end-b"]
+    ops = _opcodes(a, b)
+    assert _tiles(ops, a, b)
+    assert [(op, a2 - a1) for op, a1, a2, _, _ in ops] == [
+        ("replace", 1),
+        ("equal", 300),
+        ("replace", 1),
+    ]
