@@ -326,7 +326,16 @@ async def _execute(
         if delay > 0:
             await asyncio.sleep(delay)
 
+    first = True
     for at_ns, data in writes:
+        if first:
+            first = False
+            # A request that reached us after its first write was due (a proxy or machine so
+            # busy its latency exceeds the recorded time to first byte) starts late: the
+            # later writes keep their recorded gaps from this one instead of all the overdue
+            # ones going out in one catch-up burst. Only what is left of the first offset is
+            # absorbed; the rest is added, as a slow network would add it.
+            t0 = max(t0, loop.time() - at_ns / 1e9)
         await until(at_ns)
         writer.write(data)
         await writer.drain()

@@ -27,7 +27,7 @@ from replayproxy.engine.session import ReplaySession, Served
 from replayproxy.mitm.addons._arrival import arrived_at
 from replayproxy.mitm.addons.replayer import Replayer
 from replayproxy.mitm.embedded import EmbeddedProxy
-from tests.replay.helpers import cassette, interaction, sse_frames
+from tests.replay.helpers import cassette, gaps, interaction, sse_frames
 
 DELAY_S = 0.3
 FIRST_FRAME_S = 0.6
@@ -175,3 +175,59 @@ def test_a_stepped_wall_clock_counts_as_no_latency() -> None:
     """A stamp from the future or from an hour ago (NTP step) is ignored: arrival = now."""
     assert arrived_at(_request(2000.0, 2000.0), 50.0, 1000.0) == 50.0
     assert arrived_at(_request(1000.0, 1000.0), 50.0, 4600.0) == 50.0
+
+
+# -- a request that arrives after its first write was due ---------------------------------------
+
+# Head at 0 ms, frames at 100, 200, 300, 400 ms: 300 ms of latency makes three of them overdue.
+EARLY = cassette(interaction(sse_frames(4), head_ms=0, gap_ms=100))
+
+
+def frame_times(port: int) -> list[float]:
+    """When each of EARLY's frames was read, in seconds after the request was sent."""
+    times: dict[int, float] = {}
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.sendall(HEAD + BODY)
+        sent = time.monotonic()
+        seen = b""
+        while not seen.endswith(b"0\r\n\r\n"):
+            data = sock.recv(65536)
+            assert data, "closed before the end of the body"
+            seen += data
+            now = time.monotonic() - sent
+            for i in range(4):
+                if b'"i": %d' % i in seen:
+                    times.setdefault(i, now)
+    return [times[i] for i in range(4)]
+
+
+def _assert_gaps_kept(times: list[float]) -> None:
+    # Recorded 100 ms apart. Bursting the overdue frames to catch up would put the first three
+    # in one read (gaps ~0); the bound sits halfway.
+    assert all(g > 0.05 for g in gaps(times)), times
+    # The first frame is late (the latency exceeded its offset), not early.
+    assert times[0] > DELAY_S, times
+
+
+def test_engine_keeps_the_gaps_when_the_first_write_is_already_overdue() -> None:
+    """Matching took 300 ms, longer than the recorded time to the first frame (100 ms): the
+    schedule starts late instead of sending the overdue frames in one burst."""
+    with ReplayServer(EARLY) as server:
+        resolve = server.session.resolve
+
+        def slow_resolve(request: Request) -> object:
+            time.sleep(DELAY_S)
+            return resolve(request)
+
+        server.session.resolve = slow_resolve  # type: ignore[assignment, method-assign]
+        _assert_gaps_kept(frame_times(server.port))
+
+
+def test_proxy_keeps_the_gaps_when_the_first_write_is_already_overdue(
+    slow_proxy: tuple[EmbeddedProxy, Replayer],
+) -> None:
+    """The same behind mitmproxy, with 300 ms spent in its hooks."""
+    proxy, replayer = slow_proxy
+    replayer.use(ReplaySession(EARLY))
+    _assert_gaps_kept(frame_times(proxy.port))
