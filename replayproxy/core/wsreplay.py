@@ -203,10 +203,14 @@ class Conversation:
         self._last_due = max(self._last_due, at_ns)
         return self._last_due
 
-    def _turn_actions(self, k: int, now_ns: int) -> list[Action]:
-        out: list[Action] = [
-            Send(self._due(now_ns + delay), m) for delay, m in self.plan.turns[k].replies
-        ]
+    def _turn_actions(self, k: int, now_ns: int, ready_ns: int | None = None) -> list[Action]:
+        replies = self.plan.turns[k].replies
+        if ready_ns is not None and replies:
+            # The message reached us after its first reply was due (a saturated relay): the
+            # turn starts late and keeps its recorded gaps, instead of sending every overdue
+            # reply at once; as for HTTP (docs/replay.md, "When the clock starts").
+            now_ns += max(0, ready_ns - (now_ns + replies[0][0]))
+        out: list[Action] = [Send(self._due(now_ns + delay), m) for delay, m in replies]
         if k == len(self.plan.turns) - 1:
             close = self.plan.close
             at = self._due(now_ns + self.plan.end_delay_ns)
@@ -221,8 +225,12 @@ class Conversation:
         self._last_due = now_ns
         return self._turn_actions(0, now_ns)
 
-    def client_message(self, text: bool, data: bytes, now_ns: int) -> list[Action]:
-        """The actions answering a client message that arrived at ``now_ns``."""
+    def client_message(
+        self, text: bool, data: bytes, now_ns: int, ready_ns: int | None = None
+    ) -> list[Action]:
+        """The actions answering a client message that arrived at ``now_ns`` (when it reached
+        replayproxy) and could be answered from ``ready_ns`` on (when the engine read it;
+        default: ``now_ns``)."""
         if self.closed:
             return []
         got = WsMessage(now_ns, True, text, data)
@@ -238,7 +246,7 @@ class Conversation:
         if why is not None:
             return self._mismatch(f"client message {n} does not match the recording: {why}", now_ns)
         self.received += 1
-        return self._turn_actions(n + 1, now_ns)
+        return self._turn_actions(n + 1, now_ns, ready_ns)
 
     def _mismatch(self, explanation: str, now_ns: int) -> list[Action]:
         self.miss = explanation

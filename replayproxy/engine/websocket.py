@@ -155,13 +155,14 @@ async def serve_websocket(
     def now_ns() -> int:
         return round((loop.time() - t0) * 1e9)
 
-    def arrived_ns(message: bytes) -> int:
-        """When ``message`` reached replayproxy: now, or earlier when the relay had it first."""
+    def arrived_ns(message: bytes) -> tuple[int, int]:
+        """When ``message`` reached replayproxy (now, or earlier when the relay had it
+        first), and now."""
         now = now_ns()
         seen = None if ws.arrivals is None else ws.arrivals.take(message)
         if seen is None:
-            return now
-        return max(0, min(now, round((seen - t0) * 1e9)))  # never later than now, nor before t0
+            return now, now
+        return max(0, min(now, round((seen - t0) * 1e9))), now  # not after now nor before t0
 
     key = request.header("sec-websocket-key")
     if key is None:
@@ -203,7 +204,7 @@ async def _receive_all(
     reader: asyncio.StreamReader,
     writer: asyncio.StreamWriter,
     queue: asyncio.Queue[Send | Close | None],
-    arrived_ns: Callable[[bytes], int],
+    arrived_ns: Callable[[bytes], tuple[int, int]],
     on_miss: Callable[[str], object] | None,
     missed: _Wakeup,
 ) -> None:
@@ -221,7 +222,7 @@ async def _receive_all(
                     continue
                 text, message = isinstance(event.data, str), b"".join(parts)
                 parts = []
-                actions = conversation.client_message(text, message, arrived_ns(message))
+                actions = conversation.client_message(text, message, *arrived_ns(message))
                 if conversation.miss is not None:
                     # An explained close goes out at once: the pending sends are dropped, the
                     # one the sender is waiting for too.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 from hypothesis import given
@@ -160,3 +161,42 @@ def test_due_times_never_go_backwards(shape: list[tuple[bool, int]], start: int)
             assert all(a.at_ns >= now for a in actions)
             due += [a.at_ns for a in actions]
     assert due == sorted(due)
+
+
+def test_a_turn_read_after_its_first_reply_was_due_starts_late_and_keeps_its_gaps() -> None:
+    """The relay had response.create at 7 s but the engine read it at 7.15 s, 50 ms after its
+    first reply was due: the turn moves back 50 ms, the replies stay 20 ms apart (not two
+    overdue ones at once). Read in time, nothing moves."""
+    plan = plan_of(realtime_turns(ttfb_ms=100, gap_ms=20, deltas=1))
+    late, on_time = Conversation(plan), Conversation(plan)
+    for conv in (late, on_time):
+        conv.start(0)
+        conv.client_message(True, client({"type": "session.update", "session": {"x": 1}}), 500 * MS)
+    create = client({"type": "response.create"})
+    got = late.client_message(True, create, 7_000 * MS, 7_150 * MS)
+    assert [a.at_ns for a in got] == [7_150 * MS, 7_170 * MS, 7_190 * MS]
+    got = on_time.client_message(True, create, 7_000 * MS, 7_090 * MS)
+    assert [a.at_ns for a in got] == [7_100 * MS, 7_120 * MS, 7_140 * MS]
+
+
+@given(st.integers(0, 10**9), st.integers(0, 10**9))
+def test_a_late_read_never_sends_a_reply_before_it_nor_squeezes_the_turn(
+    arrived: int, lateness: int
+) -> None:
+    """However late the engine reads a client message, the turn's replies keep their recorded
+    gaps and none is due before the read; read before the first reply was due, they keep
+    their recorded delays from the arrival."""
+    plan = plan_of(realtime_turns(ttfb_ms=100, gap_ms=20, deltas=2))
+    conv = Conversation(plan)
+    conv.start(0)
+    conv.client_message(True, client({"type": "session.update", "session": {"x": 1}}), 0)
+    ready = arrived + lateness
+    due = [
+        a.at_ns
+        for a in conv.client_message(True, client({"type": "response.create"}), arrived, ready)
+    ]
+    recorded = [d for d, _ in plan.turns[2].replies]
+    assert [b - a for a, b in itertools.pairwise(due)] == [
+        b - a for a, b in itertools.pairwise(recorded)
+    ]
+    assert due[0] == max(arrived + recorded[0], ready)

@@ -32,7 +32,7 @@ from wsproto import WSConnection
 from wsproto.connection import ConnectionType
 from wsproto.frame_protocol import Opcode
 
-from replayproxy.core.model import Cassette
+from replayproxy.core.model import Cassette, Interaction
 from replayproxy.core.wsreplay import plan_interaction
 from replayproxy.engine.origin import TOKEN_HEADER, Origin
 from replayproxy.engine.session import ReplaySession
@@ -60,16 +60,19 @@ INTERACTION = ws_interaction(
 # -- the engine, on a virtual clock --------------------------------------------------------------
 
 
-def reply_after_send(*, relay_ms: float, noted_ms: float | None) -> float:
-    """ms from the client's send of ``ASK`` to the reply's arrival, with ``relay_ms`` between
-    the send and the engine's read of it (a relay in front of the engine). ``noted_ms``: when
-    the relay says it had the message (relative to the send), or ``None``: no relay channel."""
+def reply_after_send(
+    *, relay_ms: float, noted_ms: float | None, interaction: Interaction = INTERACTION
+) -> list[float]:
+    """ms from the client's send of ``ASK`` to the arrival of each reply after it, with
+    ``relay_ms`` between the send and the engine's read of it (a relay in front of the engine).
+    ``noted_ms``: when the relay says it had the message (relative to the send), or ``None``: no
+    relay channel."""
     clock = VirtualClock()
 
-    async def main() -> float:
+    async def main() -> list[float]:
         a, b = socket.socketpair()
         origin = Origin()
-        schedule, plan = plan_interaction(INTERACTION, 0)
+        schedule, plan = plan_interaction(interaction, 0)
         assert plan is not None and schedule.head is not None
         arrivals = None if noted_ms is None else ClientArrivals()
         token = origin.expect(
@@ -98,8 +101,10 @@ def reply_after_send(*, relay_ms: float, noted_ms: float | None) -> float:
             arrivals.note(payload.encode(), asyncio.get_running_loop().time() + noted_ms / 1000)
         await asyncio.sleep(relay_ms / 1000)  # the relay's latency: the engine reads it later
         writer.write(ws.send(wse.TextMessage(payload)))
-        assert await next_message() == REPLY
-        took = (clock.ns - sent) / MS
+        took = []
+        for _ in plan.turns[-1].replies:
+            assert (await next_message())["type"] == REPLY["type"]
+            took.append((clock.ns - sent) / MS)
         writer.write(ws.send(wse.CloseConnection(1000)))
         await asyncio.wait_for(server, 5)
         writer.close()
@@ -111,20 +116,36 @@ def reply_after_send(*, relay_ms: float, noted_ms: float | None) -> float:
 def test_engine_counts_from_when_the_relay_had_the_message() -> None:
     """A message the relay had 300 ms before the engine read it is answered at the recorded
     400 ms after the relay had it, not 700 ms."""
-    assert reply_after_send(relay_ms=RELAY_MS, noted_ms=0) == pytest.approx(REPLY_MS, abs=0.01)
+    (took,) = reply_after_send(relay_ms=RELAY_MS, noted_ms=0)
+    assert took == pytest.approx(REPLY_MS, abs=0.01)
 
 
 def test_engine_without_a_relay_counts_from_its_own_read() -> None:
     """Directly (no channel), the engine's read starts the clock: the relay's 300 ms add up."""
-    took = reply_after_send(relay_ms=RELAY_MS, noted_ms=None)
+    (took,) = reply_after_send(relay_ms=RELAY_MS, noted_ms=None)
     assert took == pytest.approx(REPLY_MS + RELAY_MS, abs=0.01)
 
 
 def test_engine_never_counts_from_a_time_after_its_own_read() -> None:
     """A relay stamp later than the engine's read (a clock mixed up) is ignored, not waited
     for: the reply comes at the recorded delay from the engine's read."""
-    took = reply_after_send(relay_ms=0, noted_ms=200)
+    (took,) = reply_after_send(relay_ms=0, noted_ms=200)
     assert took == pytest.approx(REPLY_MS, abs=0.01)
+
+
+def test_engine_reading_after_the_first_reply_was_due_keeps_the_gaps() -> None:
+    """The relay held the message 500 ms, past the first reply's recorded 400 ms: the turn
+    starts at the engine's read, its two replies 50 ms apart as recorded (not both at once)."""
+    two = ws_interaction(
+        [
+            text(6, False, HELLO),
+            text(50, True, ASK),
+            text(50 + REPLY_MS, False, REPLY),
+            text(100 + REPLY_MS, False, REPLY),
+        ]
+    )
+    took = reply_after_send(relay_ms=500, noted_ms=0, interaction=two)
+    assert took == pytest.approx([500, 550], abs=0.01)
 
 
 # -- pairing the relay's notes with the engine's messages (pure) ---------------------------------
