@@ -33,7 +33,8 @@ the request's last byte (stamped in ``data_received``, before this handler even 
 behind mitmproxy it is mitmproxy's own ``request.timestamp_end``, which the addon passes to
 :meth:`Origin.expect` as ``arrived``. Either way the time spent parsing, matching, running hooks
 and (behind mitmproxy) opening the hop to the origin is absorbed by the schedule instead of
-being added to it.
+being added to it, up to the first write's offset: a request that arrives after its first
+write was due starts the schedule late, keeping the recorded gaps (:func:`_execute`).
 """
 
 from __future__ import annotations
