@@ -327,10 +327,8 @@ async def _execute(
         if delay > 0:
             await asyncio.sleep(delay)
 
-    first = True
-    for at_ns, data in writes:
-        if first:
-            first = False
+    for i, (at_ns, data) in enumerate(writes):
+        if i == 0:
             # A request that reached us after its first write was due (a proxy or machine so
             # busy its latency exceeds the recorded time to first byte) starts late: the
             # later writes keep their recorded gaps from this one instead of all the overdue

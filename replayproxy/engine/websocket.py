@@ -155,7 +155,7 @@ async def serve_websocket(
     def now_ns() -> int:
         return round((loop.time() - t0) * 1e9)
 
-    def arrived_ns(message: bytes) -> tuple[int, int]:
+    def arrival_and_now(message: bytes) -> tuple[int, int]:
         """When ``message`` reached replayproxy (now, or earlier when the relay had it
         first), and now."""
         now = now_ns()
@@ -186,7 +186,7 @@ async def serve_websocket(
     sender = asyncio.create_task(_send_all(queue, conn, writer, t0, ws.on_drop, missed))
     try:
         await _receive_all(
-            conversation, conn, reader, writer, queue, arrived_ns, ws.on_miss, missed
+            conversation, conn, reader, writer, queue, arrival_and_now, ws.on_miss, missed
         )
     finally:
         if not sender.done():
@@ -204,7 +204,7 @@ async def _receive_all(
     reader: asyncio.StreamReader,
     writer: asyncio.StreamWriter,
     queue: asyncio.Queue[Send | Close | None],
-    arrived_ns: Callable[[bytes], tuple[int, int]],
+    arrival_and_now: Callable[[bytes], tuple[int, int]],
     on_miss: Callable[[str], object] | None,
     missed: _Wakeup,
 ) -> None:
@@ -222,7 +222,7 @@ async def _receive_all(
                     continue
                 text, message = isinstance(event.data, str), b"".join(parts)
                 parts = []
-                actions = conversation.client_message(text, message, *arrived_ns(message))
+                actions = conversation.client_message(text, message, *arrival_and_now(message))
                 if conversation.miss is not None:
                     # An explained close goes out at once: the pending sends are dropped, the
                     # one the sender is waiting for too.
