@@ -180,7 +180,7 @@ def replay(
             options: dict[str, Any] = {"connection_strategy": "lazy"}
             if bundle is not None:
                 options["ssl_verify_upstream_trusted_ca"] = bundle
-            replayer = Replayer(session)
+            replayer = Replayer(session, origin_process=True)
             addons: list[object] = [replayer]
             if session.policy.records:
                 from replayproxy.mitm.addons.recorder import Recorder

@@ -18,11 +18,14 @@ client behind mitmproxy (mitmproxy-notes §3.1). So recorded ``content-length`` 
 ``transfer-encoding`` (and the hop-by-hop ``connection`` / ``keep-alive``) headers are dropped
 and ``transfer-encoding: chunked`` is sent; ``content-encoding`` and the bytes stay as recorded.
 
-Two ways in:
+Three ways in:
 
 - behind the mitmproxy addon: the addon matches the request, registers the schedule with
   :meth:`Origin.expect` and forwards the request with the private ``x-replayproxy-token`` header,
   which the origin strips and uses to find the schedule;
+- behind the addon, in a child process (:mod:`~replayproxy.engine.origin_process`, the CLI):
+  the forwarded request carries the schedule itself as its body
+  (:mod:`~replayproxy.core.schedule_wire`) and the origin's secret in :data:`PACKED_HEADER`;
 - directly (:class:`~replayproxy.engine.server.ReplayServer`, no mitmproxy): the origin
   matches requests itself through a :class:`~replayproxy.engine.session.ReplaySession`.
 
@@ -34,19 +37,22 @@ behind mitmproxy it is mitmproxy's own ``request.timestamp_end``, which the addo
 :meth:`Origin.expect` as ``arrived``. Either way the time spent parsing, matching, running hooks
 and (behind mitmproxy) opening the hop to the origin is absorbed by the schedule instead of
 being added to it, up to the first write's offset: a request that arrives after its first
-write was due starts the schedule late, keeping the recorded gaps (:func:`_execute`).
+write was due starts the schedule late, keeping the recorded gaps (:func:`_execute`). Behind
+mitmproxy at most :data:`ABSORB_MAX` is absorbed (:func:`clock_start`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import itertools
 import socket
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from urllib.parse import urlsplit, urlunsplit
 
+from replayproxy.core import schedule_wire
 from replayproxy.core.matching import Miss
 from replayproxy.core.model import Request
 from replayproxy.core.schedule import FinishKind, Schedule
@@ -64,12 +70,39 @@ from replayproxy.engine.session import Passthrough, ReplaySession, unmatched_res
 from replayproxy.engine.sockets import reset_after_drain
 from replayproxy.engine.websocket import WsServe, serve_websocket
 
-__all__ = ["LISTEN_BACKLOG", "TOKEN_HEADER", "FailureHandler", "Origin", "wire_headers"]
+__all__ = [
+    "ABSORB_MAX",
+    "FAILURE_HEADER",
+    "LISTEN_BACKLOG",
+    "PACKED_HEADER",
+    "TOKEN_HEADER",
+    "FailureHandler",
+    "Origin",
+    "clock_start",
+    "wire_headers",
+]
 
 FailureHandler = Callable[[str, BaseException], ReplayFailure]
 """Counts a request replay failed to answer (``ReplaySession.fail``); returns the failure."""
 
 TOKEN_HEADER = "x-replayproxy-token"
+
+PACKED_HEADER = "x-replayproxy-packed"
+"""Carries the origin's secret on a request whose body is a packed schedule
+(:mod:`~replayproxy.core.schedule_wire`): how the proxy hands schedules to an origin in another
+process (:mod:`~replayproxy.engine.origin_process`)."""
+
+FAILURE_HEADER = "x-replayproxy-failure"
+"""On an origin with a secret, the explained 500 also carries the failure's summary here, so
+the proxy can count it in its session (the proxy removes it before the client sees it)."""
+
+ABSORB_MAX = 0.010
+"""At most this many seconds of proxy-side latency are absorbed by a schedule (see
+"When the clock starts" in docs/replay.md). A healthy mitmproxy hop takes a few
+milliseconds; a request that took longer reached us through a saturated proxy, and starting
+its schedule at once would put its first writes in the middle of that proxy's backlog (200
+streams starting together: gap error p99 1.5x plain mitmdump's); the rest of the latency is
+added, as a slow network would add it."""
 
 LISTEN_BACKLOG = 1024
 """Connections the kernel completes before the origin accepts them. asyncio's default (100)
@@ -124,8 +157,11 @@ class Origin:
         *,
         fail: FailureHandler | None = None,
         upstream: str | None = None,
+        secret: str | None = None,
     ) -> None:
         self.session = session
+        # Requests carrying this secret bring their schedule along (origin_process).
+        self._secret = secret
         self.host = "127.0.0.1"
         # Base-URL mode stands in for this host: requests are matched as if sent to it, as
         # mitmproxy's reverse mode shows them (matters for --match-host and explanations).
@@ -245,14 +281,16 @@ class Origin:
         except Exception as e:  # fail closed: the explained 500, never a dropped connection
             failure = self._fail(describe(request.method, request.url), e)
             status, headers, body = failure_response(failure)
+            if self._secret is not None:  # for the proxy's count (origin_process)
+                summary = failure.summary.encode("ascii", "replace")
+                headers = (*headers, (FAILURE_HEADER.encode(), summary))
             job = head_bytes(status, "", headers) + body
         if isinstance(job, bytes):
             writer.write(job)
             await writer.drain()
             return True
         schedule, writes, arrived, websocket = job
-        if arrived is not None:
-            t0 = min(t0, arrived)  # never in the future, whatever the caller's clock said
+        t0 = clock_start(t0, arrived)
         if websocket is not None:
             await serve_websocket(websocket, request, t0, reader, writer)
             return False
@@ -267,7 +305,13 @@ class Origin:
         byte is written, so a failure can still be answered with a complete response.
         """
         token = request.header(TOKEN_HEADER)
-        if token is not None:
+        packed = request.header(PACKED_HEADER)
+        if packed is not None and self._secret is not None:
+            if not hmac.compare_digest(packed.encode(), self._secret.encode()):
+                raise schedule_wire.ScheduleWireError("a packed schedule with the wrong secret")
+            schedule, method, arrived = schedule_wire.unpack(request.body)
+            websocket = None
+        elif token is not None:
             found = self._expected.pop(token, None)
             if found is None:
                 return _plain(500, b"replayproxy: unknown replay token\n")
@@ -290,6 +334,15 @@ class Origin:
 
 
 _compiled = writes_for  # the seam tests break on purpose (tests/reliability)
+
+
+def clock_start(received: float, arrived: float | None) -> float:
+    """Where a schedule's clock starts: when the request reached replayproxy (``arrived``,
+    given behind mitmproxy), but never after the origin ``received`` it (whatever the caller's
+    clock said) and at most :data:`ABSORB_MAX` before."""
+    if arrived is None:
+        return received
+    return max(min(received, arrived), received - ABSORB_MAX)
 
 
 def failure_of_request(request: str, exc: BaseException) -> ReplayFailure:

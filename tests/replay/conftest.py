@@ -20,7 +20,7 @@ import pytest
 from replayproxy.cli._common import child_env
 from replayproxy.core.matching import MatchOptions
 from replayproxy.core.model import Cassette
-from replayproxy.engine.origin import TOKEN_HEADER
+from replayproxy.engine.origin import PACKED_HEADER, TOKEN_HEADER
 from replayproxy.engine.session import ReplaySession
 from replayproxy.mitm.addons.replayer import Replayer
 from replayproxy.mitm.embedded import EmbeddedProxy
@@ -62,10 +62,13 @@ class FlowProbe:
 
     def __init__(self) -> None:
         self.seen: list[tuple[str, str | None, bool]] = []
+        self.bodies: list[tuple[bytes | None, list[str]]] = []  # and content-length
 
     def response(self, flow: Any) -> None:
         req = flow.request
-        self.seen.append((req.pretty_url, req.host_header, TOKEN_HEADER in req.headers))
+        self.bodies.append((req.raw_content, req.headers.get_all("content-length")))
+        private = TOKEN_HEADER in req.headers or PACKED_HEADER in req.headers
+        self.seen.append((req.pretty_url, req.host_header, private))
 
 
 @dataclass
@@ -99,16 +102,17 @@ def counter() -> Iterator[ConnectionCounter]:
     c.close()
 
 
-@pytest.fixture(scope="module", params=["forward", "reverse"])
+@pytest.fixture(scope="module", params=["forward", "reverse", "forward+process"])
 def replay_proxy(
     request: pytest.FixtureRequest,
     counter: ConnectionCounter,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[ReplayTarget]:
     """A replay proxy: forward (HTTPS_PROXY + CA) or reverse (base URL) standing in for a
-    host that counts connections; its env is what ``replayproxy replay -- COMMAND`` would set."""
-    mode = request.param
-    replayer = Replayer()
+    host that counts connections; its env is what ``replayproxy replay -- COMMAND`` would set.
+    ``forward+process``: forward, with the origin in a child process, as the CLI runs it."""
+    mode, _, process = request.param.partition("+")
+    replayer = Replayer(origin_process=bool(process))
     probe = FlowProbe()
     upstream = f"http://127.0.0.1:{counter.port}"
     proxy = EmbeddedProxy(

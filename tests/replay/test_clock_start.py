@@ -22,6 +22,7 @@ from mitmproxy import http
 from mitmproxy.test import tutils
 
 from replayproxy.core.model import Request
+from replayproxy.engine import origin
 from replayproxy.engine.server import ReplayServer
 from replayproxy.engine.session import ReplaySession, Served
 from replayproxy.mitm.addons._arrival import arrived_at
@@ -93,22 +94,44 @@ def slow_proxy(
         proxy.stop()
 
 
+@pytest.fixture
+def no_absorb_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lift ABSORB_MAX (10 ms) so that 300 ms of latency shows which stamp the clock used."""
+    monkeypatch.setattr(origin, "ABSORB_MAX", 1.0)
+
+
+@pytest.mark.usefixtures("no_absorb_cap")
 def test_proxy_latency_is_absorbed_by_the_schedule(
     slow_proxy: tuple[EmbeddedProxy, Replayer],
 ) -> None:
-    """300 ms spent in mitmproxy's hooks before the replayer does not delay the first frame:
-    it still arrives 600 ms after the request was sent (900 ms if the latency were added)."""
+    """The clock starts at mitmproxy's stamp: with the cap lifted, 300 ms spent in mitmproxy's
+    hooks before the replayer does not delay the first frame: it still arrives 600 ms after
+    the request was sent (900 ms if the latency were added)."""
     proxy, replayer = slow_proxy
     replayer.use(ReplaySession(CASSETTE))
     took = first_frame_after_send(proxy.port)
     assert FIRST_FRAME_S - 0.05 < took < FIRST_FRAME_S + DELAY_S / 2, took
 
 
+def test_proxy_latency_beyond_the_cap_is_added(
+    slow_proxy: tuple[EmbeddedProxy, Replayer],
+) -> None:
+    """By default only ABSORB_MAX (10 ms) of those 300 ms is absorbed: a proxy that slow is
+    stalled or saturated, and the rest is added as a slow network would add it (first frame
+    at 890 ms, not 600)."""
+    proxy, replayer = slow_proxy
+    replayer.use(ReplaySession(CASSETTE))
+    took = first_frame_after_send(proxy.port)
+    assert FIRST_FRAME_S + DELAY_S / 2 < took < FIRST_FRAME_S + DELAY_S + 0.2, took
+
+
+@pytest.mark.usefixtures("no_absorb_cap")
 def test_proxy_counts_from_the_request_body_not_its_head(
     slow_proxy: tuple[EmbeddedProxy, Replayer],
 ) -> None:
     """Through mitmproxy, a body sent 300 ms after the head starts the clock (the recording
-    counts from the complete request): the first frame comes 600 ms after the body, not 300."""
+    counts from the complete request): the first frame comes 600 ms after the body, not 300
+    (the cap lifted: the hooks' 300 ms are absorbed)."""
     proxy, replayer = slow_proxy
     replayer.use(ReplaySession(CASSETTE))
     took = first_frame_after_send(proxy.port, body_delay=DELAY_S)

@@ -26,11 +26,13 @@ from replayproxy.core.model import Cassette, Request
 from replayproxy.core.schedule import Finish, FinishKind, Head, Schedule, Write
 from replayproxy.engine.http1 import MAX_HEAD, BadRequest, StampedReader, read_request
 from replayproxy.engine.origin import (
+    ABSORB_MAX,
     TOKEN_HEADER,
     WRITE_BUFFER_HIGH,
     Origin,
     _base_of,
     _on_upstream,
+    clock_start,
 )
 from replayproxy.engine.server import ReplayServer
 from replayproxy.engine.session import ReplaySession
@@ -550,8 +552,8 @@ def test_an_origin_can_listen_on_ipv6_loopback() -> None:
     assert host == "::1" and port > 0
 
 
-def _head_arrives_after(arrived_in_ms: float | None) -> int:
-    """Microseconds from a request to the head of a schedule whose head is due at 10 ms,
+def _head_arrives_after(arrived_in_ms: float | None, head_ms: float = 10) -> int:
+    """Microseconds from a request to the head of a schedule whose head is due at ``head_ms``,
     registered with ``arrived`` that many ms from when the request is sent (virtual clock)."""
     clock = VirtualClock()
 
@@ -560,7 +562,8 @@ def _head_arrives_after(arrived_in_ms: float | None) -> int:
         origin = Origin()
         now = asyncio.get_running_loop().time()
         arrived = None if arrived_in_ms is None else now + arrived_in_ms / 1000
-        token = origin.expect(schedule(10, [20], 30), "GET", arrived=arrived)
+        sched = schedule(head_ms, [head_ms + 10], head_ms + 20)
+        token = origin.expect(sched, "GET", arrived=arrived)
         sr, sw = await asyncio.open_connection(sock=b)
         server = asyncio.create_task(origin._handle(sr, sw))
         reader, writer = await asyncio.open_connection(sock=a)
@@ -587,6 +590,38 @@ def test_offsets_count_from_when_the_caller_says_the_request_arrived(
     """`expect(arrived=...)` moves the clock's start back to when the request reached
     replayproxy (behind mitmproxy, its timestamp), never into the future."""
     assert _head_arrives_after(arrived_in_ms) == head_us
+
+
+@pytest.mark.parametrize(
+    ("arrived_in_ms", "head_us"),
+    [(-8, 42_000), (-10, 40_000), (-30, 40_000), (-300, 40_000)],
+    ids=["8 ms: absorbed", "10 ms: absorbed", "30 ms: 10 absorbed", "300 ms: 10 absorbed"],
+)
+def test_at_most_absorb_max_of_proxy_latency_is_absorbed(
+    arrived_in_ms: float, head_us: int
+) -> None:
+    """Behind mitmproxy, up to ABSORB_MAX (10 ms) of latency moves the clock's start back;
+    beyond it (a saturated proxy, a slow hook) the rest is added: a head due at 50 ms comes
+    40 ms after the request however long ago mitmproxy stamped it."""
+    assert ABSORB_MAX == 0.010
+    assert _head_arrives_after(arrived_in_ms, head_ms=50) == head_us
+
+
+@given(
+    received=st.floats(0, 1e6, allow_nan=False),
+    arrived=st.none() | st.floats(-1e6, 2e6, allow_nan=False),
+)
+def test_the_clock_starts_between_the_cap_and_the_receipt(
+    received: float, arrived: float | None
+) -> None:
+    """clock_start is never after the origin received the request, never more than
+    ABSORB_MAX before, and exactly the arrival when that lies in between."""
+    start = clock_start(received, arrived)
+    assert received - ABSORB_MAX <= start <= received
+    if arrived is None:
+        assert start == received
+    elif received - ABSORB_MAX <= arrived <= received:
+        assert start == arrived
 
 
 def test_without_a_session_a_request_without_a_token_is_a_plain_500() -> None:

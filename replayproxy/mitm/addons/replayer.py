@@ -2,7 +2,11 @@
 except the requests a record mode forwards.
 
 mitmproxy cannot stream a body an addon produces itself (mitmproxy-notes §2.1), so the addon
-owns an :class:`~replayproxy.engine.origin.Origin` on mitmproxy's own loop (started in ``running``):
+owns an :class:`~replayproxy.engine.origin.Origin` on mitmproxy's own loop (started in ``running``)
+and, with ``origin_process=True`` (the CLI), an origin in a child process for HTTP responses
+(:mod:`~replayproxy.engine.origin_process`; the schedule rides in the forwarded body,
+:mod:`~replayproxy.mitm.addons._handoff`, and a failure it answers is counted here in
+``responseheaders``):
 
 - ``request``: match the request (:class:`~replayproxy.engine.session.ReplaySession`), register the
   planned schedule with the origin, and rewrite the flow to ``http://127.0.0.1:<origin>`` with
@@ -63,14 +67,16 @@ from mitmproxy.utils import human
 from replayproxy.core.matching import Miss
 from replayproxy.core.model import Interaction
 from replayproxy.core.options import REPLAY_OPTIONS, Kind, settings_from
-from replayproxy.core.schedule import FinishKind, Head, instant_body
+from replayproxy.core.schedule import FinishKind, instant_body
 from replayproxy.engine import resolving
 from replayproxy.engine.failsafe import ReplayFailure, describe, failure_of, failure_response
 from replayproxy.engine.memory import ReleaseAfterBigBodies
-from replayproxy.engine.origin import TOKEN_HEADER, Origin, wire_headers
+from replayproxy.engine.origin import TOKEN_HEADER, Origin
+from replayproxy.engine.origin_process import OriginProcess, OriginProcessError
 from replayproxy.engine.session import Passthrough, ReplaySession, unmatched_response
 from replayproxy.engine.websocket import ClientArrivals
 from replayproxy.errors import ReplayProxyError, UpstreamError
+from replayproxy.mitm.addons import _handoff
 from replayproxy.mitm.addons._arrival import (
     FirstRequests,
     arrived_at,
@@ -84,7 +90,7 @@ __all__ = ["PASSTHROUGH_META", "Replayer", "arrived_at", "request_of"]
 
 log = logging.getLogger(__name__)
 
-_META = "replayproxy_replay"
+_META = _handoff.META
 
 PASSTHROUGH_META = "replayproxy_passthrough"
 """``flow.metadata`` key set (to True) on a flow a record mode forwards upstream. Every other
@@ -104,10 +110,15 @@ _options_error: Callable[[str], Exception] = exceptions.OptionsError
 class Replayer:
     """Serve a cassette through mitmproxy. Pass a session, or set ``replayproxy_replay``."""
 
-    def __init__(self, session: ReplaySession | None = None) -> None:
+    def __init__(
+        self, session: ReplaySession | None = None, *, origin_process: bool = False
+    ) -> None:
         self.session = session
         self._fixed = session is not None
         self.origin: Origin | None = None
+        # The CLI runs the HTTP origin in a child process (engine/origin_process); WebSocket
+        # sessions, mitmdump -s and the pytest plugin use the in-process origin.
+        self.process: OriginProcess | None = OriginProcess() if origin_process else None
         # Flows forwarded upstream (record modes), with the session to record them into: the
         # session may be switched (next test) while a flow is still streaming.
         self._passthrough: dict[str, ReplaySession] = {}
@@ -170,11 +181,15 @@ class Replayer:
         if self.origin is None:
             self.origin = Origin(fail=self._origin_failed)
             await self.origin.start()
+        if self.process is not None and not self.process.port:
+            await self.process.start()
 
     async def done(self) -> None:
         if self.origin is not None:
             await self.origin.close()
             self.origin = None
+        if self.process is not None:
+            await self.process.close()
         if self.session is not None and not self._fixed:
             log.info(self.session.summary().line())
 
@@ -229,7 +244,7 @@ class Replayer:
         if whole is not None and result.schedule.head is not None:
             # Nothing to time or split (e.g. --speed 0 --fault coalesce): answer in one piece,
             # as mitmproxy's own server replay does, without the hop through the origin.
-            flow.response = _whole_response(result.schedule.head, whole)
+            flow.response = _handoff.whole_response(result.schedule.head, whole)
             return
         arrived = arrived_at(flow.request, loop_time(), time.time(), ready)
         websocket = result.websocket
@@ -237,21 +252,28 @@ class Replayer:
             arrivals = self._ws_arrivals[flow.id] = ClientArrivals()
             on_drop = functools.partial(drop_client, flow)
             websocket = replace(websocket, on_drop=on_drop, arrivals=arrivals)
-        token = self.origin.expect(
-            result.schedule, flow.request.method, arrived=arrived, websocket=websocket
-        )
         req = flow.request
-        flow.metadata[_META] = {
+        meta: dict[str, Any] = {
             "index": result.index,
-            "token": token,
             # Plain data (the flow may be saved): whether the client must see a TCP RST.
             "reset": result.schedule.finish.kind is FinishKind.RESET,
             "target": (req.scheme, req.host, req.port, req.host_header),
         }
-        flow.request.headers[TOKEN_HEADER] = token
-        flow.request.scheme = "http"
-        flow.request.host = "127.0.0.1"
-        flow.request.port = self.origin.port
+        process = self.process
+        if process is not None and websocket is None:
+            if process.exited() is not None:
+                raise process.gone()
+            _handoff.pack_into(flow, meta, result.schedule, arrived, process.secret)
+            address = process.address
+        else:
+            meta["token"] = self.origin.expect(
+                result.schedule, req.method, arrived=arrived, websocket=websocket
+            )
+            req.headers[TOKEN_HEADER] = meta["token"]
+            address = _origin(self.origin)
+        flow.metadata[_META] = meta
+        req.scheme = "http"
+        req.host, req.port = address
 
     # -- the recorder's sink (record modes) ---------------------------------------------------
 
@@ -289,7 +311,7 @@ class Replayer:
         """Drop what :meth:`_replay` registered for ``flow`` (the origin's schedule, the
         WebSocket arrivals); returns the flow's replay metadata, if any."""
         meta: dict[str, Any] | None = flow.metadata.get(_META)
-        if meta is not None and self.origin is not None:
+        if meta is not None and "token" in meta and self.origin is not None:
             self.origin.forget(meta["token"])
         self._ws_arrivals.pop(flow.id, None)
         return meta
@@ -298,7 +320,7 @@ class Replayer:
         """Answer ``flow`` with the explained 500 (:mod:`~replayproxy.engine.failsafe`), undoing
         whatever :meth:`_replay` had done to it; this must not raise."""
         self._forget(flow)
-        _restore(flow)
+        _handoff.restore(flow)
         flow.metadata.pop(_META, None)
         request = describe(flow.request.method, flow.request.url)
         try:
@@ -320,8 +342,7 @@ class Replayer:
         if session is None:
             return
         address = data.server.address
-        origin = self.origin
-        if origin is not None and address is not None and tuple(address[:2]) == _origin(origin):
+        if address is not None and tuple(address[:2]) in self._origins():
             return
         if self.allows_upstream(data.client.id):
             return  # a flow a record mode forwards on purpose (marked in _replay)
@@ -330,6 +351,13 @@ class Replayer:
         data.server.error = str(refusal)
         with contextlib.suppress(Exception):
             session.fail(f"connection to {where}", refusal)
+
+    def _origins(self) -> list[tuple[str, int]]:
+        """Where replayed flows go: the in-process origin and the origin process."""
+        out = [] if self.origin is None else [_origin(self.origin)]
+        if self.process is not None and self.process.port:
+            out.append(self.process.address)
+        return out
 
     def websocket_message(self, flow: http.HTTPFlow) -> None:
         arrivals = self._ws_arrivals.get(flow.id)
@@ -345,11 +373,17 @@ class Replayer:
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         if _META in flow.metadata and flow.response is not None:
             flow.response.stream = True
+            summary = _handoff.failure_summary(flow.response)
+            if summary is not None and self.session is not None:
+                # The origin process answered with the explained 500: count it here.
+                request = describe(flow.request.method, flow.request.url)
+                with contextlib.suppress(Exception):
+                    self.session.fail(request, OriginProcessError(summary))
 
     def response(self, flow: http.HTTPFlow) -> None:
         if flow.response is not None and flow.response.status_code != 101:
             self._ws_arrivals.pop(flow.id, None)  # the upgrade was refused: no messages follow
-        _restore(flow)
+        _handoff.restore(flow)
         self._release_big_body(flow)
 
     def _release_big_body(self, flow: http.HTTPFlow) -> None:
@@ -360,6 +394,15 @@ class Replayer:
     async def error(self, flow: http.HTTPFlow) -> None:
         # A flow that failed before reaching the origin leaves its schedule behind.
         meta = self._forget(flow)
+        process, session = self.process, self.session
+        if (
+            meta is not None
+            and process is not None
+            and process.exited() is not None
+            and session is not None
+        ):
+            with contextlib.suppress(Exception):  # the stream was cut: say why, and count it
+                session.fail(describe(flow.request.method, flow.request.url), process.gone())
         # mitmproxy runs this hook before it FIN-closes the client (the error hook comes first
         # in HttpStream.handle_protocol_error), so aborting here is what the client sees.
         if (
@@ -368,35 +411,12 @@ class Replayer:
             and flow.request.http_version.startswith("HTTP/1")
         ):
             await reset_client(flow)
-        _restore(flow)
+        _handoff.restore(flow)
         self._release_big_body(flow)
 
 
 def _origin(origin: Origin) -> tuple[str, int]:
     return ("127.0.0.1", origin.port)
-
-
-def _whole_response(head: Head, body: bytes) -> http.Response:
-    """A complete response with the recorded head and ``body`` as is (never re-encoded)."""
-    response = http.Response.make(head.status, b"", wire_headers(head.headers, chunked=False))
-    response.raw_content = body  # not .content: that would apply content-encoding again
-    response.headers["content-length"] = str(len(body))
-    if head.reason:
-        response.reason = head.reason
-    return response
-
-
-def _restore(flow: http.HTTPFlow) -> None:
-    """Once the exchange is over, show the flow as the client sent it (mitmweb, saved flows,
-    later addons): the recorded host instead of the loopback origin, without the token."""
-    meta = flow.metadata.get(_META)
-    if meta is None or "target" not in meta:
-        return
-    scheme, host, port, host_header = meta.pop("target")
-    req = flow.request
-    req.scheme, req.host, req.port = scheme, host, port
-    req.host_header = host_header
-    req.headers.pop(TOKEN_HEADER, None)
 
 
 def _log_miss(miss: Miss) -> None:

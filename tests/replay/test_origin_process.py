@@ -1,0 +1,175 @@
+"""The CLI's replay origin in a child process (engine/origin_process): it lives and dies with
+the proxy, a dead or failing child is an explained, counted error that never reaches the
+network, and what later addons see of a flow is the request the client sent.
+
+The whole proxy suite also runs against this path (``forward+process`` in conftest.py).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from replayproxy import store
+from replayproxy.engine.failsafe import ERROR_HEADER
+from replayproxy.engine.origin import FAILURE_HEADER
+from tests.replay.conftest import ConnectionCounter, ReplayTarget
+from tests.replay.helpers import cassette, interaction
+
+REPLAYPROXY = [sys.executable, "-c", "from replayproxy.cli import main; main()"]
+PATH = "/v1/chat/completions"
+BODY = b'{"model":"m","stream":true}'
+
+
+def children(pid: int) -> list[int]:
+    """PIDs of ``pid``'s child processes (Linux /proc)."""
+    out: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        out += [int(c) for c in (task / "children").read_text().split()]
+    return out
+
+
+def cmdline(pid: int) -> str:
+    return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+
+
+def gone(pid: int, within: float = 10.0) -> bool:
+    """Whether process ``pid`` ends (or turns zombie) within ``within`` seconds."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            return True
+        if state == "Z":
+            return True
+        time.sleep(0.05)
+    return False
+
+
+class Cli:
+    """``replayproxy replay CASSETTE`` in forward mode, as a user starts it."""
+
+    def __init__(self, path: Path) -> None:
+        env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
+        self.proc = subprocess.Popen(
+            [*REPLAYPROXY, "replay", str(path), "--listen", "127.0.0.1:0", "--allow-repeats"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        assert line.startswith("listening on http://127.0.0.1:"), line
+        self.url = line.split()[-1]
+        kids = children(self.proc.pid)
+        assert len(kids) == 1, kids
+        self.origin_pid = kids[0]
+
+    def post(self, url: str) -> httpx.Response:
+        with httpx.Client(proxy=self.url, timeout=10) as c:
+            return c.post(url, content=BODY)
+
+    def stop(self) -> tuple[int, str]:
+        self.proc.send_signal(signal.SIGINT)
+        _, err = self.proc.communicate(timeout=30)
+        return self.proc.returncode, err
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+@pytest.fixture
+def cli(tmp_path: Path, counter: ConnectionCounter) -> Iterator[Cli]:
+    """The CLI replaying one stream recorded from the counting host (plain HTTP)."""
+    path = tmp_path / "c.cassette"
+    url = f"http://127.0.0.1:{counter.port}{PATH}"
+    store.save(path, cassette(interaction([b"data: 1\n\n", b"data: 2\n\n"], url=url)))
+    c = Cli(path)
+    try:
+        yield c
+    finally:
+        c.kill()
+    assert counter.count == 0, "replay connected upstream"
+
+
+def test_the_origin_runs_in_a_child_that_stops_with_the_proxy(
+    cli: Cli, counter: ConnectionCounter
+) -> None:
+    """Forward replay serves through its origin child process; Ctrl-C stops both, cleanly."""
+    assert "replayproxy.engine.origin_process" in cmdline(cli.origin_pid)
+    r = cli.post(f"http://127.0.0.1:{counter.port}{PATH}")
+    assert (r.status_code, r.content) == (200, b"data: 1\n\ndata: 2\n\n")
+    status, err = cli.stop()
+    assert status == 0, err
+    assert "1 interaction served" in err
+    assert "Traceback" not in err  # the child ignores the terminal's SIGINT
+    assert gone(cli.origin_pid)
+
+
+def test_a_killed_proxy_takes_its_origin_child_with_it(cli: Cli) -> None:
+    """SIGKILL on the proxy leaves no orphan: the child sees its stdin close and exits."""
+    cli.proc.kill()
+    cli.proc.wait()
+    assert gone(cli.origin_pid)
+
+
+def test_a_dead_origin_child_is_an_explained_counted_error(
+    cli: Cli, counter: ConnectionCounter
+) -> None:
+    """With the child gone, a request gets the explained 500 naming why, is counted as a
+    replay error (the run fails) and reaches nothing (the counting host sees no connection)."""
+    os.kill(cli.origin_pid, signal.SIGKILL)
+    assert gone(cli.origin_pid)
+    r = cli.post(f"http://127.0.0.1:{counter.port}{PATH}")
+    assert r.status_code == 500
+    assert r.headers[ERROR_HEADER] == "1"
+    assert "the replay origin process exited" in r.text
+    assert "not sent anywhere" in r.text
+    _, err = cli.stop()  # serving until Ctrl-C exits 0; with -- COMMAND the error fails it
+    assert "1 replay error" in err, err
+    assert "the replay origin process exited" in err
+
+
+def test_a_failure_in_the_origin_child_is_counted_and_explained(
+    replay_proxy: ReplayTarget, client_env: dict[str, str]
+) -> None:
+    """A schedule the child cannot run (here: a secret it does not know) comes back as the
+    explained 500; the proxy counts it and removes the child's private header."""
+    process = replay_proxy.replayer.process
+    if process is None:
+        pytest.skip("the in-process origin has no child")
+    session = replay_proxy.serve(cassette(interaction([b"data: 1\n\n"])), speed=1)
+    secret, process.secret = process.secret, "not-the-secret"
+    try:
+        r = httpx.post(replay_proxy.base_url + PATH, content=BODY, timeout=5)
+    finally:
+        process.secret = secret
+    assert r.status_code == 500
+    assert r.headers[ERROR_HEADER] == "1"
+    assert FAILURE_HEADER not in r.headers
+    assert "wrong secret" in r.text
+    assert session.summary().errors == 1
+
+
+def test_later_addons_see_the_body_the_client_sent(
+    replay_proxy: ReplayTarget, client_env: dict[str, str]
+) -> None:
+    """The schedule rode to the child in the request body; the flow shows the client's body
+    and content-length again once the exchange is over."""
+    replay_proxy.serve(cassette(interaction([b"data: 1\n\n"])), speed=1)
+    r = httpx.post(replay_proxy.base_url + PATH, content=BODY, timeout=5)
+    assert (r.status_code, r.content) == (200, b"data: 1\n\n")
+    assert replay_proxy.probe.bodies[-1] == (BODY, [str(len(BODY))])
+    assert not replay_proxy.probe.seen[-1][2]  # no private header left
