@@ -1,19 +1,19 @@
 """The replay origin in its own process, for the CLI's mitmproxy shell.
 
-Behind mitmproxy, every replayed chunk costs mitmproxy's loop a read, a parse and a write. With
-the origin on that same loop, its timers wait behind that work, and under load (200 streams
-starting at once on two cores) the first gaps of each stream came out 1.5x the error of a plain
-``mitmdump`` in front of a separate origin process. In a child process the origin's timers fire
-on time and mitmproxy's work has the process to itself; the proxy still matches every request,
-applies faults and counts the summary, and hands the child the finished schedule inside the
-forwarded request (:mod:`replayproxy.core.schedule_wire`, authenticated by a per-run secret in
-:data:`~replayproxy.engine.origin.PACKED_HEADER`). docs/replay.md, "Where the origin runs",
-gives the figures. WebSocket sessions stay on the in-process origin: their replies wait for
-the client's messages, which only the proxy sees.
+Behind mitmproxy, every replayed chunk costs mitmproxy's loop a read, a parse and a write.
+With the origin on that same loop its timers wait behind that work; in a child process they
+fire on time and mitmproxy has its process to itself, as plain ``mitmdump`` in front of a
+separate server does. The proxy still matches every request, applies faults and counts the
+summary, and hands the child the finished schedule inside the forwarded request
+(:mod:`replayproxy.core.schedule_wire`, authenticated by a per-run secret in
+:data:`~replayproxy.engine.origin.PACKED_HEADER`). With the cap on absorbed latency
+(:data:`~replayproxy.engine.origin.ABSORB_MAX`) this took the gap error at 200 streams from
+1.3-1.5x mitmdump's to 0.5-0.8x; either alone did not (docs/replay.md, "Where the origin
+runs"). WebSocket sessions stay on the in-process origin: their replies wait for the client's
+messages, which only the proxy sees.
 
-The child: ``python -P -m replayproxy.engine.origin_process``. It reads the secret from the
-first line of stdin, prints ``PORT <n>`` when it listens on 127.0.0.1, and exits when stdin
-closes (the parent is gone, however it ended). It ignores SIGINT: Ctrl-C in a terminal reaches
+The child (:data:`_BOOT`) reads the secret from the first line of stdin, prints ``PORT <n>``
+when it listens on 127.0.0.1, and exits when stdin closes (the parent is gone, however it ended). It ignores SIGINT: Ctrl-C in a terminal reaches
 the whole process group, and the parent decides when the child stops.
 """
 
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import secrets
 import signal
 import sys
@@ -38,6 +37,17 @@ START_TIMEOUT = 30.0
 
 STOP_TIMEOUT = 5.0
 """Seconds the child may take to stop once stdin closes, before it is killed."""
+
+
+_BOOT = (
+    "import sys; root = sys.argv[1]\n"
+    "if root not in sys.path: sys.path.insert(0, root)\n"
+    "from replayproxy.engine.origin_process import main; main()"
+)
+"""The child's entry: it imports the replayproxy the proxy runs (a checkout, a baseline on
+PYTHONPATH), whose parent directory is its argument. Installed, that directory is
+site-packages, already on sys.path and left where it is (prepending it could let a package
+there shadow the standard library)."""
 
 
 class OriginProcessError(ReplayProxyError):
@@ -67,19 +77,14 @@ class OriginProcess:
         )
 
     async def start(self) -> None:
-        # The child must import this very replayproxy (a checkout, a baseline on PYTHONPATH),
-        # not whatever the current directory holds: -P keeps the cwd off sys.path.
-        package_root = str(Path(__file__).resolve().parents[2])
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
         self._proc = await asyncio.create_subprocess_exec(
             sys.executable,
-            "-P",
-            "-m",
-            __name__,
+            "-P",  # the current directory stays off sys.path: _BOOT decides where we come from
+            "-c",
+            _BOOT,
+            str(Path(__file__).resolve().parents[2]),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
-            env=env,
         )
         assert self._proc.stdin is not None and self._proc.stdout is not None
         self._proc.stdin.write(self.secret.encode() + b"\n")
