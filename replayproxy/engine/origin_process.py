@@ -13,8 +13,10 @@ runs"). WebSocket sessions stay on the in-process origin: their replies wait for
 messages, which only the proxy sees.
 
 The child (:data:`_BOOT`) reads the secret from the first line of stdin, prints ``PORT <n>``
-when it listens on 127.0.0.1, and exits when stdin closes (the parent is gone, however it ended). It ignores SIGINT: Ctrl-C in a terminal reaches
-the whole process group, and the parent decides when the child stops.
+when it listens on 127.0.0.1, and exits when stdin closes (the parent is gone, however it
+ended). It ignores SIGINT: Ctrl-C in a terminal reaches the whole process group, and the
+parent decides when the child stops. Schedules with nothing to wait for (``--speed 0``) stay
+on the in-process origin: only timers gain from the child.
 """
 
 from __future__ import annotations

@@ -19,8 +19,10 @@ import httpx
 import pytest
 
 from replayproxy import store
+from replayproxy.core.schedule import Finish, FinishKind, Head, Schedule, Write
 from replayproxy.engine.failsafe import ERROR_HEADER
 from replayproxy.engine.origin import FAILURE_HEADER
+from replayproxy.mitm.addons.replayer import _timed
 from tests.replay.conftest import ConnectionCounter, ReplayTarget
 from tests.replay.helpers import cassette, interaction
 
@@ -173,3 +175,33 @@ def test_later_addons_see_the_body_the_client_sent(
     assert (r.status_code, r.content) == (200, b"data: 1\n\n")
     assert replay_proxy.probe.bodies[-1] == (BODY, [str(len(BODY))])
     assert not replay_proxy.probe.seen[-1][2]  # no private header left
+
+
+@pytest.mark.parametrize(
+    ("head_ns", "write_ns", "finish_ns", "timed"),
+    [(0, 0, 0, False), (1, 0, 1, True), (0, 1, 1, True), (0, 0, 1, True), (None, 0, 0, False)],
+    ids=["instant", "head waits", "a write waits", "only the end waits", "no head"],
+)
+def test_only_schedules_that_wait_go_to_the_child(
+    head_ns: int | None, write_ns: int, finish_ns: int, timed: bool
+) -> None:
+    """Timers are what the child is for: an instant schedule (--speed 0) stays in-process."""
+    head = None if head_ns is None else Head(head_ns, 200, "OK", ())
+    schedule = Schedule(head, (Write(write_ns, b"x"),), Finish(finish_ns, FinishKind.COMPLETE))
+    assert _timed(schedule) is timed
+
+
+def test_an_instant_replay_does_not_use_the_child(
+    replay_proxy: ReplayTarget, client_env: dict[str, str]
+) -> None:
+    """At --speed 0 the in-process origin serves: a wrong child secret changes nothing."""
+    process = replay_proxy.replayer.process
+    if process is None:
+        pytest.skip("the in-process origin has no child")
+    replay_proxy.serve(cassette(interaction([b"data: 1\n\n", b"data: 2\n\n"])), speed=0)
+    secret, process.secret = process.secret, "not-the-secret"
+    try:
+        r = httpx.post(replay_proxy.base_url + PATH, content=BODY, timeout=5)
+    finally:
+        process.secret = secret
+    assert (r.status_code, r.content) == (200, b"data: 1\n\ndata: 2\n\n")
