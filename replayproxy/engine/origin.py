@@ -282,7 +282,8 @@ class Origin:
             failure = self._fail(describe(request.method, request.url), e)
             status, headers, body = failure_response(failure)
             if self._secret is not None:  # for the proxy's count (origin_process)
-                summary = failure.summary.encode("ascii", "replace")
+                # A header value: printable ASCII only, whatever the exception said.
+                summary = bytes(c if 32 <= c < 127 else 63 for c in failure.summary.encode())
                 headers = (*headers, (FAILURE_HEADER.encode(), summary))
             job = head_bytes(status, "", headers) + body
         if isinstance(job, bytes):

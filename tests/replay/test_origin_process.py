@@ -7,8 +7,10 @@ The whole proxy suite also runs against this path (``forward+process`` in confte
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -19,12 +21,16 @@ import httpx
 import pytest
 
 from replayproxy import store
+from replayproxy.core import schedule_wire
 from replayproxy.core.schedule import Finish, FinishKind, Head, Schedule, Write
+from replayproxy.engine import origin as origin_module
 from replayproxy.engine.failsafe import ERROR_HEADER
-from replayproxy.engine.origin import FAILURE_HEADER
+from replayproxy.engine.origin import FAILURE_HEADER, PACKED_HEADER, Origin
 from replayproxy.mitm.addons.replayer import _timed
 from tests.replay.conftest import ConnectionCounter, ReplayTarget
 from tests.replay.helpers import cassette, interaction
+from tests.replay.test_origin_clock import plain_exchange
+from tests.replay.virtual_time import VirtualClock, run_virtual
 
 REPLAYPROXY = [sys.executable, "-c", "from replayproxy.cli import main; main()"]
 PATH = "/v1/chat/completions"
@@ -205,3 +211,63 @@ def test_an_instant_replay_does_not_use_the_child(
     finally:
         process.secret = secret
     assert (r.status_code, r.content) == (200, b"data: 1\n\ndata: 2\n\n")
+
+
+# -- the origin's side of the hand-off (a socketpair, virtual time) ------------------------------
+
+
+def plain_exchange_chunked(origin: Origin, request: bytes) -> bytes:
+    """Send one raw request to ``origin`` over a socketpair; return the chunked response."""
+
+    async def main() -> bytes:
+        a, b = socket.socketpair()
+        sr, sw = await asyncio.open_connection(sock=b)
+        server = asyncio.create_task(origin._handle(sr, sw))
+        reader, writer = await asyncio.open_connection(sock=a)
+        writer.write(request)
+        got = await reader.readuntil(b"0\r\n\r\n")
+        writer.close()
+        await server
+        return got
+
+    return run_virtual(main, VirtualClock())
+
+
+def _packed_request(secret: str, body: bytes) -> bytes:
+    return b"POST /v1 HTTP/1.1\r\nhost: x\r\n%s: %s\r\ncontent-length: %d\r\n\r\n%s" % (
+        PACKED_HEADER.encode(),
+        secret.encode(),
+        len(body),
+        body,
+    )
+
+
+def test_the_origin_runs_a_packed_schedule_only_with_its_secret() -> None:
+    """With its secret the packed schedule is served; with another, or to an origin that has
+    none, it is not (an explained, reportable 500; a plain one)."""
+    sched = Schedule(Head(0, 200, "OK", ()), (Write(0, b"hi"),), Finish(0, FinishKind.COMPLETE))
+    body = schedule_wire.pack(sched, "POST", None)
+    served = plain_exchange_chunked(Origin(secret="s3"), _packed_request("s3", body))
+    assert served.startswith(b"HTTP/1.1 200 OK\r\n") and served.endswith(b"2\r\nhi\r\n0\r\n\r\n")
+    wrong = plain_exchange(Origin(secret="s3"), _packed_request("s4", body))
+    assert wrong.startswith(b"HTTP/1.1 500 ")
+    assert b"\r\nx-replayproxy-failure: a packed schedule with the wrong secret\r\n" in wrong
+    nobody = plain_exchange(Origin(), _packed_request("s3", body))
+    assert nobody.startswith(b"HTTP/1.1 500 ") and nobody.endswith(b"no replay session\n")
+    assert FAILURE_HEADER.encode() not in nobody
+
+
+def test_a_failure_summary_is_a_printable_header_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever the exception says (NUL, DEL, non-ASCII), the summary header stays one line of
+    printable ASCII, so mitmproxy relays the explained 500 instead of rejecting its head."""
+
+    def broken(*_: object) -> object:
+        raise ValueError("bad\x00byte \x7f é")
+
+    monkeypatch.setattr(origin_module, "_compiled", broken)
+    sched = Schedule(Head(0, 200, "OK", ()), (), Finish(0, FinishKind.COMPLETE))
+    got = plain_exchange(
+        Origin(secret="s"), _packed_request("s", schedule_wire.pack(sched, "GET", None))
+    )
+    value = got.split(b"\r\nx-replayproxy-failure: ", 1)[1].split(b"\r\n", 1)[0]
+    assert value == b"ValueError: bad?byte ? ??"

@@ -7,7 +7,7 @@ With the origin in a child process (:mod:`replayproxy.engine.origin_process`) th
 shared token table: the schedule rides in the forwarded request itself, as its body
 (:mod:`replayproxy.core.schedule_wire`), with the child's secret in
 :data:`~replayproxy.engine.origin.PACKED_HEADER`. The client's own body is kept in the flow's
-replay metadata and put back when the exchange is over (:func:`restore_body`), so addons after
+replay metadata and put back when the exchange is over (:func:`restore`), so addons after
 this one, mitmweb and saved flows see the request as the client sent it.
 """
 
