@@ -65,6 +65,7 @@ TESTS: dict[str, list[str]] = {
         "tests/reliability/test_secrets.py",
     ],
     "core/schedule.py": ["tests/core/test_schedule.py", *_FAULTS],
+    "core/schedule_wire.py": ["tests/core/test_schedule_wire.py"],
     "core/codec.py": [
         "tests/core/test_codec.py",
         "tests/core/test_codec_versions.py",
@@ -142,6 +143,7 @@ TESTS: dict[str, list[str]] = {
         "tests/replay/test_origin.py",
         "tests/replay/test_server.py",  # start(): the port it is given
         "tests/replay/test_origin_burst.py",  # start(): the listen backlog
+        "tests/replay/test_origin_process.py",  # the packed hand-off, the failure header
     ],
     "engine/framing.py": ["tests/replay/test_framing.py"],
     "engine/session.py": ["tests/replay/test_session.py", "tests/replay/test_resolving.py"],
