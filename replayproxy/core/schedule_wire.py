@@ -45,13 +45,13 @@ def pack(schedule: Schedule, method: str, arrived: float | None) -> bytes:
         [[w.at_ns, w.data] for w in schedule.writes],
         [schedule.finish.at_ns, schedule.finish.kind.value],
     ]
-    packed: bytes = msgpack.packb(obj, use_bin_type=True)
+    packed: bytes = msgpack.packb(obj)  # msgpack >= 1.0: bytes as bin, str as str
     return packed
 
 
 def unpack(data: bytes) -> Packed:
     try:
-        obj = msgpack.unpackb(data, raw=False, use_list=True, strict_map_key=True)
+        obj = msgpack.unpackb(data)  # msgpack >= 1.0: bin as bytes, str as str, arrays as lists
     except Exception as e:  # msgpack raises several unrelated types for bad input
         raise ScheduleWireError(f"packed schedule is not msgpack ({type(e).__name__})") from None
     if not isinstance(obj, list) or len(obj) != 6:
