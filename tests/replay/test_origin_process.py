@@ -33,6 +33,7 @@ from tests.replay.test_origin_clock import plain_exchange
 from tests.replay.virtual_time import VirtualClock, run_virtual
 
 REPLAYPROXY = [sys.executable, "-c", "from replayproxy.cli import main; main()"]
+ANTHROPIC = Path(__file__).resolve().parents[2] / "cassettes" / "anthropic-text.cassette"
 PATH = "/v1/chat/completions"
 BODY = b'{"model":"m","stream":true}'
 
@@ -271,3 +272,26 @@ def test_a_failure_summary_is_a_printable_header_value(monkeypatch: pytest.Monke
     )
     value = got.split(b"\r\nx-replayproxy-failure: ", 1)[1].split(b"\r\n", 1)[0]
     assert value == b"ValueError: bad?byte ? ??"
+
+
+def test_an_origin_child_that_cannot_start_stops_the_run_with_one_line() -> None:
+    """If the child dies before listening, replay does not start: exit 2, one line naming it
+    (after whatever the child printed), and the command is never run."""
+    patched = (
+        "import sys\n"
+        "from replayproxy.engine import origin_process\n"
+        "origin_process._BOOT = 'raise SystemExit(3)'\n"
+        "from replayproxy.cli import main\n"
+        "main()\n"
+    )
+    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
+    done = subprocess.run(
+        [sys.executable, "-c", patched, "replay", str(ANTHROPIC), "--listen", "127.0.0.1:0",
+         "--", sys.executable, "-c", "print('the command ran')"],
+        capture_output=True, text=True, timeout=60, env=env,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "the command ran" not in done.stdout
+    lines = done.stderr.strip().splitlines()
+    assert lines[-1].startswith("error: "), done.stderr
+    assert "the replay origin process did not start (status 3)" in lines[-1]
