@@ -12,6 +12,7 @@ import socket
 import pytest
 
 from replayproxy.core.schedule import Finish, FinishKind, Head, Schedule, Write
+from replayproxy.engine import origin as origin_module
 from replayproxy.engine.origin import TOKEN_HEADER, Origin
 from tests.replay.virtual_time import VirtualClock, run_virtual
 
@@ -46,15 +47,22 @@ def _chunks(body: bytes, stamps: list[tuple[int, int]]) -> tuple[list[tuple[int,
 
 
 def exchange(
-    sched: Schedule, clock: VirtualClock, *, body_delay_ms: float = 0
+    sched: Schedule,
+    clock: VirtualClock,
+    *,
+    body_delay_ms: float = 0,
+    arrived_ago_ms: float | None = None,
 ) -> tuple[int, list[tuple[int, bytes]], int]:
     """Serve ``sched`` to one request over a socketpair; return the head's, each chunk's and
-    the terminator's arrival in microseconds after the request was complete."""
+    the terminator's arrival in microseconds after the request was complete (``arrived_ago_ms``:
+    registered as having reached replayproxy that long before it was sent)."""
 
     async def main() -> tuple[int, list[tuple[int, bytes]], int]:
         a, b = socket.socketpair()
         origin = Origin()
-        token = origin.expect(sched, "POST")
+        now = asyncio.get_running_loop().time()
+        arrived = None if arrived_ago_ms is None else now - arrived_ago_ms / 1000
+        token = origin.expect(sched, "POST", arrived=arrived)
         sr, sw = await asyncio.open_connection(sock=b)
         server = asyncio.create_task(origin._handle(sr, sw))
         reader, writer = await asyncio.open_connection(sock=a)
@@ -284,3 +292,15 @@ def test_the_compiled_schedule_cache_stays_bounded(monkeypatch: pytest.MonkeyPat
         steps = tuple(framing.writes_for(s, "GET"))
         assert steps[1][1] == b"2\r\n%s\r\n" % s.writes[0].data
         assert framing._cached_bytes <= 4096
+
+
+def test_an_overdue_first_write_starts_the_schedule_late_keeping_its_gaps(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A request that reached replayproxy 300 ms before the origin had it (ABSORB_MAX lifted),
+    head due at 100 ms, writes at 150 and 200: the head goes at once, 200 ms overdue, and the
+    schedule moves back by that much, so the writes keep their recorded gaps (50 and 100 ms
+    after the request) instead of all going out at once."""
+    monkeypatch.setattr(origin_module, "ABSORB_MAX", 1.0)
+    head, chunks, end = exchange(schedule(100, [150, 200], 250), VirtualClock(), arrived_ago_ms=300)
+    assert (head, [t for t, _ in chunks], end) == (0, [50_000, 100_000], 150_000)
