@@ -26,7 +26,7 @@ from replayproxy.core.schedule import Finish, FinishKind, Head, Schedule, Write
 from replayproxy.engine import origin as origin_module
 from replayproxy.engine.failsafe import ERROR_HEADER
 from replayproxy.engine.origin import FAILURE_HEADER, PACKED_HEADER, Origin
-from replayproxy.mitm.addons.replayer import _timed
+from replayproxy.mitm.addons._handoff import waits
 from tests.replay.conftest import ConnectionCounter, ReplayTarget
 from tests.replay.helpers import cassette, interaction
 from tests.replay.test_origin_clock import plain_exchange
@@ -195,7 +195,7 @@ def test_only_schedules_that_wait_go_to_the_child(
     """Timers are what the child is for: an instant schedule (--speed 0) stays in-process."""
     head = None if head_ns is None else Head(head_ns, 200, "OK", ())
     schedule = Schedule(head, (Write(write_ns, b"x"),), Finish(finish_ns, FinishKind.COMPLETE))
-    assert _timed(schedule) is timed
+    assert waits(schedule) is timed
 
 
 def test_an_instant_replay_does_not_use_the_child(

@@ -21,7 +21,7 @@ from replayproxy.core import schedule_wire
 from replayproxy.core.schedule import Head, Schedule
 from replayproxy.engine.origin import FAILURE_HEADER, PACKED_HEADER, TOKEN_HEADER, wire_headers
 
-__all__ = ["META", "failure_summary", "pack_into", "restore", "whole_response"]
+__all__ = ["META", "failure_summary", "pack_into", "restore", "waits", "whole_response"]
 
 META = "replayproxy_replay"
 """``flow.metadata`` key of a replayed flow's replay metadata (plain data: flows may be saved)."""
@@ -30,6 +30,19 @@ _BODY = "client_body"
 
 # The forwarded body is the packed schedule, sent as is: these would describe the client's.
 _BODY_HEADERS = ("content-encoding", "transfer-encoding", "content-length")
+
+
+def waits(schedule: Schedule) -> bool:
+    """Whether anything in ``schedule`` waits (not ``--speed 0`` without a delaying fault).
+    Only timers gain from the origin process; an instant schedule stays on the in-process
+    origin, which spares mitmproxy the hop of the packed body (forward ``--speed 0``, 4 rounds
+    interleaved: 387 responses/s through the child, 404 in-process)."""
+    head = schedule.head
+    return (
+        (head is not None and head.at_ns > 0)
+        or schedule.finish.at_ns > 0
+        or any(w.at_ns > 0 for w in schedule.writes)
+    )
 
 
 def pack_into(

@@ -67,7 +67,7 @@ from mitmproxy.utils import human
 from replayproxy.core.matching import Miss
 from replayproxy.core.model import Interaction
 from replayproxy.core.options import REPLAY_OPTIONS, Kind, settings_from
-from replayproxy.core.schedule import FinishKind, Schedule, instant_body
+from replayproxy.core.schedule import FinishKind, instant_body
 from replayproxy.engine import resolving
 from replayproxy.engine.failsafe import ReplayFailure, describe, failure_of, failure_response
 from replayproxy.engine.memory import ReleaseAfterBigBodies
@@ -260,7 +260,7 @@ class Replayer:
             "target": (req.scheme, req.host, req.port, req.host_header),
         }
         process = self.process
-        if process is not None and websocket is None and _timed(result.schedule):
+        if process is not None and websocket is None and _handoff.waits(result.schedule):
             if process.exited() is not None:
                 raise process.gone()
             _handoff.pack_into(flow, meta, result.schedule, arrived, process.secret)
@@ -417,19 +417,6 @@ class Replayer:
 
 def _origin(origin: Origin) -> tuple[str, int]:
     return ("127.0.0.1", origin.port)
-
-
-def _timed(schedule: Schedule) -> bool:
-    """Whether anything in ``schedule`` waits (not ``--speed 0`` without a delaying fault).
-    Only timers gain from the origin process; an instant schedule stays on the in-process
-    origin, which spares mitmproxy the hop of the packed body (forward ``--speed 0``, 4 rounds
-    interleaved: 387 responses/s through the child, 404 in-process)."""
-    head = schedule.head
-    return (
-        (head is not None and head.at_ns > 0)
-        or schedule.finish.at_ns > 0
-        or any(w.at_ns > 0 for w in schedule.writes)
-    )
 
 
 def _log_miss(miss: Miss) -> None:
