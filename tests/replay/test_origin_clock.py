@@ -139,9 +139,10 @@ def test_one_late_wake_up_catches_up() -> None:
     assert end == 120_000
 
 
-def plain_exchange(origin: Origin, request: bytes) -> bytes:
+def plain_exchange(origin: Origin, request: bytes, *, chunked: bool = False) -> bytes:
     """Send one raw request to ``origin`` over a socketpair; return the whole response (a
-    Content-Length one), read on the virtual-time loop."""
+    Content-Length one, or with ``chunked`` one read to its terminator), read on the
+    virtual-time loop."""
 
     async def main() -> bytes:
         a, b = socket.socketpair()
@@ -149,12 +150,15 @@ def plain_exchange(origin: Origin, request: bytes) -> bytes:
         server = asyncio.create_task(origin._handle(sr, sw))
         reader, writer = await asyncio.open_connection(sock=a)
         writer.write(request)
-        head = await reader.readuntil(b"\r\n\r\n")
-        length = int(head.lower().split(b"content-length: ", 1)[1].split(b"\r\n", 1)[0])
-        body = await reader.readexactly(length)
+        if chunked:
+            got = await reader.readuntil(b"0\r\n\r\n")
+        else:
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = int(head.lower().split(b"content-length: ", 1)[1].split(b"\r\n", 1)[0])
+            got = head + await reader.readexactly(length)
         writer.close()
         await server
-        return head + body
+        return got
 
     return run_virtual(main, VirtualClock())
 

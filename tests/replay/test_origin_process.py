@@ -7,10 +7,8 @@ The whole proxy suite also runs against this path (``forward+process`` in confte
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -30,7 +28,6 @@ from replayproxy.mitm.addons._handoff import waits
 from tests.replay.conftest import ConnectionCounter, ReplayTarget
 from tests.replay.helpers import cassette, interaction
 from tests.replay.test_origin_clock import plain_exchange
-from tests.replay.virtual_time import VirtualClock, run_virtual
 
 REPLAYPROXY = [sys.executable, "-c", "from replayproxy.cli import main; main()"]
 ANTHROPIC = Path(__file__).resolve().parents[2] / "cassettes" / "anthropic-text.cassette"
@@ -217,23 +214,6 @@ def test_an_instant_replay_does_not_use_the_child(
 # -- the origin's side of the hand-off (a socketpair, virtual time) ------------------------------
 
 
-def plain_exchange_chunked(origin: Origin, request: bytes) -> bytes:
-    """Send one raw request to ``origin`` over a socketpair; return the chunked response."""
-
-    async def main() -> bytes:
-        a, b = socket.socketpair()
-        sr, sw = await asyncio.open_connection(sock=b)
-        server = asyncio.create_task(origin._handle(sr, sw))
-        reader, writer = await asyncio.open_connection(sock=a)
-        writer.write(request)
-        got = await reader.readuntil(b"0\r\n\r\n")
-        writer.close()
-        await server
-        return got
-
-    return run_virtual(main, VirtualClock())
-
-
 def _packed_request(secret: str, body: bytes) -> bytes:
     return b"POST /v1 HTTP/1.1\r\nhost: x\r\n%s: %s\r\ncontent-length: %d\r\n\r\n%s" % (
         PACKED_HEADER.encode(),
@@ -248,7 +228,7 @@ def test_the_origin_runs_a_packed_schedule_only_with_its_secret() -> None:
     none, it is not (an explained, reportable 500; a plain one)."""
     sched = Schedule(Head(0, 200, "OK", ()), (Write(0, b"hi"),), Finish(0, FinishKind.COMPLETE))
     body = schedule_wire.pack(sched, "POST", None)
-    served = plain_exchange_chunked(Origin(secret="s3"), _packed_request("s3", body))
+    served = plain_exchange(Origin(secret="s3"), _packed_request("s3", body), chunked=True)
     assert served.startswith(b"HTTP/1.1 200 OK\r\n") and served.endswith(b"2\r\nhi\r\n0\r\n\r\n")
     wrong = plain_exchange(Origin(secret="s3"), _packed_request("s4", body))
     assert wrong.startswith(b"HTTP/1.1 500 ")
