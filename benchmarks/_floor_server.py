@@ -25,7 +25,7 @@ import time
 from urllib.parse import parse_qs, urlsplit
 
 from replayproxy import store
-from replayproxy.core.schedule import Schedule, from_interaction, scale
+from replayproxy.core.replay.schedule import Schedule, from_interaction, scale
 
 _DROP = {b"content-length", b"transfer-encoding", b"connection", b"keep-alive"}
 

@@ -27,7 +27,15 @@ from pathlib import Path
 from typing import Any
 
 from replayproxy import store
-from replayproxy.core.model import Cassette, Ending, EndKind, Frame, Interaction, Request, Response
+from replayproxy.core.cassette.model import (
+    Cassette,
+    Ending,
+    EndKind,
+    Frame,
+    Interaction,
+    Request,
+    Response,
+)
 
 __all__ = ["BenchStream", "build_streams", "request_bytes", "write_cassette", "write_flows"]
 

@@ -25,8 +25,8 @@ from importlib import resources
 from typing import Any
 
 from replayproxy.core.check import StreamChecker
-from replayproxy.core.eventstream import decode_all, encode_event
-from replayproxy.core.sse import parse_events
+from replayproxy.core.wire.eventstream import decode_all, encode_event
+from replayproxy.core.wire.sse import parse_events
 
 
 def _payloads(name: str) -> list[Any]:

@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from replayproxy import store  # noqa: E402
-from replayproxy.core.model import (  # noqa: E402
+from replayproxy.core.cassette.model import (  # noqa: E402
     Cassette,
     Ending,
     EndKind,
@@ -55,7 +55,7 @@ SSE = ((b"content-type", b"text/event-stream"),)
 
 _ENGINE = """
 import sys, time
-from replayproxy.core.matching import MatchOptions
+from replayproxy.core.matching.matcher import MatchOptions
 from replayproxy.engine.server import ReplayServer
 faults = sys.argv[2:]
 with ReplayServer(sys.argv[1], speed=0 if not faults else 1, faults=faults,

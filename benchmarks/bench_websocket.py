@@ -65,7 +65,7 @@ from websockets.sync.client import connect
 import replayproxy.engine.websocket as engine_ws
 import replayproxy.mitm.addons.replayer as replayer_mod
 from replayproxy import store
-from replayproxy.core.wsreplay import plan_session
+from replayproxy.core.websocket.conversation import plan_session
 from replayproxy.engine.server import ReplayServer
 from replayproxy.engine.session import ReplaySession
 from replayproxy.mitm.addons.recorder import Recorder

@@ -8,7 +8,7 @@ the pytest plugin is built on it), :mod:`replayproxy.testing` (a local provider 
 
 from __future__ import annotations
 
-from replayproxy.core.model import (
+from replayproxy.core.cassette.model import (
     Cassette,
     Ending,
     EndKind,

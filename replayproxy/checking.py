@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from replayproxy.core import faults as fault_core
+from replayproxy.core.cassette.model import Cassette, Interaction, header_value
 from replayproxy.core.check import (
     PROVIDERS,
     Contract,
@@ -42,10 +43,9 @@ from replayproxy.core.check import (
     parse_contract,
     request_options,
 )
-from replayproxy.core.check.realtime import WS_PROVIDERS, check_session, detect_ws
+from replayproxy.core.check.grammars.realtime import WS_PROVIDERS, check_session, detect_ws
 from replayproxy.core.faults import FaultSpec
 from replayproxy.core.faults import websocket as ws_faults
-from replayproxy.core.model import Cassette, Interaction, header_value
 from replayproxy.errors import UsageError
 
 __all__ = [

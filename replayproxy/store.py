@@ -27,8 +27,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from replayproxy.core import codec
-from replayproxy.core.model import Cassette, Interaction
+from replayproxy.core.cassette import codec
+from replayproxy.core.cassette.model import Cassette, Interaction
 from replayproxy.errors import CassetteError, CassetteExistsError, CassetteWarning
 
 try:  # POSIX; elsewhere appends are not locked (one recorder per cassette)

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from replayproxy import store
-from replayproxy.core.model import EndKind
+from replayproxy.core.cassette.model import EndKind
 from replayproxy.testing import STREAMS, Behavior, Simulator, Stream
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -6,7 +6,7 @@ the repository (``--workdir``, default ``.mutation/``) with a restricted, fast t
 the tests that execute its function and runs only those.
 
     pip install mutmut==3.8.1
-    python scripts/mutation.py core/sse.py core/matching.py   # some modules
+    python scripts/mutation.py core/wire/sse.py core/matching/matcher.py   # some modules
     python scripts/mutation.py --all                          # core/ and engine/
     python scripts/mutation.py --list                         # modules and their tests
 
@@ -33,130 +33,136 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "replayproxy"
 EQUIVALENT = ROOT / "scripts" / "mutation-equivalent.txt"
 
-_CHECK = ["tests/core/test_check_rules.py", "tests/check/test_rules_both_ways.py"]
+_CHECK = ["tests/core/check/test_rules.py", "tests/check/test_rules_both_ways.py"]
 _FAULTS = [
-    "tests/core/test_faults_plan.py",
-    "tests/core/test_faults_spec.py",
-    "tests/core/test_faults_properties.py",
-    "tests/core/test_faults_bytes.py",
-    "tests/core/test_faults_websocket.py",
-    "tests/core/test_faults_provider.py",
-    "tests/core/test_faults_events.py",
-    "tests/core/test_faults_timing.py",
-    "tests/core/test_faults_errors.py",
-    "tests/core/test_faults_cache.py",
-    "tests/core/test_faults_split.py",
-    "tests/core/test_wsreplay.py",
+    "tests/core/faults/test_plan.py",
+    "tests/core/faults/test_spec.py",
+    "tests/core/faults/test_properties.py",
+    "tests/core/faults/test_bytes.py",
+    "tests/core/faults/test_websocket.py",
+    "tests/core/faults/test_provider.py",
+    "tests/core/faults/test_events.py",
+    "tests/core/faults/test_timing.py",
+    "tests/core/faults/test_errors.py",
+    "tests/core/faults/test_cache.py",
+    "tests/core/faults/test_split.py",
+    "tests/core/websocket/test_conversation.py",
 ]
 
 # Module (relative to replayproxy/) -> the tests that run against its mutants: the unit tests
 # of the module, not the end-to-end ones (those would cost minutes per mutant).
 TESTS: dict[str, list[str]] = {
-    "core/sse.py": ["tests/core/test_sse.py", "tests/core/test_sse_spec_edges.py"],
-    "core/matching.py": [
-        "tests/core/test_matching.py",
-        "tests/core/test_matching_pointers.py",
-        "tests/core/test_matching_messages.py",
+    "core/wire/sse.py": ["tests/core/wire/test_sse.py", "tests/core/wire/test_sse_spec_edges.py"],
+    "core/matching/matcher.py": [
+        "tests/core/matching/test_matcher.py",
+        "tests/core/matching/test_pointers.py",
+        "tests/core/matching/test_messages.py",
     ],
     # Split out of matching.py: the same tests reach it.
-    "core/pointer.py": [
-        "tests/core/test_matching.py",
-        "tests/core/test_matching_pointers.py",
+    "core/json/pointer.py": [
+        "tests/core/matching/test_matcher.py",
+        "tests/core/matching/test_pointers.py",
         "tests/reliability/test_secrets.py",
     ],
-    "core/schedule.py": ["tests/core/test_schedule.py", *_FAULTS],
-    "core/schedule_wire.py": ["tests/core/test_schedule_wire.py"],
-    "core/codec.py": [
-        "tests/core/test_codec.py",
-        "tests/core/test_codec_versions.py",
-        "tests/core/test_codec_malformed.py",
+    "core/replay/schedule.py": ["tests/core/replay/test_schedule.py", *_FAULTS],
+    "core/replay/schedule_wire.py": ["tests/core/replay/test_schedule_wire.py"],
+    "core/cassette/codec.py": [
+        "tests/core/cassette/test_codec.py",
+        "tests/core/cassette/test_codec_versions.py",
+        "tests/core/cassette/test_codec_malformed.py",
     ],
-    "core/framing.py": [
-        "tests/core/test_framing.py",
-        "tests/core/test_codec.py",
-        "tests/core/test_codec_versions.py",
-        "tests/core/test_codec_malformed.py",
+    "core/cassette/records.py": [
+        "tests/core/cassette/test_records.py",
+        "tests/core/cassette/test_codec.py",
+        "tests/core/cassette/test_codec_versions.py",
+        "tests/core/cassette/test_codec_malformed.py",
     ],
-    "core/wsreplay.py": ["tests/core/test_wsreplay.py", "tests/core/test_wsreplay_exact.py"],
-    "core/eventstream.py": [
-        "tests/core/test_eventstream.py",
-        "tests/core/test_eventstream_headers.py",
-        "tests/core/test_eventstream_errors.py",
+    "core/websocket/conversation.py": [
+        "tests/core/websocket/test_conversation.py",
+        "tests/core/websocket/test_conversation_exact.py",
     ],
-    "core/textload.py": [
-        "tests/core/test_textform.py",
-        "tests/core/test_textload_escapes.py",
-        "tests/core/test_textload_errors.py",
-        "tests/core/test_textform_exact.py",
-        "tests/core/test_wstext.py",
+    "core/wire/eventstream.py": [
+        "tests/core/wire/test_eventstream.py",
+        "tests/core/wire/test_eventstream_headers.py",
+        "tests/core/wire/test_eventstream_errors.py",
     ],
-    "core/textform.py": [
-        "tests/core/test_textform.py",
-        "tests/core/test_textform_exact.py",
-        "tests/core/test_wstext.py",
+    "core/cassette/textload.py": [
+        "tests/core/cassette/test_textform.py",
+        "tests/core/cassette/test_textload_escapes.py",
+        "tests/core/cassette/test_textload_errors.py",
+        "tests/core/cassette/test_textform_exact.py",
+        "tests/core/websocket/test_text.py",
     ],
-    "core/edit.py": [
-        "tests/core/test_edit.py",
-        "tests/core/test_edit_redact_json.py",
-        "tests/core/test_edit_exact.py",
+    "core/cassette/textform.py": [
+        "tests/core/cassette/test_textform.py",
+        "tests/core/cassette/test_textform_exact.py",
+        "tests/core/websocket/test_text.py",
+    ],
+    "core/tools/edit.py": [
+        "tests/core/tools/test_edit.py",
+        "tests/core/tools/test_edit_redact_json.py",
+        "tests/core/tools/test_edit_exact.py",
         "tests/reliability/test_unicode_digits.py",
     ],
-    "core/redact.py": ["tests/core/test_redact.py"],
-    "core/jsonlimits.py": ["tests/reliability/test_json_depth.py"],
-    "core/redact_body.py": ["tests/core/test_redact_body.py"],
-    "core/resume.py": ["tests/core/test_resume.py", "tests/core/test_resume_exact.py"],
-    "core/validate.py": ["tests/core/test_validate.py"],
-    "core/error_body.py": ["tests/core/test_error_body.py"],
-    "core/recording.py": ["tests/record/test_recorder_clock.py"],
-    "core/events.py": ["tests/core/test_events.py"],
-    "core/diff.py": ["tests/core/test_diff.py", "tests/core/test_diff_exact.py"],
-    "core/inspect.py": [
-        "tests/core/test_inspect.py",
-        "tests/core/test_wsinspect.py",
-        "tests/core/test_textform.py",
+    "core/redaction/secrets.py": ["tests/core/redaction/test_secrets.py"],
+    "core/json/limits.py": ["tests/reliability/test_json_depth.py"],
+    "core/redaction/body_fields.py": ["tests/core/redaction/test_body_fields.py"],
+    "core/replay/resume.py": [
+        "tests/core/replay/test_resume.py",
+        "tests/core/replay/test_resume_exact.py",
     ],
-    "core/wsinspect.py": ["tests/core/test_wsinspect.py"],
-    "core/wstext.py": ["tests/core/test_wstext.py"],
-    "core/plot.py": ["tests/core/test_plot.py", "tests/core/test_plot_svg.py"],
+    "core/cassette/validate.py": ["tests/core/cassette/test_validate.py"],
+    "core/wire/error_body.py": ["tests/core/wire/test_error_body.py"],
+    "core/cassette/assembly.py": ["tests/record/test_recorder_clock.py"],
+    "core/wire/events.py": ["tests/core/wire/test_events.py"],
+    "core/tools/diff.py": ["tests/core/tools/test_diff.py", "tests/core/tools/test_diff_exact.py"],
+    "core/tools/inspect.py": [
+        "tests/core/tools/test_inspect.py",
+        "tests/core/websocket/test_inspect.py",
+        "tests/core/cassette/test_textform.py",
+    ],
+    "core/websocket/inspect.py": ["tests/core/websocket/test_inspect.py"],
+    "core/websocket/text.py": ["tests/core/websocket/test_text.py"],
+    "core/tools/plot.py": ["tests/core/tools/test_plot.py", "tests/core/tools/test_plot_svg.py"],
     "core/faults/*": _FAULTS,
     "core/check/*": [
         *_CHECK,
-        "tests/core/test_check_anthropic.py",
-        "tests/core/test_check_bedrock.py",
-        "tests/core/test_check_contract_grammar.py",
-        "tests/core/test_check_detect.py",
-        "tests/core/test_check_gemini.py",
-        "tests/core/test_check_ndjson.py",
-        "tests/core/test_check_openai_chat.py",
-        "tests/core/test_check_openai_responses.py",
-        "tests/core/test_check_order.py",
-        "tests/core/test_check_realtime.py",
-        "tests/core/test_check_realtime_reports.py",
+        "tests/core/check/test_anthropic.py",
+        "tests/core/check/test_bedrock.py",
+        "tests/core/check/test_contract_grammar.py",
+        "tests/core/check/test_detect.py",
+        "tests/core/check/test_gemini.py",
+        "tests/core/check/test_ndjson.py",
+        "tests/core/check/test_openai_chat.py",
+        "tests/core/check/test_openai_responses.py",
+        "tests/core/check/test_order.py",
+        "tests/core/check/test_realtime.py",
+        "tests/core/check/test_realtime_reports.py",
         "tests/check/test_contract.py",
         "tests/check/test_dialect.py",
         "tests/check/test_rule_reports.py",
     ],
-    "engine/http1.py": ["tests/replay/test_origin_reader.py", "tests/replay/test_origin.py"],
+    "engine/http1_reader.py": ["tests/replay/test_http1_reader.py", "tests/replay/test_origin.py"],
     "engine/origin.py": [
         "tests/replay/test_origin_clock.py",
-        "tests/replay/test_origin_reader.py",
+        "tests/replay/test_http1_reader.py",
         "tests/replay/test_origin.py",
         "tests/replay/test_server.py",  # start(): the port it is given
         "tests/replay/test_origin_burst.py",  # start(): the listen backlog
         "tests/replay/test_origin_process.py",  # the packed hand-off, the failure header
     ],
-    "engine/framing.py": ["tests/replay/test_framing.py"],
+    "engine/http1_writer.py": ["tests/replay/test_http1_writer.py"],
     "engine/session.py": ["tests/replay/test_session.py", "tests/replay/test_resolving.py"],
     "engine/resolving.py": ["tests/replay/test_resolving.py"],
     "engine/websocket.py": [
         "tests/replay/test_websocket_engine.py",
         "tests/replay/test_websocket_clock.py",
-        "tests/core/test_wsreplay.py",
+        "tests/core/websocket/test_conversation.py",
     ],
     "engine/server.py": ["tests/replay/test_server.py"],
     "engine/sockets.py": ["tests/replay/test_sockets.py"],
     "engine/timers.py": ["tests/replay/test_timers.py"],
-    "engine/recording.py": ["tests/replay/test_recording.py"],
+    "engine/cassette_sink.py": ["tests/replay/test_cassette_sink.py"],
     "engine/failsafe.py": ["tests/replay/test_failsafe.py"],
     "engine/memory.py": ["tests/replay/test_memory.py"],
 }
@@ -372,7 +378,7 @@ def _line(r: Result) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     parser.add_argument(
-        "modules", nargs="*", help="e.g. core/sse.py or core/faults/* (under replayproxy/)"
+        "modules", nargs="*", help="e.g. core/wire/sse.py or core/faults/* (under replayproxy/)"
     )
     parser.add_argument("--all", action="store_true", help="every module of core/ and engine/")
     parser.add_argument(
@@ -400,7 +406,7 @@ def main() -> None:
         parser.error("--sample needs a positive number of mutants")
     chosen = groups() if args.all else [m.removeprefix("replayproxy/") for m in args.modules]
     if not chosen and args.sample is None:
-        parser.error("name modules (e.g. core/sse.py), or pass --all or --sample N")
+        parser.error("name modules (e.g. core/wire/sse.py), or pass --all or --sample N")
     unknown = [
         m for m in chosen if not any(PACKAGE.glob(m)) or not m.startswith(("core/", "engine/"))
     ]

@@ -14,8 +14,16 @@ from hypothesis import strategies as st
 
 from replayproxy import store
 from replayproxy.cli import cli
-from replayproxy.core import codec
-from replayproxy.core.model import Cassette, Ending, EndKind, Frame, Interaction, Request, Response
+from replayproxy.core.cassette import codec
+from replayproxy.core.cassette.model import (
+    Cassette,
+    Ending,
+    EndKind,
+    Frame,
+    Interaction,
+    Request,
+    Response,
+)
 from replayproxy.errors import (
     CassetteError,
     CassetteExistsError,

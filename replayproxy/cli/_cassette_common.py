@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from replayproxy import store
-from replayproxy.core.model import Cassette
+from replayproxy.core.cassette.model import Cassette
 from replayproxy.errors import UsageError
 
 __all__ = [

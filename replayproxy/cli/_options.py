@@ -1,5 +1,5 @@
 """Click options generated from the one table of replay options
-(:mod:`replayproxy.core.options`)."""
+(:mod:`replayproxy.core.replay.options`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
-from replayproxy.core.options import REPLAY_OPTIONS, Kind, OptionDef
+from replayproxy.core.replay.options import REPLAY_OPTIONS, Kind, OptionDef
 
 __all__ = ["replay_options"]
 

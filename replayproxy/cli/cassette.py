@@ -3,7 +3,7 @@
 Read commands (``show``, ``frames``, ``events``, ``diff``) print a table, or JSON with
 ``--json``. ``export``/``import`` convert to and from the text form (docs/text-format.md),
 ``textconv`` is ``export`` for git's diff driver, ``edit`` applies the operations of
-:mod:`replayproxy.core.edit` (docs/editing.md), ``plot`` draws an SVG timeline, ``repair``
+:mod:`replayproxy.core.tools.edit` (docs/editing.md), ``plot`` draws an SVG timeline, ``repair``
 salvages a damaged cassette (docs/cassette-format.md §5). All the work is
 in the pure core; this module only reads and writes files and formats output.
 """
@@ -30,14 +30,14 @@ from replayproxy.cli._cassette_common import (
 )
 from replayproxy.cli.cassette_edit import edit
 from replayproxy.cli.cassette_repair import repair
-from replayproxy.core import textform, textload
-from replayproxy.core.diff import Timing
-from replayproxy.core.diff import diff as diff_cassettes
-from replayproxy.core.events import NotAStreamError
-from replayproxy.core.inspect import event_rows, format_ns, frame_rows, interaction_rows
-from replayproxy.core.model import Cassette
-from replayproxy.core.plot import plot as plot_svg
-from replayproxy.core.wsinspect import message_rows
+from replayproxy.core.cassette import textform, textload
+from replayproxy.core.cassette.model import Cassette
+from replayproxy.core.tools.diff import Timing
+from replayproxy.core.tools.diff import diff as diff_cassettes
+from replayproxy.core.tools.inspect import event_rows, format_ns, frame_rows, interaction_rows
+from replayproxy.core.tools.plot import plot as plot_svg
+from replayproxy.core.websocket.inspect import message_rows
+from replayproxy.core.wire.events import NotAStreamError
 from replayproxy.errors import CassetteError, UsageError
 
 __all__ = ["COMMANDS", "cassette"]

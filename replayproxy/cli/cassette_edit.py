@@ -1,7 +1,8 @@
-"""``replayproxy cassette edit``: parse the edit options and apply :mod:`replayproxy.core.edit`.
+"""``replayproxy cassette edit``: parse the edit options and apply
+:mod:`replayproxy.core.tools.edit`.
 
 The operations themselves (and their fixed order) live in the pure core; this module turns
-option strings into an :class:`~replayproxy.core.edit.Edits` value and writes the result
+option strings into an :class:`~replayproxy.core.tools.edit.Edits` value and writes the result
 atomically with :func:`replayproxy.store.save`.
 """
 
@@ -13,9 +14,9 @@ import click
 
 from replayproxy import store
 from replayproxy.cli._cassette_common import interaction_option, load_cassette
-from replayproxy.core import textload
-from replayproxy.core.edit import Edits, apply
-from replayproxy.core.model import EndKind
+from replayproxy.core.cassette import textload
+from replayproxy.core.cassette.model import EndKind
+from replayproxy.core.tools.edit import Edits, apply
 from replayproxy.errors import UsageError
 
 __all__ = ["edit"]

@@ -16,8 +16,8 @@ same schedule executor, and print and exit alike.
 
 With ``--record-mode none`` (the default) nothing is resolved or connected upstream in either
 mode (``connection_strategy=lazy`` and every request is answered by the cassette). The other
-record modes (:mod:`replayproxy.core.record_mode`) forward what the cassette does not answer and
-record it, in the same proxy (the :class:`Replayer` is the :class:`Recorder`'s sink).
+record modes (:mod:`replayproxy.core.replay.record_mode`) forward what the cassette does not answer
+and record it, in the same proxy (the :class:`Replayer` is the :class:`Recorder`'s sink).
 
 On exit a one-line summary goes to stderr; with ``-- COMMAND`` an unmatched request makes the
 exit status non-zero unless ``--allow-unmatched``,
@@ -45,8 +45,8 @@ from replayproxy.cli._common import (
     warn_if_exposed,
 )
 from replayproxy.cli._options import replay_options
-from replayproxy.core.matching import Miss
-from replayproxy.core.options import settings_from
+from replayproxy.core.matching.matcher import Miss
+from replayproxy.core.replay.options import settings_from
 from replayproxy.engine.failsafe import ReplayFailure
 from replayproxy.engine.server import ReplayServer
 from replayproxy.engine.session import ReplaySession

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from replayproxy.core.redact import DEFAULT_QUERY_PARAMS, redact_url
+from replayproxy.core.redaction.secrets import DEFAULT_QUERY_PARAMS, redact_url
 from replayproxy.errors import ReplayProxyError
 
 __all__ = [

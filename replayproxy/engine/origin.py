@@ -1,15 +1,15 @@
 """The replay origin: a loopback HTTP/1.1 server that executes schedules on real sockets.
 
-Each response is sent as its :class:`~replayproxy.core.schedule.Schedule` says: the head at its
-offset, every :class:`~replayproxy.core.schedule.Write` as its own HTTP/1.1 chunk in its own
-socket write (TCP_NODELAY) at its *absolute* offset from the moment the request arrived (no
+Each response is sent as its :class:`~replayproxy.core.replay.schedule.Schedule` says: the head at
+its offset, every :class:`~replayproxy.core.replay.schedule.Write` as its own HTTP/1.1 chunk in its
+own socket write (TCP_NODELAY) at its *absolute* offset from the moment the request arrived (no
 drift; writes due at the very same offset, e.g. all of them at ``--speed 0``, share one socket
 write but keep their own chunks), then the finish: the chunk terminator (COMPLETE, the
 connection is kept alive), a FIN without terminator (CLOSE), a TCP RST (RESET) or silence
 until the peer leaves (HANG).
 
-Requests are read by :mod:`replayproxy.engine.http1`. How a schedule becomes socket writes
-(joined per instant, bounded per connection) is :mod:`replayproxy.engine.framing`; the origin
+Requests are read by :mod:`replayproxy.engine.http1_reader`. How a schedule becomes socket writes
+(joined per instant, bounded per connection) is :mod:`replayproxy.engine.http1_writer`; the origin
 writes them as the transport drains (at most :data:`WRITE_BUFFER_HIGH` bytes wait for a slow
 reader).
 
@@ -25,7 +25,7 @@ Three ways in:
   which the origin strips and uses to find the schedule;
 - behind the addon, in a child process (:mod:`~replayproxy.engine.origin_process`, the CLI):
   the forwarded request carries the schedule itself as its body
-  (:mod:`~replayproxy.core.schedule_wire`) and the origin's secret in :data:`PACKED_HEADER`;
+  (:mod:`~replayproxy.core.replay.schedule_wire`) and the origin's secret in :data:`PACKED_HEADER`;
 - directly (:class:`~replayproxy.engine.server.ReplayServer`, no mitmproxy): the origin
   matches requests itself through a :class:`~replayproxy.engine.session.ReplaySession`.
 
@@ -52,10 +52,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from urllib.parse import urlsplit, urlunsplit
 
-from replayproxy.core import schedule_wire
-from replayproxy.core.matching import Miss
-from replayproxy.core.model import Request
-from replayproxy.core.schedule import FinishKind, Schedule
+from replayproxy.core.cassette.model import Request
+from replayproxy.core.matching.matcher import Miss
+from replayproxy.core.replay import schedule_wire
+from replayproxy.core.replay.schedule import FinishKind, Schedule
 from replayproxy.engine import resolving
 from replayproxy.engine.failsafe import (
     ReplayFailure,
@@ -63,8 +63,8 @@ from replayproxy.engine.failsafe import (
     failure_of,
     failure_response,
 )
-from replayproxy.engine.framing import head_bytes, wire_headers, writes_for
-from replayproxy.engine.http1 import MAX_HEAD, BadRequest, StampedReader, read_request
+from replayproxy.engine.http1_reader import MAX_HEAD, BadRequest, StampedReader, read_request
+from replayproxy.engine.http1_writer import head_bytes, wire_headers, writes_for
 from replayproxy.engine.memory import ReleaseAfterBigBodies
 from replayproxy.engine.session import Passthrough, ReplaySession, unmatched_response
 from replayproxy.engine.sockets import reset_after_drain
@@ -89,8 +89,8 @@ TOKEN_HEADER = "x-replayproxy-token"
 
 PACKED_HEADER = "x-replayproxy-packed"
 """Carries the origin's secret on a request whose body is a packed schedule
-(:mod:`~replayproxy.core.schedule_wire`): how the proxy hands schedules to an origin in another
-process (:mod:`~replayproxy.engine.origin_process`)."""
+(:mod:`~replayproxy.core.replay.schedule_wire`): how the proxy hands schedules to an origin in
+another process (:mod:`~replayproxy.engine.origin_process`)."""
 
 FAILURE_HEADER = "x-replayproxy-failure"
 """On an origin with a secret, the explained 500 also carries the failure's summary here, so

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import asyncio
 
-from replayproxy.core.matching import Miss
-from replayproxy.core.model import Request
+from replayproxy.core.cassette.model import Request
+from replayproxy.core.matching.matcher import Miss
 from replayproxy.engine.session import Passthrough, ReplaySession, Served
 
 __all__ = ["INLINE_MAX_BODY", "INLINE_MAX_INTERACTIONS", "resolve", "resolves_inline"]

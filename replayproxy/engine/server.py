@@ -17,9 +17,9 @@ import threading
 from collections.abc import Sequence
 from typing import Self
 
+from replayproxy.core.cassette.model import Cassette
 from replayproxy.core.faults import FaultSpec
-from replayproxy.core.matching import MatchOptions
-from replayproxy.core.model import Cassette
+from replayproxy.core.matching.matcher import MatchOptions
 from replayproxy.engine import timers
 from replayproxy.engine.failsafe import ReplayFailure
 from replayproxy.engine.origin import Origin
@@ -46,14 +46,15 @@ class ReplayServer:
         print(server.summary().line())
 
     Arguments:
-        cassette: a :class:`~replayproxy.core.model.Cassette` or a path to load.
+        cassette: a :class:`~replayproxy.core.cassette.model.Cassette` or a path to load.
         speed: 1 = as recorded, 2 = twice as fast, 0 = no waiting.
         faults: fault specs (strings or parsed ``FaultSpec``) applied to every response.
-        options: :class:`~replayproxy.core.matching.MatchOptions`.
+        options: :class:`~replayproxy.core.matching.matcher.MatchOptions`.
         equivalence: ``False`` compares request bodies exactly instead of treating requests
             the provider documents as identical as equal (overrides ``options.equivalence``).
-        on_miss: called (on the server thread) with each :class:`~replayproxy.core.matching.Miss`.
-        on_error: called with each :class:`~replayproxy.engine.failsafe.ReplayFailure` (a
+        on_miss: called (on the server thread) with each
+        :class:`~replayproxy.core.matching.matcher.Miss`. on_error: called with each
+        :class:`~replayproxy.engine.failsafe.ReplayFailure` (a
             request replay itself failed to answer; the client got the explained 500 with
             ``x-replayproxy-error: 1``). Default: one ``logging`` error line.
         port: 0 picks a free port.
@@ -67,7 +68,7 @@ class ReplayServer:
     the totals.
     Unmatched requests get a 500 with ``x-replayproxy-unmatched: 1`` and an explanation in the
     provider's JSON error shape (so SDK exceptions show it); ``on_miss`` or ``session.misses``
-    give the :class:`~replayproxy.core.matching.Miss` itself (``miss.explain()``).
+    give the :class:`~replayproxy.core.matching.matcher.Miss` itself (``miss.explain()``).
     """
 
     def __init__(

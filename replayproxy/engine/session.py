@@ -1,12 +1,13 @@
 """A replay session: one cassette, its matcher, the replay settings and the running totals.
 
-The session turns an incoming :class:`~replayproxy.core.model.Request` into what to serve: a
-:class:`Served` (the interaction chosen by :mod:`replayproxy.core.matching` and the
-:class:`~replayproxy.core.schedule.Schedule` built for it by
-:func:`replayproxy.core.faults.plan`), a :class:`~replayproxy.core.matching.Miss`, or, in a
-record mode (:mod:`replayproxy.core.record_mode`), a :class:`Passthrough`: forward the request
-upstream and hand the interaction to :meth:`ReplaySession.record`, which appends it to the
-cassette (:class:`~replayproxy.engine.recording.CassetteSink`) and grows the matcher. It also
+The session turns an incoming :class:`~replayproxy.core.cassette.model.Request` into what to serve:
+a
+:class:`Served` (the interaction chosen by :mod:`replayproxy.core.matching.matcher` and the
+:class:`~replayproxy.core.replay.schedule.Schedule` built for it by
+:func:`replayproxy.core.faults.plan`), a :class:`~replayproxy.core.matching.matcher.Miss`, or, in a
+record mode (:mod:`replayproxy.core.replay.record_mode`), a :class:`Passthrough`: forward the
+request upstream and hand the interaction to :meth:`ReplaySession.record`, which appends it to the
+cassette (:class:`~replayproxy.engine.cassette_sink.CassetteSink`) and grows the matcher. It also
 keeps the totals reported at exit. Both the mitmproxy addon and the direct
 :class:`~replayproxy.engine.server.ReplayServer` use it; apart from that append it does no I/O.
 
@@ -26,17 +27,23 @@ from urllib.parse import urlsplit
 
 from replayproxy import store
 from replayproxy.core import faults as faults_mod
-from replayproxy.core import resume, validate
-from replayproxy.core.error_body import error_body
+from replayproxy.core.cassette import validate
+from replayproxy.core.cassette.model import Cassette, Interaction, Request
 from replayproxy.core.faults import FaultSpec
-from replayproxy.core.matching import Matcher, MatchOptions, Miss, describe_request
-from replayproxy.core.model import Cassette, Interaction, Request
-from replayproxy.core.options import ReplaySettings
-from replayproxy.core.record_mode import RecordMode, RecordPolicy, parse_record_mode, policy_for
-from replayproxy.core.schedule import Schedule, scale
-from replayproxy.core.wsreplay import plan_interaction
+from replayproxy.core.matching.matcher import Matcher, MatchOptions, Miss, describe_request
+from replayproxy.core.replay import resume
+from replayproxy.core.replay.options import ReplaySettings
+from replayproxy.core.replay.record_mode import (
+    RecordMode,
+    RecordPolicy,
+    parse_record_mode,
+    policy_for,
+)
+from replayproxy.core.replay.schedule import Schedule, scale
+from replayproxy.core.websocket.conversation import plan_interaction
+from replayproxy.core.wire.error_body import error_body
+from replayproxy.engine.cassette_sink import CassetteSink
 from replayproxy.engine.failsafe import ReplayFailure, failure_of
-from replayproxy.engine.recording import CassetteSink
 from replayproxy.engine.websocket import WsServe
 from replayproxy.errors import CassetteFormatError, FaultSpecError, ReplayProxyError, UsageError
 
@@ -86,7 +93,7 @@ class Passthrough:
     """Forward the request to the real upstream and record it (a record mode said so)."""
 
     request: str
-    """The request, described as in a :class:`~replayproxy.core.matching.Miss`."""
+    """The request, described as in a :class:`~replayproxy.core.matching.matcher.Miss`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +142,7 @@ def unmatched_response(
 
     The body is the provider's JSON error shape for ``path`` (by default the path in
     ``miss.request``), its message the full explanation, so SDK exceptions show it
-    (:func:`~replayproxy.core.error_body.error_body`).
+    (:func:`~replayproxy.core.wire.error_body.error_body`).
     """
     if path is None:
         path = urlsplit(miss.request.partition(" ")[2]).path
@@ -195,7 +202,7 @@ class ReplaySession:
     """Matches requests against one cassette and plans the schedules to serve.
 
     ``record_mode`` (default ``none``: replay only) needs ``cassette`` to be a path: whether
-    the file exists decides the :class:`~replayproxy.core.record_mode.RecordPolicy`, and new
+    the file exists decides the :class:`~replayproxy.core.replay.record_mode.RecordPolicy`, and new
     interactions are appended to it. ``missing_ok``: in ``none`` mode, a missing file is an
     empty cassette (every request a miss) instead of an error; :attr:`exists` tells which.
     """
@@ -254,7 +261,7 @@ class ReplaySession:
         settings: ReplaySettings,
         **kwargs: Any,
     ) -> ReplaySession:
-        """A session with :class:`~replayproxy.core.options.ReplaySettings` (as any shell
+        """A session with :class:`~replayproxy.core.replay.options.ReplaySettings` (as any shell
         parsed them); ``kwargs`` are the other keyword arguments of the constructor."""
         return cls(
             cassette,
@@ -342,7 +349,7 @@ class ReplaySession:
         return failure
 
     def _resume(self, request: Request) -> Served | Miss | None:
-        """The rest of a recorded stream for a reconnecting client (see core/resume.py)."""
+        """The rest of a recorded stream for a reconnecting client (see core/replay/resume.py)."""
         with self._lock:
             found = resume.find(
                 request, self._matcher.interactions, self.options, self._matcher.uses

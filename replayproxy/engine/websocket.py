@@ -3,10 +3,10 @@
 The origin reads the upgrade request with its HTTP/1.1 reader; :func:`serve_websocket` answers
 with the recorded ``101`` head (a fresh ``Sec-WebSocket-Accept``, no extensions: replayed
 messages are sent uncompressed) and then executes a
-:class:`~replayproxy.core.wsreplay.Conversation`: client frames are parsed with ``wsproto``
-(sans-IO, installed with mitmproxy), each complete client message is handed to the
-conversation, and the :class:`~replayproxy.core.wsreplay.Send` / ``Close`` actions it returns
-are executed by one sender task, in order, each at its absolute due time (no drift).
+:class:`~replayproxy.core.websocket.conversation.Conversation`: client frames are parsed with
+``wsproto`` (sans-IO, installed with mitmproxy), each complete client message is handed to the
+conversation, and the :class:`~replayproxy.core.websocket.conversation.Send` / ``Close`` actions it
+returns are executed by one sender task, in order, each at its absolute due time (no drift).
 
 Server frames are built here rather than by wsproto so that a message can be sent in the
 fragments the schedule asks for (continuation frames may split a UTF-8 character: RFC 6455
@@ -34,9 +34,9 @@ import wsproto.events as wse
 from wsproto.connection import Connection, ConnectionState, ConnectionType
 from wsproto.utilities import LocalProtocolError, generate_accept_token
 
-from replayproxy.core.model import Header, Request
-from replayproxy.core.schedule import Head
-from replayproxy.core.wsreplay import Close, Conversation, Send, WsPlan
+from replayproxy.core.cassette.model import Header, Request
+from replayproxy.core.replay.schedule import Head
+from replayproxy.core.websocket.conversation import Close, Conversation, Send, WsPlan
 from replayproxy.engine.sockets import reset_after_drain
 
 __all__ = ["ClientArrivals", "WsServe", "encode_frames", "is_upgrade", "serve_websocket"]

@@ -19,7 +19,7 @@ Two ways clients reach it:
   ``REQUESTS_CA_BUNDLE``...) and ``REPLAYPROXY_URL``, so clients created inside it use the proxy.
 
 The replay options (``record_mode``, ``speed``, ``faults``, the matching options) are the
-keywords of :data:`replayproxy.core.options.REPLAY_OPTIONS`, the same as ``replay``'s flags.
+keywords of :data:`replayproxy.core.replay.options.REPLAY_OPTIONS`, the same as ``replay``'s flags.
 Servers are kept in a :class:`~replayproxy.harness.hosts.HostPool` (one per process by
 default, closed at exit), so a second block reuses the first one's proxy.
 """
@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from replayproxy.core.matching import Miss
-from replayproxy.core.options import settings_from
+from replayproxy.core.matching.matcher import Miss
+from replayproxy.core.replay.options import settings_from
 from replayproxy.engine.session import ReplaySession, Summary
 from replayproxy.errors import UsageError
 from replayproxy.harness.env import child_env, patched_environ
@@ -77,7 +77,8 @@ class CassetteUse:
 
     @property
     def misses(self) -> list[Miss]:
-        """The unmatched requests, each with :meth:`~replayproxy.core.matching.Miss.explain`."""
+        """The unmatched requests, each with
+        :meth:`~replayproxy.core.matching.matcher.Miss.explain`."""
         return list(self.session.misses)
 
     def summary(self) -> Summary:

@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from replayproxy.core.model import Cassette
+from replayproxy.core.cassette.model import Cassette
 from replayproxy.engine.server import ReplayServer
 from replayproxy.engine.session import ReplaySession
 from replayproxy.errors import UsageError

@@ -5,7 +5,7 @@ plugin``), so installing replayproxy is enough; ``-p no:replayproxy`` turns it o
 
 - :mod:`.plugin`: the hooks, the marker ``@pytest.mark.replayproxy(...)``, the fixtures
   (``replayproxy``, ``replayproxy_config``, ``replayproxy_cassette_dir``) and the command-line
-  and ini options, generated from :data:`replayproxy.core.options.REPLAY_OPTIONS`;
+  and ini options, generated from :data:`replayproxy.core.replay.options.REPLAY_OPTIONS`;
 - :mod:`.naming`: the default cassette path of a test.
 
 Built on :func:`replayproxy.use_cassette`; docs/pytest.md documents every option.

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
-from replayproxy.core.options import REPLAY_OPTIONS, Kind, OptionDef
+from replayproxy.core.replay.options import REPLAY_OPTIONS, Kind, OptionDef
 from replayproxy.pytest_plugin.naming import cassette_name
 
 if TYPE_CHECKING:

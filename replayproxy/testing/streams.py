@@ -33,7 +33,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from replayproxy.core import eventstream
+from replayproxy.core.wire import eventstream
 
 __all__ = [
     "STREAMS",

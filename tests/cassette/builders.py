@@ -6,8 +6,16 @@ import re
 
 from hypothesis import strategies as st
 
-from replayproxy.core.model import Cassette, Ending, EndKind, Frame, Interaction, Request, Response
-from replayproxy.core.validate import MAX_OFFSET_NS
+from replayproxy.core.cassette.model import (
+    Cassette,
+    Ending,
+    EndKind,
+    Frame,
+    Interaction,
+    Request,
+    Response,
+)
+from replayproxy.core.cassette.validate import MAX_OFFSET_NS
 
 # Bytes that stress a line-oriented text form: CR alone, CRLF, quotes, backslashes, trailing
 # spaces, invalid and split UTF-8, invisible characters, NUL.

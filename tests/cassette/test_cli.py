@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 
 from replayproxy import store
 from replayproxy.cli import cli
-from replayproxy.core.model import Cassette
+from replayproxy.core.cassette.model import Cassette
 from tests.cassette.builders import SSE_EVENTS, cassettes, demo_cassette, sample_cassette
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -152,7 +152,7 @@ def test_diff_exits_1_and_lists_differences(sample: Path, tmp_path: Path) -> Non
 def test_diff_ignore_timing_and_tolerance_on_a_rerecording(tmp_path: Path) -> None:
     """--ignore-timing shrinks a jittered, re-split re-recording to one line; --time-tolerance
     hides jitter within it; both still exit 1 on a real difference, 0 without one."""
-    from tests.core.test_diff import rerecorded
+    from tests.core.tools.test_diff import rerecorded
 
     a = ROOT / "cassettes" / "openai-chat-text.cassette"
     b, c = tmp_path / "b.cassette", tmp_path / "c.cassette"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from replayproxy import store
-from replayproxy.core.events import event_spans
+from replayproxy.core.wire.events import event_spans
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "cassettes" / "openai-chat-text.cassette"

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from replayproxy.core.check import Contract, RequestOptions
-from replayproxy.core.eventstream import encode_event, encode_exception, encode_message
+from replayproxy.core.wire.eventstream import encode_event, encode_exception, encode_message
 from tests.check.contract_cases import APP_BASES, app_cases
 from tests.check.framing import bedrock_messages, frame_sse, payload_lines
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from replayproxy.core import eventstream
+from replayproxy.core.wire import eventstream
 
 __all__ = ["CORPUS", "MANIFEST", "CorpusStream", "frame", "load_corpus"]
 

@@ -10,7 +10,15 @@ import pytest
 
 from replayproxy import store
 from replayproxy.checking import check_cassette, check_interaction
-from replayproxy.core.model import Cassette, Ending, EndKind, Frame, Interaction, Request, Response
+from replayproxy.core.cassette.model import (
+    Cassette,
+    Ending,
+    EndKind,
+    Frame,
+    Interaction,
+    Request,
+    Response,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 CASSETTES = sorted((ROOT / "cassettes").glob("*.cassette"))

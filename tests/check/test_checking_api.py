@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from replayproxy.checking import StreamContractError, assert_stream_ok, check
+from replayproxy.core.cassette.model import Ending, EndKind, Frame, Interaction, Request, Response
 from replayproxy.core.check import RequestOptions, Violation
-from replayproxy.core.model import Ending, EndKind, Frame, Interaction, Request, Response
 from replayproxy.errors import UsageError
 from tests.check.cases import CASES, base_body
 

@@ -11,7 +11,7 @@ import pytest
 
 from replayproxy import ReplayServer, store
 from replayproxy.checking import check_cassette, load_contract
-from replayproxy.core.model import Cassette
+from replayproxy.core.cassette.model import Cassette
 from tests.check.contract_cases import EXAMPLES, sse_events
 from tests.replay.helpers import interaction
 

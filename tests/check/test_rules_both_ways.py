@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from replayproxy.core.check import RequestOptions, check_body
-from replayproxy.core.eventstream import encode_event, encode_exception
+from replayproxy.core.wire.eventstream import encode_event, encode_exception
 from tests.check.framing import bedrock_messages, frame_sse, payload_lines
 
 CHAT, ANTH, RESP, GEM = "openai-chat-text", "anthropic-text", "openai-responses", "gemini-text"

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from replayproxy.core.check import check_body
-from replayproxy.core.sse import parse_events
+from replayproxy.core.wire.sse import parse_events
 from tests.check.cases import CASES, base_body
 
 

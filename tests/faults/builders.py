@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from replayproxy.core.model import Ending, EndKind, Frame, Interaction, Request, Response
+from replayproxy.core.cassette.model import Ending, EndKind, Frame, Interaction, Request, Response
 from replayproxy.testing.streams import STREAMS
 
 __all__ = ["HOSTS", "events_for", "interaction"]

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from replayproxy import store
+from replayproxy.core.cassette.model import Cassette
 from replayproxy.core.faults import plan
-from replayproxy.core.model import Cassette
 from replayproxy.testing.streams import STREAMS
 from tests.faults.builders import events_for
 from tests.faults.cases import CASES, build_cassette, case_path

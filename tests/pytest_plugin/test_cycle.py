@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from replayproxy import store
-from replayproxy.core import codec
+from replayproxy.core.cassette import codec
 from replayproxy.testing import Simulator
 from tests.pytest_plugin.project import cassette, run, write_tests
 from tests.replay.conftest import ConnectionCounter

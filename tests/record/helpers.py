@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 
 from replayproxy import store
-from replayproxy.core.model import Cassette, Interaction
+from replayproxy.core.cassette.model import Cassette, Interaction
 from replayproxy.mitm.addons.recorder import Recorder
 from replayproxy.mitm.embedded import EmbeddedProxy
 from replayproxy.testing import Served

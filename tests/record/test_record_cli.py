@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from replayproxy import store
 from replayproxy.cli import cli
 from replayproxy.cli.addon_path import script_path
-from replayproxy.core.model import EndKind
+from replayproxy.core.cassette.model import EndKind
 from replayproxy.errors import CassetteWarning
 from replayproxy.testing import Behavior, Simulator
 

@@ -12,7 +12,7 @@ from mitmproxy import exceptions
 from mitmproxy.test import taddons, tflow
 
 from replayproxy import store
-from replayproxy.core.model import EndKind
+from replayproxy.core.cassette.model import EndKind
 from replayproxy.mitm.addons.recorder import Recorder
 
 

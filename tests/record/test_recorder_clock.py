@@ -12,7 +12,7 @@ import pytest
 from mitmproxy.test import taddons, tflow
 
 from replayproxy import store
-from replayproxy.core.model import EndKind, Interaction
+from replayproxy.core.cassette.model import EndKind, Interaction
 from replayproxy.mitm.addons.recorder import Recorder
 
 MS = 1_000_000

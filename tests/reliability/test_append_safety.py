@@ -15,8 +15,16 @@ from click.testing import CliRunner
 
 from replayproxy import store
 from replayproxy.cli import cli
-from replayproxy.core import codec
-from replayproxy.core.model import Cassette, Ending, EndKind, Frame, Interaction, Request, Response
+from replayproxy.core.cassette import codec
+from replayproxy.core.cassette.model import (
+    Cassette,
+    Ending,
+    EndKind,
+    Frame,
+    Interaction,
+    Request,
+    Response,
+)
 from replayproxy.errors import CassetteFormatError
 
 
@@ -205,7 +213,7 @@ def test_repair_of_an_unreadable_header_is_one_line(tmp_path: Path) -> None:
 _WRITER = """
 import sys
 from replayproxy import store
-from replayproxy.core.model import Ending, EndKind, Frame, Interaction, Request, Response
+from replayproxy.core.cassette.model import Ending, EndKind, Frame, Interaction, Request, Response
 path, first, count, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 with store.CassetteWriter(path, "append") as w:
     print("ready", flush=True)

@@ -13,9 +13,9 @@ import httpx
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replayproxy.core.bodycache import DEFAULT_MAX_BYTES, BodyCache
-from replayproxy.core.matching import Matcher, Miss
-from replayproxy.core.model import Request
+from replayproxy.core.cassette.model import Request
+from replayproxy.core.matching.bodycache import DEFAULT_MAX_BYTES, BodyCache
+from replayproxy.core.matching.matcher import Matcher, Miss
 from tests.replay.helpers import CHAT_URL, interaction
 
 
@@ -103,17 +103,17 @@ def test_framing_never_makes_a_write_longer_than_the_cap(
     of one piece), and the writes still carry exactly the recorded chunks."""
     import pytest
 
-    from replayproxy.core.schedule import Finish, FinishKind, Head, Schedule, Write
-    from replayproxy.engine import framing
+    from replayproxy.core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
+    from replayproxy.engine import http1_writer
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(framing, "JOIN_MAX", 40)
+        mp.setattr(http1_writer, "JOIN_MAX", 40)
         at = [sum(times[: i + 1]) if i < len(times) else sum(times) for i in range(len(frames))]
         writes = tuple(Write(t, f) for t, f in zip(at, frames, strict=True))
         schedule = Schedule(
             Head(0, 200, "", ()), writes, Finish(at[-1] if at else 0, FinishKind.COMPLETE)
         )
-        out = list(framing.steps(schedule, method))
+        out = list(http1_writer.steps(schedule, method))
     assert all(len(data) <= 40 + 16 for _, data in out[1:])
     assert [t for t, _ in out] == sorted(t for t, _ in out)
     raw = b"".join(d for _, d in out)

@@ -20,8 +20,8 @@ import pytest
 
 from replayproxy import store
 from replayproxy.core import faults as faults_mod
-from replayproxy.core.matching import Matcher
-from replayproxy.core.model import Cassette
+from replayproxy.core.cassette.model import Cassette
+from replayproxy.core.matching.matcher import Matcher
 from replayproxy.engine import origin as origin_mod
 from replayproxy.engine import session as session_mod
 from replayproxy.engine.failsafe import ERROR_HEADER
@@ -227,7 +227,7 @@ def test_the_direct_engine_answers_a_deep_json_body(upstream: FakeUpstream) -> N
 # Runs the CLI with a bug planted in the matcher (the subprocess imports it, then patches it).
 _PLANTED_CLI = """
 import sys
-from replayproxy.core.matching import Matcher
+from replayproxy.core.matching.matcher import Matcher
 def broken(self, request):
     raise RuntimeError("planted bug")
 Matcher.match = broken

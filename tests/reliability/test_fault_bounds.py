@@ -16,12 +16,12 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from replayproxy.core import faults
+from replayproxy.core.cassette.model import Interaction
 from replayproxy.core.faults import bytes as bytes_faults
 from replayproxy.core.faults import timing
 from replayproxy.core.faults.spec import MAX_SECONDS, MAX_WRITES
-from replayproxy.core.matching import Miss
-from replayproxy.core.model import Interaction
-from replayproxy.core.schedule import Finish, FinishKind, Head, Schedule, Write
+from replayproxy.core.matching.matcher import Miss
+from replayproxy.core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
 from replayproxy.engine.session import ReplaySession, check_speed
 from replayproxy.errors import FaultSpecError, UsageError
 from tests.replay.helpers import MS, cassette, interaction

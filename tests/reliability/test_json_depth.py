@@ -10,11 +10,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replayproxy.core import eventstream, jsonlimits
+from replayproxy.core.cassette.model import Request
 from replayproxy.core.check import PROVIDERS, check_body
-from replayproxy.core.jsonlimits import MAX_JSON_DEPTH, JSONTooDeep
-from replayproxy.core.matching import Hit, Matcher, Miss, diff_requests
-from replayproxy.core.model import Request
+from replayproxy.core.json import limits
+from replayproxy.core.json.limits import MAX_JSON_DEPTH, JSONTooDeep
+from replayproxy.core.matching.matcher import Hit, Matcher, Miss, diff_requests
+from replayproxy.core.wire import eventstream
 from tests.replay.helpers import CHAT_URL, interaction
 
 
@@ -43,22 +44,22 @@ json_docs = st.recursive(
 @given(json_docs, st.integers(0, 12))
 def test_depth_exceeds_agrees_with_a_recursive_count(doc: Any, limit: int) -> None:
     """depth_exceeds (iterative) says the same as counting the nesting recursively."""
-    assert jsonlimits.depth_exceeds(doc, limit) == (_depth(doc) > limit)
+    assert limits.depth_exceeds(doc, limit) == (_depth(doc) > limit)
 
 
 @pytest.mark.parametrize("depth", [MAX_JSON_DEPTH + 1, 1000, 100_000])
 def test_loads_refuses_deep_documents_with_a_value_error(depth: int) -> None:
     """Beyond the limit (or the C decoder's own guard) loads raises JSONTooDeep, a ValueError."""
     with pytest.raises(JSONTooDeep, match=f"deeper than {MAX_JSON_DEPTH}"):
-        jsonlimits.loads(nested(depth))
+        limits.loads(nested(depth))
     assert issubclass(JSONTooDeep, json.JSONDecodeError)  # callers catching it keep working
 
 
 def test_loads_accepts_the_limit() -> None:
     """A document exactly MAX_JSON_DEPTH deep parses, arrays and objects alike."""
-    assert jsonlimits.loads(nested(MAX_JSON_DEPTH)) == json.loads(nested(MAX_JSON_DEPTH))
+    assert limits.loads(nested(MAX_JSON_DEPTH)) == json.loads(nested(MAX_JSON_DEPTH))
     doc = '{"a":' * MAX_JSON_DEPTH + "1" + "}" * MAX_JSON_DEPTH
-    assert jsonlimits.loads(doc.encode()) == json.loads(doc)
+    assert limits.loads(doc.encode()) == json.loads(doc)
 
 
 @pytest.mark.parametrize("depth", [MAX_JSON_DEPTH + 1, 1000, 50_000])

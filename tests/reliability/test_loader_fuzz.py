@@ -20,11 +20,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from replayproxy import checking, store
-from replayproxy.core import codec, framing, textform, textload
 from replayproxy.core import faults as faults_mod
-from replayproxy.core.inspect import interaction_rows
-from replayproxy.core.matching import Matcher, MatchOptions
-from replayproxy.core.model import Cassette, Ending, EndKind, Frame, Interaction, Request, Response
+from replayproxy.core.cassette import codec, records, textform, textload
+from replayproxy.core.cassette.model import (
+    Cassette,
+    Ending,
+    EndKind,
+    Frame,
+    Interaction,
+    Request,
+    Response,
+)
+from replayproxy.core.matching.matcher import Matcher, MatchOptions
+from replayproxy.core.tools.inspect import interaction_rows
 from replayproxy.errors import CassetteFormatError, CassetteVersionError, ReplayProxyError
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "cassettes"
@@ -163,7 +171,7 @@ nasty = st.sampled_from(NASTY)
 def _record_map() -> dict[str, Any]:
     """The record map (a v2 frame's payload) of a real interaction, to be spoilt."""
     packed = codec.encode_interaction(_sample().interactions[0])
-    record: dict[str, Any] = msgpack.unpackb(packed[framing.HEAD_SIZE :])
+    record: dict[str, Any] = msgpack.unpackb(packed[records.HEAD_SIZE :])
     return record
 
 
@@ -195,7 +203,7 @@ def test_any_field_with_any_value_fails_with_our_errors(
             target[path[-1]] = copy.deepcopy(value)
     payload = msgpack.packb(record, use_bin_type=True)
     version = 1 if v1 else 2
-    data = codec.encode_header(version=version) + (payload if v1 else framing.frame(payload))
+    data = codec.encode_header(version=version) + (payload if v1 else records.frame(payload))
     _load_or_refuse(data)
 
 
@@ -216,7 +224,7 @@ def _with(path: tuple[str | int, ...], value: Any) -> bytes:
     for key in path[:-1]:
         target = target[key]
     target[path[-1]] = value
-    return codec.encode_header() + framing.frame(msgpack.packb(record, use_bin_type=True))
+    return codec.encode_header() + records.frame(msgpack.packb(record, use_bin_type=True))
 
 
 @pytest.mark.parametrize(

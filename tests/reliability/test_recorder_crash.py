@@ -13,8 +13,8 @@ import httpx
 import pytest
 
 from replayproxy import store
-from replayproxy.core import codec
-from replayproxy.core.model import EndKind
+from replayproxy.core.cassette import codec
+from replayproxy.core.cassette.model import EndKind
 from replayproxy.testing import Behavior, Simulator
 from tests.record.conftest import RecordProcess, clean_env
 

@@ -25,9 +25,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from replayproxy import store
-from replayproxy.core.model import Frame, Request
-from replayproxy.core.redact import DEFAULT_HEADERS, DEFAULT_QUERY_PARAMS, Redactor
-from replayproxy.core.redact_body import parse_pointers, redact_frames, redact_json
+from replayproxy.core.cassette.model import Frame, Request
+from replayproxy.core.redaction.body_fields import parse_pointers, redact_frames, redact_json
+from replayproxy.core.redaction.secrets import DEFAULT_HEADERS, DEFAULT_QUERY_PARAMS, Redactor
 
 EXE = str(Path(sys.executable).with_name("replayproxy"))
 

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from replayproxy import store
 from replayproxy.cli import cli
-from replayproxy.core.model import Cassette
+from replayproxy.core.cassette.model import Cassette
 from replayproxy.engine.server import ReplayServer
 from replayproxy.engine.session import ReplaySession
 from replayproxy.errors import CassetteFormatError

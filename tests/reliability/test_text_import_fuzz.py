@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from replayproxy import store
 from replayproxy.cli import cli
-from replayproxy.core import codec, textform, textload
+from replayproxy.core.cassette import codec, textform, textload
 from replayproxy.errors import CassetteFormatError
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "cassettes" / "anthropic-text.cassette"

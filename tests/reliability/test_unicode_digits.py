@@ -8,9 +8,9 @@ import pytest
 
 from replayproxy.cli import _common
 from replayproxy.cli.cassette_edit import _insert, _merge_range
-from replayproxy.core.edit import _rechunk_size, _redact_path
-from replayproxy.core.pointer import pointer_order
-from replayproxy.core.redact_body import redact_json
+from replayproxy.core.json.pointer import pointer_order
+from replayproxy.core.redaction.body_fields import redact_json
+from replayproxy.core.tools.edit import _rechunk_size, _redact_path
 from replayproxy.errors import UsageError
 
 NOT_ASCII = ["¹", "٣", "\uff11"]  # superscript one, Arabic-Indic three, fullwidth one

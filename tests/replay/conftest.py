@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from replayproxy.cli._common import child_env
-from replayproxy.core.matching import MatchOptions
-from replayproxy.core.model import Cassette
+from replayproxy.core.cassette.model import Cassette
+from replayproxy.core.matching.matcher import MatchOptions
 from replayproxy.engine.origin import PACKED_HEADER, TOKEN_HEADER
 from replayproxy.engine.session import ReplaySession
 from replayproxy.mitm.addons.replayer import Replayer

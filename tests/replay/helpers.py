@@ -10,7 +10,15 @@ from collections.abc import Sequence
 
 import httpx
 
-from replayproxy.core.model import Cassette, Ending, EndKind, Frame, Interaction, Request, Response
+from replayproxy.core.cassette.model import (
+    Cassette,
+    Ending,
+    EndKind,
+    Frame,
+    Interaction,
+    Request,
+    Response,
+)
 
 MS = 1_000_000
 CHAT_URL = "https://api.openai.invalid/v1/chat/completions"

@@ -13,7 +13,7 @@ from mitmproxy.addons.proxyserver import Proxyserver
 from mitmproxy.test import taddons, tflow
 
 from replayproxy import store
-from replayproxy.core.model import EndKind
+from replayproxy.core.cassette.model import EndKind
 from replayproxy.engine.origin import TOKEN_HEADER, Origin
 from replayproxy.mitm.addons.replayer import Replayer
 from tests.replay.helpers import CHAT_URL, cassette, interaction
@@ -65,7 +65,7 @@ def test_equivalence_option_defaults_on_and_turns_off(cassette_path: Path) -> No
 
 def test_replay_server_equivalence_argument_overrides_options() -> None:
     """ReplayServer(equivalence=False) turns equivalence off, keeping the other options."""
-    from replayproxy.core.matching import MatchOptions
+    from replayproxy.core.matching.matcher import MatchOptions
     from replayproxy.engine.server import ReplayServer
 
     server = ReplayServer(

@@ -19,7 +19,7 @@ import pytest
 
 from replayproxy import store
 from replayproxy.cli.replay import needs_mitmproxy
-from replayproxy.core.model import EndKind
+from replayproxy.core.cassette.model import EndKind
 from tests.replay.helpers import cassette, interaction
 
 REPLAYPROXY = [sys.executable, "-c", "from replayproxy.cli import main; main()"]

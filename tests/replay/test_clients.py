@@ -23,8 +23,8 @@ import pytest
 import requests
 
 from replayproxy import store
-from replayproxy.core.model import Interaction
-from replayproxy.core.sse import parse_events
+from replayproxy.core.cassette.model import Interaction
+from replayproxy.core.wire.sse import parse_events
 from tests.replay.conftest import ReplayTarget
 from tests.replay.helpers import gaps
 

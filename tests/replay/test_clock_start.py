@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from mitmproxy import http
 from mitmproxy.test import tutils
 
-from replayproxy.core.model import Request
+from replayproxy.core.cassette.model import Request
 from replayproxy.engine import origin
 from replayproxy.engine.server import ReplayServer
 from replayproxy.engine.session import ReplaySession, Served

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from replayproxy.core.matching import Miss
-from replayproxy.core.model import EndKind
-from replayproxy.core.schedule import from_interaction, scale
-from replayproxy.engine.framing import compile_schedule as _compile
+from replayproxy.core.cassette.model import EndKind
+from replayproxy.core.matching.matcher import Miss
+from replayproxy.core.replay.schedule import from_interaction, scale
+from replayproxy.engine.http1_writer import compile_schedule as _compile
 from replayproxy.engine.server import ReplayServer
 from tests.replay.helpers import (
     SSE,
@@ -115,7 +115,7 @@ def test_hang_keeps_the_client_waiting() -> None:
 
 def test_no_response_closes_the_connection() -> None:
     """An interaction recorded without a response head just closes the connection."""
-    from replayproxy.core.model import Ending, Interaction, Request
+    from replayproxy.core.cassette.model import Ending, Interaction, Request
 
     it = Interaction(
         Request("POST", "https://h/v1/x", body=BODY), None, Ending(EndKind.NO_RESPONSE, 0)

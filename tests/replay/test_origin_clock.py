@@ -11,7 +11,7 @@ import socket
 
 import pytest
 
-from replayproxy.core.schedule import Finish, FinishKind, Head, Schedule, Write
+from replayproxy.core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
 from replayproxy.engine import origin as origin_module
 from replayproxy.engine.origin import TOKEN_HEADER, Origin
 from tests.replay.virtual_time import VirtualClock, run_virtual
@@ -288,14 +288,14 @@ def test_two_chunk_extensions_are_skipped() -> None:
 def test_the_compiled_schedule_cache_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     """Framing more distinct schedules than the cache holds evicts the oldest: it never grows
     past its byte bound, and every schedule still frames to its own bytes."""
-    from replayproxy.engine import framing
+    from replayproxy.engine import http1_writer
 
-    monkeypatch.setattr(framing, "CACHE_BYTES", 4096)
+    monkeypatch.setattr(http1_writer, "CACHE_BYTES", 4096)
     keep = [_answer(200, b"%02x" % (i % 256)) for i in range(300)]
     for s in keep:
-        steps = tuple(framing.writes_for(s, "GET"))
+        steps = tuple(http1_writer.writes_for(s, "GET"))
         assert steps[1][1] == b"2\r\n%s\r\n" % s.writes[0].data
-        assert framing._cached_bytes <= 4096
+        assert http1_writer._cached_bytes <= 4096
 
 
 def test_an_overdue_first_write_starts_the_schedule_late_keeping_its_gaps(

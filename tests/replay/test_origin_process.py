@@ -19,8 +19,8 @@ import httpx
 import pytest
 
 from replayproxy import store
-from replayproxy.core import schedule_wire
-from replayproxy.core.schedule import Finish, FinishKind, Head, Schedule, Write
+from replayproxy.core.replay import schedule_wire
+from replayproxy.core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
 from replayproxy.engine import origin as origin_module
 from replayproxy.engine.failsafe import ERROR_HEADER
 from replayproxy.engine.origin import FAILURE_HEADER, PACKED_HEADER, Origin

@@ -17,7 +17,7 @@ import pytest
 import requests
 
 from replayproxy import store
-from replayproxy.core.model import EndKind
+from replayproxy.core.cassette.model import EndKind
 from replayproxy.engine.session import ReplaySession
 from tests.replay.conftest import ReplayTarget
 from tests.replay.helpers import (

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from replayproxy import store
-from replayproxy.core.matching import MatchOptions
-from replayproxy.core.model import Request
+from replayproxy.core.cassette.model import Request
+from replayproxy.core.matching.matcher import MatchOptions
 from replayproxy.engine.session import Passthrough, ReplaySession, Served
 from replayproxy.errors import CassetteError, UsageError
 from replayproxy.testing import Simulator

@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import pytest
 
-from replayproxy.core.model import Cassette
+from replayproxy.core.cassette.model import Cassette
 from replayproxy.engine import resolving
 from replayproxy.engine.session import ReplaySession, Served
 from tests.replay.helpers import interaction

@@ -17,7 +17,15 @@ import openai
 import pytest
 
 from replayproxy import store
-from replayproxy.core.model import Cassette, Ending, EndKind, Frame, Interaction, Request, Response
+from replayproxy.core.cassette.model import (
+    Cassette,
+    Ending,
+    EndKind,
+    Frame,
+    Interaction,
+    Request,
+    Response,
+)
 from replayproxy.engine.server import ReplayServer
 from replayproxy.engine.session import ReplaySession
 from replayproxy.testing.streams import STREAMS, expected_text

@@ -117,7 +117,7 @@ def test_a_running_server_serves_and_stops() -> None:
 
 def test_equivalence_false_overrides_the_options() -> None:
     """``equivalence=`` replaces the match options' setting, keeping the rest of them."""
-    from replayproxy.core.matching import MatchOptions
+    from replayproxy.core.matching.matcher import MatchOptions
 
     options = MatchOptions(match_host=True)
     server = ReplayServer(CASSETTE, options=options, equivalence=False)
@@ -232,7 +232,7 @@ def test_the_default_error_handler_logs_one_line(caplog: pytest.LogCaptureFixtur
 def test_the_arguments_reach_the_session() -> None:
     """speed (default 1), faults and on_miss are the session's."""
     from replayproxy.core.faults import parse
-    from replayproxy.core.matching import Miss
+    from replayproxy.core.matching.matcher import Miss
 
     assert ReplayServer(CASSETTE).session.speed == 1.0
     misses: list[Miss] = []
@@ -247,7 +247,7 @@ def test_the_arguments_reach_the_session() -> None:
 @pytest.mark.parametrize("for_session", [False, True])
 def test_requests_are_matched_as_sent_to_the_upstream(for_session: bool) -> None:
     """With ``upstream=``, requests match as if sent there (what match_host compares)."""
-    from replayproxy.core.matching import MatchOptions
+    from replayproxy.core.matching.matcher import MatchOptions
     from replayproxy.engine.session import ReplaySession
 
     options = MatchOptions(match_host=True)

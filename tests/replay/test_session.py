@@ -12,13 +12,13 @@ import pytest
 
 from replayproxy import store
 from replayproxy.core import faults as faults_mod
-from replayproxy.core.error_body import error_body
+from replayproxy.core.cassette.model import Request
 from replayproxy.core.faults import parse
-from replayproxy.core.matching import MatchOptions, Miss
-from replayproxy.core.model import Request
-from replayproxy.core.options import ReplaySettings
-from replayproxy.core.record_mode import RecordMode
-from replayproxy.core.schedule import Write
+from replayproxy.core.matching.matcher import MatchOptions, Miss
+from replayproxy.core.replay.options import ReplaySettings
+from replayproxy.core.replay.record_mode import RecordMode
+from replayproxy.core.replay.schedule import Write
+from replayproxy.core.wire.error_body import error_body
 from replayproxy.engine.failsafe import ReplayFailure
 from replayproxy.engine.session import (
     Passthrough,

@@ -161,7 +161,7 @@ def test_timers_run_drives_a_coroutine_on_a_precise_loop() -> None:
 def test_the_replay_engine_serves_on_a_precise_loop(tmp_path: Any) -> None:
     """ReplayServer (base-URL replay, the pytest plugin) runs its loop on PreciseSelector."""
     from replayproxy import store
-    from replayproxy.core.model import Cassette
+    from replayproxy.core.cassette.model import Cassette
 
     path = tmp_path / "empty.cassette"
     store.save(path, Cassette())

@@ -18,8 +18,8 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from replayproxy import store
-from replayproxy.core.model import Cassette
-from replayproxy.core.wsreplay import plan_session
+from replayproxy.core.cassette.model import Cassette
+from replayproxy.core.websocket.conversation import plan_session
 from replayproxy.engine.server import ReplayServer
 from replayproxy.engine.session import ReplaySession
 from replayproxy.testing.realtime import reply_text

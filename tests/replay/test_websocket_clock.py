@@ -32,8 +32,8 @@ from wsproto import WSConnection
 from wsproto.connection import ConnectionType
 from wsproto.frame_protocol import Opcode
 
-from replayproxy.core.model import Cassette, Interaction
-from replayproxy.core.wsreplay import plan_interaction
+from replayproxy.core.cassette.model import Cassette, Interaction
+from replayproxy.core.websocket.conversation import plan_interaction
 from replayproxy.engine.origin import TOKEN_HEADER, Origin
 from replayproxy.engine.session import ReplaySession
 from replayproxy.engine.websocket import ClientArrivals, WsServe

@@ -14,10 +14,10 @@ import pytest
 import wsproto.events as wse
 from wsproto.connection import Connection, ConnectionType
 
-from replayproxy.core.model import Request
-from replayproxy.core.schedule import Head
-from replayproxy.core.websocket import WsClose, WsCloseKind, WsMessage
-from replayproxy.core.wsreplay import Turn, WsPlan
+from replayproxy.core.cassette.model import Request
+from replayproxy.core.replay.schedule import Head
+from replayproxy.core.websocket.conversation import Turn, WsPlan
+from replayproxy.core.websocket.session import WsClose, WsCloseKind, WsMessage
 from replayproxy.engine import websocket as websocket_mod
 from replayproxy.engine.websocket import (
     ClientArrivals,

@@ -16,7 +16,7 @@ from websockets.sync.client import connect
 from wsproto import WSConnection
 from wsproto.connection import ConnectionType
 
-from replayproxy.core.model import Cassette
+from replayproxy.core.cassette.model import Cassette
 from replayproxy.engine.server import ReplayServer
 from replayproxy.engine.session import ReplaySession
 from replayproxy.errors import FaultSpecError

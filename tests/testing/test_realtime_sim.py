@@ -8,8 +8,8 @@ import json
 import httpx
 from websockets.sync.client import connect
 
-from replayproxy.core.check.realtime import check_session
-from replayproxy.core.websocket import WebSocketSession, WsMessage
+from replayproxy.core.check.grammars.realtime import check_session
+from replayproxy.core.websocket.session import WebSocketSession, WsMessage
 from replayproxy.testing import RealtimeSimulator
 from replayproxy.testing.realtime import reply_text
 from tests.websocket.clients import openai_session, websockets_session

@@ -191,8 +191,8 @@ def test_error_body_shapes(provider: str, key: str) -> None:
 @pytest.mark.parametrize("name", sorted(SOURCES))
 def test_project_parsers_agree(name: str) -> None:
     """The project SSE parser / event-stream decoder see one event per write, payloads intact."""
-    from replayproxy.core.eventstream import EventStreamMessage, decode_all
-    from replayproxy.core.sse import parse_events
+    from replayproxy.core.wire.eventstream import EventStreamMessage, decode_all
+    from replayproxy.core.wire.sse import parse_events
 
     stream = STREAMS[name]
     if stream.sse:

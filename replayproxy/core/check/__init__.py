@@ -19,18 +19,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from replayproxy.core.check.anthropic import Anthropic
 from replayproxy.core.check.base import GenericSSE, Grammar, Report, RequestOptions, Violation
-from replayproxy.core.check.bedrock import Converse, EventStreamLayer, Invoke
 from replayproxy.core.check.contract import Contract, parse_contract
 from replayproxy.core.check.contract_grammar import ContractGrammar
 from replayproxy.core.check.detect import PROVIDERS, detect, normalize
 from replayproxy.core.check.dialect import DialectSniffer
-from replayproxy.core.check.gemini import Gemini
+from replayproxy.core.check.grammars.anthropic import Anthropic
+from replayproxy.core.check.grammars.bedrock import Converse, EventStreamLayer, Invoke
+from replayproxy.core.check.grammars.gemini import Gemini
+from replayproxy.core.check.grammars.openai_chat import OpenAIChat
+from replayproxy.core.check.grammars.openai_responses import OpenAIResponses
 from replayproxy.core.check.jsonload import loads
 from replayproxy.core.check.ndjson import NDJSONLayer
-from replayproxy.core.check.openai_chat import OpenAIChat
-from replayproxy.core.check.openai_responses import OpenAIResponses
 from replayproxy.core.check.rules import RULES, Rule, Severity
 from replayproxy.core.check.sse_rules import SSELayer
 

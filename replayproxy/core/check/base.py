@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
 
 from replayproxy.core.check.rules import RULES, Severity
-from replayproxy.core.sse import SSEEvent
+from replayproxy.core.wire.sse import SSEEvent
 
 __all__ = [
     "INVALID",

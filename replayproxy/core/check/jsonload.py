@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from replayproxy.core import jsonlimits
+from replayproxy.core.json import limits
 
 __all__ = ["JSONDecodeError", "loads"]
 
@@ -17,8 +17,8 @@ JSONDecodeError = json.JSONDecodeError
 
 def loads(text: str | bytes) -> Any:
     """Decode one JSON document; raises ``ValueError`` (``JSONDecodeError`` for bad JSON and
-    for nesting deeper than :data:`~replayproxy.core.jsonlimits.MAX_JSON_DEPTH`,
+    for nesting deeper than :data:`~replayproxy.core.json.limits.MAX_JSON_DEPTH`,
     ``UnicodeDecodeError`` for bytes that are not UTF-8)."""
     if isinstance(text, bytes):
         text = text.decode("utf-8")
-    return jsonlimits.loads(text)
+    return limits.loads(text)

@@ -14,7 +14,7 @@ from typing import Any
 from replayproxy.core.check.base import INVALID, Grammar, Report, StreamEvent
 from replayproxy.core.check.dialect import SNIFF_EVENTS
 from replayproxy.core.check.jsonload import JSONDecodeError, loads
-from replayproxy.core.sse import (
+from replayproxy.core.wire.sse import (
     BAD_ID,
     BAD_RETRY,
     CR,

@@ -1,6 +1,6 @@
 """Fault injection: fault specs (``NAME:PARAM=VALUE,...``) and the functions that apply them.
 
-A fault is a pure function from :class:`~replayproxy.core.schedule.Schedule` to schedule.
+A fault is a pure function from :class:`~replayproxy.core.replay.schedule.Schedule` to schedule.
 :func:`plan` is the one entry point the replay shells call: it builds the schedule of a
 recorded interaction, applies the faults stored in the interaction and those given at replay
 time, and scales it by ``speed``.
@@ -28,15 +28,15 @@ import fnmatch
 import random
 from collections.abc import Sequence
 
-from replayproxy.core.events import NotAStreamError, event_spans, stream_format
+from replayproxy.core.cassette.model import Interaction
 from replayproxy.core.faults import bytes as bytes_faults
 from replayproxy.core.faults import events as event_faults
 from replayproxy.core.faults import provider as providers
 from replayproxy.core.faults import timing, transport
 from replayproxy.core.faults.position import Context, Cut, events_of, resolve
 from replayproxy.core.faults.spec import CATALOGUE, MAX_WRITES, FaultSpec, parse
-from replayproxy.core.model import Interaction
-from replayproxy.core.schedule import FinishKind, Schedule, from_interaction, scale
+from replayproxy.core.replay.schedule import FinishKind, Schedule, from_interaction, scale
+from replayproxy.core.wire.events import NotAStreamError, event_spans, stream_format
 from replayproxy.errors import FaultSpecError
 
 __all__ = ["CATALOGUE", "FaultSpec", "applies", "apply_all", "parse", "plan"]

@@ -14,7 +14,7 @@ import random
 import re
 
 from replayproxy.core.faults.position import split_writes
-from replayproxy.core.schedule import Finish, Schedule, Write
+from replayproxy.core.replay.schedule import Finish, Schedule, Write
 
 __all__ = ["split", "split_count", "split_points"]
 

@@ -10,9 +10,9 @@ byte in its middle, so its CRC no longer matches.
 
 from __future__ import annotations
 
-from replayproxy.core.events import EventSpan
 from replayproxy.core.faults.position import splice
-from replayproxy.core.schedule import Schedule
+from replayproxy.core.replay.schedule import Schedule
+from replayproxy.core.wire.events import EventSpan
 
 __all__ = ["corrupt", "drop", "duplicate", "reorder"]
 

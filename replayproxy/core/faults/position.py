@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from replayproxy.core.events import EventSpan, NotAStreamError, event_spans
-from replayproxy.core.model import Interaction
-from replayproxy.core.schedule import Schedule, Write
+from replayproxy.core.cassette.model import Interaction
+from replayproxy.core.replay.schedule import Schedule, Write
+from replayproxy.core.wire.events import EventSpan, NotAStreamError, event_spans
 from replayproxy.errors import FaultSpecError
 
 __all__ = [

@@ -19,10 +19,10 @@ from collections.abc import Sequence
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from replayproxy.core import jsonlimits
+from replayproxy.core.cassette.model import Header, Interaction
 from replayproxy.core.check.detect import detect as check_detect
-from replayproxy.core.events import EventSpan
-from replayproxy.core.model import Header, Interaction
+from replayproxy.core.json import limits
+from replayproxy.core.wire.events import EventSpan
 
 __all__ = [
     "Provider",
@@ -97,7 +97,7 @@ def _last_json(body: bytes, spans: Sequence[EventSpan], name: str) -> dict[str, 
         for line in body[span.start : span.end].splitlines():
             if line.startswith(b"data:"):
                 try:
-                    value = jsonlimits.loads(line[5:])
+                    value = limits.loads(line[5:])
                 except ValueError:
                     return None
                 return value if isinstance(value, dict) else None

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from replayproxy.core.faults.position import cut_writes
-from replayproxy.core.schedule import Finish, FinishKind, Schedule, Write
+from replayproxy.core.replay.schedule import Finish, FinishKind, Schedule, Write
 
 __all__ = [
     "coalesce",

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from replayproxy.core.cassette.model import Header
 from replayproxy.core.faults.position import Cut, cut_writes
 from replayproxy.core.faults.provider import Provider, error_body, error_headers, reason_phrase
-from replayproxy.core.model import Header
-from replayproxy.core.schedule import Finish, FinishKind, Head, Schedule, Write
+from replayproxy.core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
 
 __all__ = ["end_at", "linger", "replace_response"]
 

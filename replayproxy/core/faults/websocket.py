@@ -1,6 +1,6 @@
 """Faults on recorded WebSocket sessions: the same spec grammar, read in WebSocket terms.
 
-Each fault is a pure function from :class:`~replayproxy.core.websocket.WebSocketSession` to
+Each fault is a pure function from :class:`~replayproxy.core.websocket.session.WebSocketSession` to
 session, applied before the session is cut into turns (so every replayed delay stays relative
 to the client message it answers). Positions count **server messages**: ``events=N`` is "after
 the N-th server message" (``time=S``: at S recorded seconds); ``event=N`` names server message
@@ -40,11 +40,11 @@ import json
 from collections.abc import Sequence
 from dataclasses import replace
 
+from replayproxy.core.cassette.model import Interaction
 from replayproxy.core.faults import applies
 from replayproxy.core.faults.position import Context
 from replayproxy.core.faults.spec import FaultSpec, parse
-from replayproxy.core.model import Interaction
-from replayproxy.core.websocket import (
+from replayproxy.core.websocket.session import (
     ABNORMAL_CLOSURE,
     WebSocketSession,
     WsClose,

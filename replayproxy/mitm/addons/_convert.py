@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from mitmproxy import http
 
-from replayproxy.core.model import Request
-from replayproxy.core.recording import ResponseHead
+from replayproxy.core.cassette.assembly import ResponseHead
+from replayproxy.core.cassette.model import Request
 
 __all__ = ["frame_h2_for_h1_client", "head_of", "request_of"]
 

@@ -5,7 +5,7 @@ it again as the client sent it (the recorded host, no private headers, the clien
 
 With the origin in a child process (:mod:`replayproxy.engine.origin_process`) there is no
 shared token table: the schedule rides in the forwarded request itself, as its body
-(:mod:`replayproxy.core.schedule_wire`), with the child's secret in
+(:mod:`replayproxy.core.replay.schedule_wire`), with the child's secret in
 :data:`~replayproxy.engine.origin.PACKED_HEADER`. The client's own body is kept in the flow's
 replay metadata and put back when the exchange is over (:func:`restore`), so addons after
 this one, mitmweb and saved flows see the request as the client sent it.
@@ -17,8 +17,8 @@ from typing import Any
 
 from mitmproxy import http
 
-from replayproxy.core import schedule_wire
-from replayproxy.core.schedule import Head, Schedule
+from replayproxy.core.replay import schedule_wire
+from replayproxy.core.replay.schedule import Head, Schedule
 from replayproxy.engine.origin import FAILURE_HEADER, PACKED_HEADER, TOKEN_HEADER, wire_headers
 
 __all__ = ["META", "failure_summary", "pack_into", "restore", "waits", "whole_response"]

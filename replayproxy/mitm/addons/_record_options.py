@@ -15,7 +15,7 @@ from typing import Any
 
 from mitmproxy import exceptions
 
-from replayproxy.core.redact import NO_REDACTION, Redactor
+from replayproxy.core.redaction.secrets import NO_REDACTION, Redactor
 from replayproxy.errors import CassetteError, CassetteExistsError
 from replayproxy.store import load
 

@@ -56,15 +56,15 @@ from typing import Any, Protocol
 
 from mitmproxy import http
 
-from replayproxy.core.model import Ending, EndKind, Interaction, Request
-from replayproxy.core.recording import (
+from replayproxy.core.cassette.assembly import (
     ResponseHead,
     build_interaction,
     ending_from_error,
     is_tls_verification_failure,
 )
-from replayproxy.core.redact import Redactor
-from replayproxy.core.websocket import WsClose, WsCloseKind, WsMessage
+from replayproxy.core.cassette.model import Ending, EndKind, Interaction, Request
+from replayproxy.core.redaction.secrets import Redactor
+from replayproxy.core.websocket.session import WsClose, WsCloseKind, WsMessage
 from replayproxy.errors import CassetteError
 from replayproxy.mitm.addons import ws_record
 from replayproxy.mitm.addons._connections import reader_of, upstream_reset

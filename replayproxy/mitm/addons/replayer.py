@@ -43,7 +43,7 @@ Options (prefix ``replayproxy_``, usable from ``mitmdump -s mitmdump_replay.py -
 ``replayproxy_ignore_query``, ``replayproxy_ignore_body_field``, ``replayproxy_allow_repeats``,
 ``replayproxy_match_host``, ``replayproxy_no_equivalence``, ``replayproxy_replay_record_mode``:
 generated from
-:data:`replayproxy.core.options.REPLAY_OPTIONS`. The CLI passes a ready session to the
+:data:`replayproxy.core.replay.options.REPLAY_OPTIONS`. The CLI passes a ready session to the
 constructor instead, and :meth:`Replayer.use` switches sessions (one per test).
 
 All hooks run on mitmproxy's event loop, the same loop as the origin, so the token table needs
@@ -64,10 +64,10 @@ from mitmproxy import connection, ctx, exceptions, http
 from mitmproxy.proxy import server_hooks
 from mitmproxy.utils import human
 
-from replayproxy.core.matching import Miss
-from replayproxy.core.model import Interaction
-from replayproxy.core.options import REPLAY_OPTIONS, Kind, settings_from
-from replayproxy.core.schedule import FinishKind, instant_body
+from replayproxy.core.cassette.model import Interaction
+from replayproxy.core.matching.matcher import Miss
+from replayproxy.core.replay.options import REPLAY_OPTIONS, Kind, settings_from
+from replayproxy.core.replay.schedule import FinishKind, instant_body
 from replayproxy.engine import resolving
 from replayproxy.engine.failsafe import ReplayFailure, describe, failure_of, failure_response
 from replayproxy.engine.memory import ReleaseAfterBigBodies
@@ -139,7 +139,7 @@ class Replayer:
         loader.add_option(
             "replayproxy_replay", str | None, None, "Replay this cassette (no upstream traffic)."
         )
-        for opt in REPLAY_OPTIONS:  # declared once, in replayproxy.core.options
+        for opt in REPLAY_OPTIONS:  # declared once, in replayproxy.core.replay.options
             kind = _MITM_TYPES[opt.kind]
             default: Any = opt.default
             if opt.kind is Kind.NUMBER:

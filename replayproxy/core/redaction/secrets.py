@@ -1,0 +1,164 @@
+"""Redaction of secrets before an interaction reaches disk (pure).
+
+A redacted header keeps its name and position; only its value becomes :data:`REDACTED`
+(``b"<redacted>"``), so a cassette still shows *that* a client authenticated, and request
+matching can ignore the value (:func:`is_redacted`). A redacted query parameter keeps its
+name and position too: ``?key=sk-123&alt=sse`` becomes ``?key=<redacted>&alt=sse``; the rest
+of the URL is kept byte for byte (no re-encoding).
+
+Defaults (:data:`DEFAULT_HEADERS`, :data:`DEFAULT_QUERY_PARAMS`) cover the credentials of the
+providers replayproxy targets: ``authorization`` (OpenAI, Bearer tokens), ``x-api-key``
+(Anthropic), ``api-key`` (Azure OpenAI), ``x-goog-api-key`` and ``?key=`` (Gemini),
+``x-amz-security-token`` (AWS session credentials, Bedrock), ``ocp-apim-subscription-key``
+(Azure API Management), ``x-auth-token``, ``proxy-authorization``, cookies both ways, and the
+``api_key`` and ``access_token`` query parameters.
+
+JSON body fields are redacted by pointer (``body_fields``,
+:mod:`replayproxy.core.redaction.body_fields`), in request and response bodies alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from dataclasses import field as dc_field
+from urllib.parse import unquote_plus
+
+from replayproxy.core.cassette.model import Header, Interaction, Request, Response
+from replayproxy.core.redaction.body_fields import (
+    Pointer,
+    parse_pointers,
+    redact_body,
+    redact_frames,
+)
+
+__all__ = [
+    "DEFAULT_HEADERS",
+    "DEFAULT_QUERY_PARAMS",
+    "NO_REDACTION",
+    "REDACTED",
+    "REDACTED_TEXT",
+    "Redactor",
+    "is_redacted",
+    "redact_headers",
+    "redact_url",
+]
+
+REDACTED = b"<redacted>"
+"""The value a redacted header gets."""
+
+REDACTED_TEXT = REDACTED.decode("ascii")
+"""The value a redacted query parameter gets (as text, in the URL)."""
+
+DEFAULT_HEADERS: frozenset[str] = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "x-api-key",
+        "api-key",
+        "x-goog-api-key",
+        "x-amz-security-token",
+        "ocp-apim-subscription-key",
+        "x-auth-token",
+        "cookie",
+        "set-cookie",
+    }
+)
+DEFAULT_QUERY_PARAMS: frozenset[str] = frozenset({"key", "api_key", "access_token"})
+
+
+def is_redacted(value: bytes | str) -> bool:
+    """True if ``value`` is the redaction marker (a matcher should then ignore it)."""
+    return value in (REDACTED, REDACTED_TEXT)
+
+
+def redact_headers(headers: Iterable[Header], names: frozenset[str]) -> tuple[Header, ...]:
+    """Replace the value of every header whose lower-cased name is in ``names``."""
+    if not names:
+        return tuple(headers)
+    return tuple(
+        (name, REDACTED) if name.decode("latin-1").lower() in names else (name, value)
+        for name, value in headers
+    )
+
+
+def _redact_query(query: str, params: frozenset[str]) -> str:
+    fields = query.split("&")
+    out = []
+    for field in fields:
+        name, sep, _value = field.partition("=")
+        # Compare decoded names (``%6Bey`` is ``key`` too); keep the name as written.
+        if sep and unquote_plus(name).lower() in params:
+            field = f"{name}={REDACTED_TEXT}"
+        out.append(field)
+    return "&".join(out)
+
+
+def redact_url(url: str, params: frozenset[str]) -> str:
+    """Replace the value of every query parameter whose name is in ``params``."""
+    start = url.find("?")
+    if not params or start < 0:
+        return url
+    # Split by hand rather than urlsplit/urlunsplit, which may normalise the rest of the URL.
+    end = url.find("#", start)
+    end = len(url) if end < 0 else end
+    return url[: start + 1] + _redact_query(url[start + 1 : end], params) + url[end:]
+
+
+@dataclass(frozen=True, slots=True)
+class Redactor:
+    """Which request/response headers, URL query parameters (names lower-case) and JSON body
+    fields (RFC 6901 pointers, ``*`` for any member) to redact."""
+
+    headers: frozenset[str] = DEFAULT_HEADERS
+    query_params: frozenset[str] = DEFAULT_QUERY_PARAMS
+    body_fields: tuple[str, ...] = ()
+    _pointers: tuple[Pointer, ...] = dc_field(default=(), init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_pointers", parse_pointers(self.body_fields))
+
+    @classmethod
+    def with_extra(
+        cls,
+        headers: Iterable[str] = (),
+        query_params: Iterable[str] = (),
+        body_fields: Iterable[str] = (),
+    ) -> Redactor:
+        """The defaults plus more header names / query parameters (case-insensitive) and JSON
+        body fields (pointers; raises ValueError for one that does not start with ``/``)."""
+        return cls(
+            DEFAULT_HEADERS | {h.strip().lower() for h in headers if h.strip()},
+            DEFAULT_QUERY_PARAMS | {q.strip().lower() for q in query_params if q.strip()},
+            tuple(body_fields),
+        )
+
+    def request(self, request: Request) -> Request:
+        return replace(
+            request,
+            url=redact_url(request.url, self.query_params),
+            headers=redact_headers(request.headers, self.headers),
+            body=redact_body(request.body, self._pointers),
+        )
+
+    def response(self, response: Response) -> Response:
+        return replace(
+            response,
+            headers=redact_headers(response.headers, self.headers),
+            frames=redact_frames(response.frames, self._pointers),
+        )
+
+    def url(self, url: str) -> str:
+        """``url`` as it may appear in a log line: credential query values redacted (the
+        defaults always, even with --no-redact: logs are not cassettes)."""
+        return redact_url(url, self.query_params | DEFAULT_QUERY_PARAMS)
+
+    def interaction(self, interaction: Interaction) -> Interaction:
+        """The interaction with its request and response heads redacted, and the JSON body
+        fields given in ``body_fields``."""
+        response = None if interaction.response is None else self.response(interaction.response)
+        return replace(interaction, request=self.request(interaction.request), response=response)
+
+
+NO_REDACTION = Redactor(frozenset(), frozenset())
+"""A redactor that keeps everything (only for an explicit ``--no-redact``)."""

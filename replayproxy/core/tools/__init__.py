@@ -1,0 +1,1 @@
+"""What the cassette commands compute: inspection rows, diffs, edits and plots."""

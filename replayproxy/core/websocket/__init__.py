@@ -1,0 +1,1 @@
+"""WebSocket sessions: their model and codec, text form, inspection, and replayed conversation."""

@@ -1,0 +1,2 @@
+"""Wire formats of response bodies: SSE, AWS event-stream, the events view, provider error
+bodies."""

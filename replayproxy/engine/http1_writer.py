@@ -1,0 +1,156 @@
+"""A schedule in wire form: HTTP/1.1 head and chunks, as ``(at_ns, bytes)`` socket writes.
+
+Pieces due at the same instant (everything at ``--speed 0``) are joined into one write: each
+body write still is its own HTTP/1.1 chunk, so the chunk boundaries (what mitmproxy forwards
+one by one, and what a client de-chunks) stay as recorded, while the origin saves a syscall
+and an event-loop round per chunk. Pieces due at different instants are never joined.
+
+Memory is bounded per connection: a joined write holds at most :data:`JOIN_MAX` bytes, a
+longer chunk is sent as its size line, slices of at most ``JOIN_MAX`` bytes (views of the
+recorded frame, not copies) and its CRLF, all due at the chunk's instant. Small schedules
+(at most :data:`CACHE_ITEM` body bytes) are framed once and cached, bounded in total by
+:data:`CACHE_BYTES`; bigger ones are framed lazily, write by write, as the transport drains.
+Before, ``--speed 0`` joined a whole 50 MB body into one write per client.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+from replayproxy.core.cassette.model import Header
+from replayproxy.core.replay.schedule import FinishKind, Schedule
+
+__all__ = [
+    "CACHE_BYTES",
+    "CACHE_ITEM",
+    "JOIN_MAX",
+    "Compiled",
+    "compile_schedule",
+    "has_body",
+    "head_bytes",
+    "steps",
+    "wire_headers",
+]
+
+JOIN_MAX = 64 * 1024
+"""The largest socket write the origin makes (bytes)."""
+
+CACHE_ITEM = 1 * 2**20
+"""Schedules with more body bytes than this are framed lazily, never cached."""
+
+CACHE_BYTES = 32 * 2**20
+"""Total framed bytes kept in the cache of compiled schedules (per process)."""
+
+# Framing is ours to choose (always chunked); connection management is per hop.
+_DROPPED = {b"content-length", b"transfer-encoding", b"connection", b"keep-alive"}
+
+
+def wire_headers(headers: Sequence[Header], *, chunked: bool = True) -> list[Header]:
+    """Recorded headers as sent on replay: framing headers replaced by ``chunked`` framing."""
+    out = [(k, v) for k, v in headers if k.lower() not in _DROPPED]
+    if chunked:
+        out.append((b"transfer-encoding", b"chunked"))
+    return out
+
+
+def has_body(method: str, status: int) -> bool:
+    return method != "HEAD" and status >= 200 and status not in (204, 304)
+
+
+def head_bytes(status: int, reason: str, headers: Sequence[Header]) -> bytes:
+    if not reason:
+        with contextlib.suppress(ValueError):
+            reason = http.HTTPStatus(status).phrase
+    lines = [f"HTTP/1.1 {status} {reason}".encode("latin-1")]
+    lines += [k + b": " + v for k, v in headers]
+    return b"\r\n".join(lines) + b"\r\n\r\n"
+
+
+def _pieces(schedule: Schedule, method: str) -> Iterator[tuple[int, bytes | memoryview]]:
+    head = schedule.head
+    if head is None:
+        return
+    body = has_body(method, head.status)
+    yield head.at_ns, head_bytes(head.status, head.reason, wire_headers(head.headers, chunked=body))
+    if not body:
+        return
+    for w in schedule.writes:
+        n = len(w.data)
+        if not n:  # an empty chunk would be the terminator
+            continue
+        if n <= JOIN_MAX:
+            yield w.at_ns, b"%x\r\n%s\r\n" % (n, w.data)
+            continue
+        yield w.at_ns, b"%x\r\n" % n
+        view = memoryview(w.data)
+        for i in range(0, n, JOIN_MAX):
+            yield w.at_ns, view[i : i + JOIN_MAX]
+        yield w.at_ns, b"\r\n"
+    if schedule.finish.kind is FinishKind.COMPLETE:
+        yield schedule.finish.at_ns, b"0\r\n\r\n"
+
+
+def steps(schedule: Schedule, method: str) -> Iterator[tuple[int, bytes]]:
+    """The socket writes for ``schedule``, lazily: pieces due at one instant joined up to
+    :data:`JOIN_MAX` bytes."""
+    parts: list[bytes | memoryview] = []
+    size = 0
+    at = 0
+    for t, data in _pieces(schedule, method):
+        if parts and (t != at or size + len(data) > JOIN_MAX):
+            yield at, b"".join(parts)
+            parts, size = [], 0
+        at = t
+        parts.append(data)
+        size += len(data)
+    if parts:
+        yield at, b"".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class Compiled:
+    """The socket writes of a small schedule, framed once."""
+
+    steps: tuple[tuple[int, bytes], ...]
+
+    @property
+    def size(self) -> int:
+        return sum(len(d) for _, d in self.steps)
+
+
+def compile_schedule(schedule: Schedule, method: str) -> Compiled:
+    return Compiled(tuple(steps(schedule, method)))
+
+
+# Fault-free schedules are planned once per interaction and reused (see faults.plan), so the
+# same Schedule object comes back request after request: frame it once too. Keyed by
+# identity; the entry keeps the schedule alive, so its id cannot be reused while cached.
+# Bounded by bytes (CACHE_BYTES), oldest out first.
+_CACHE: dict[tuple[int, str], tuple[Schedule, Compiled]] = {}
+_cache_lock = threading.Lock()  # ReplayServers and mitmproxy may run on several threads
+_cached_bytes = 0
+
+
+def writes_for(schedule: Schedule, method: str) -> Iterable[tuple[int, bytes]]:
+    """The socket writes for ``schedule``: cached when small, else framed lazily."""
+    global _cached_bytes
+    if sum(len(w.data) for w in schedule.writes) > CACHE_ITEM:
+        return steps(schedule, method)
+    key = (id(schedule), method)
+    with _cache_lock:
+        hit = _CACHE.get(key)
+    if hit is not None and hit[0] is schedule:
+        return hit[1].steps
+    out = compile_schedule(schedule, method)
+    with _cache_lock:
+        if key not in _CACHE:
+            _CACHE[key] = (schedule, out)
+            _cached_bytes += out.size
+        while _cached_bytes > CACHE_BYTES and _CACHE:
+            _, old = _CACHE.pop(next(iter(_CACHE)))  # oldest first
+            _cached_bytes -= old.size
+    return out.steps

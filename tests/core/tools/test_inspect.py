@@ -1,0 +1,209 @@
+"""What a person sees of a cassette: every byte rendered visibly, and the exact rows behind
+``cassette show``, ``cassette frames`` and ``cassette events``."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from replayproxy.core.cassette.model import (
+    Cassette,
+    Ending,
+    EndKind,
+    Frame,
+    Interaction,
+    Request,
+    Response,
+)
+from replayproxy.core.tools.inspect import (
+    EventRow,
+    FrameRow,
+    InteractionRow,
+    escape,
+    event_rows,
+    format_ns,
+    frame_rows,
+    interaction_row,
+    interaction_rows,
+)
+from replayproxy.core.wire.events import NotAStreamError
+from tests.cassette.builders import MS, sample_cassette, sse_interaction
+
+
+@pytest.mark.parametrize(
+    ("data", "text"),
+    [
+        (b"plain text ~!", "plain text ~!"),
+        (b"\\ \n \r \t", "\\\\ \\n \\r \\t"),
+        (b"\x00\x01\x1f\x7f", "\\x00\\x01\\x1f\\x7f"),
+        (b" ", " "),
+        (b"\x1b[31m", "\\x1b[31m"),  # a terminal escape sequence stays inert
+        ("é日本".encode(), "é日本"),
+        (b"\xff\x80\xc3", "\\xff\\x80\\xc3"),  # invalid UTF-8, byte by byte
+        ("\u2028".encode(), "\\xe2\\x80\\xa8"),  # line separator
+        ("\ufeff".encode(), "\\xef\\xbb\\xbf"),  # BOM
+        ("\u00a0".encode(), "\\xc2\\xa0"),  # no-break space: not shown as a space
+        ("\u200b".encode(), "\\xe2\\x80\\x8b"),  # zero-width space
+        (b"'\"", "'\""),  # no quote given: quotes as they are
+    ],
+)
+def test_escape(data: bytes, text: str) -> None:
+    """Printable UTF-8 as is, \\\\ \\n \\r \\t by name, every other byte as \\xNN."""
+    assert escape(data) == text
+
+
+@pytest.mark.parametrize(
+    ("quote", "text"), [("'", "\\'\"x"), ('"', "'\\\"x")]
+)  # fmt: skip
+def test_escape_escapes_only_the_quote_asked_for(quote: str, text: str) -> None:
+    """With a quote character, that one (and only that one) gets a backslash."""
+    assert escape(b"'\"x", quote) == text
+
+
+@given(st.binary(max_size=64))
+def test_escape_output_is_one_visible_line(data: bytes) -> None:
+    """Property: whatever the bytes, the rendering is printable, without line breaks."""
+    assert all(ch.isprintable() for ch in escape(data))
+
+
+@pytest.mark.parametrize(
+    ("ns", "text"),
+    [
+        (0, "0.000ms"),
+        (999, "0.000ms"),
+        (1_000, "0.001ms"),
+        (12_345_678, "12.345ms"),
+        (1_000_001_000, "1000.001ms"),
+        (-1_500_000, "-1.500ms"),
+        (-999, "-0.000ms"),
+    ],
+)
+def test_format_ns(ns: int, text: str) -> None:
+    """Milliseconds with three decimals, truncated to the microsecond, sign kept."""
+    assert format_ns(ns) == text
+
+
+def test_show_rows_of_the_sample() -> None:
+    """One exact row per interaction: counts, bytes, time to first byte, duration, end."""
+    c = sample_cassette()
+    first = c.interactions[0]
+    rows = interaction_rows(c)
+    assert rows[0] == InteractionRow(
+        index=0,
+        method="POST",
+        url="https://api.example.test/v1/chat/completions",
+        status=200,
+        frames=4,
+        bytes=len(first.frames[0].data) + 25 + 34 + 14,
+        ttfb_ns=50 * MS,
+        duration_ns=131 * MS,
+        end="complete",
+        end_message="",
+        faults=(),
+    )
+    assert rows[1].index == 1 and rows[1].frames == 3
+    assert rows[2] == InteractionRow(
+        2, "GET", "https://api.example.test/v1/models", None, 0, 0, None, 3 * MS,
+        "no_response", "connection refused", (),
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("head_ms", "frame_ms", "end_ms", "duration_ms"),
+    [(5, [7, 9], 8, 9), (5, [7], 20, 20), (30, [], 4, 30)],
+)
+def test_show_duration_is_the_latest_time(
+    head_ms: int, frame_ms: list[int], end_ms: int, duration_ms: int
+) -> None:
+    """The duration is the latest of the head, the frames and the end."""
+    frames = tuple(Frame(t * MS, b"x") for t in frame_ms)
+    x = Interaction(
+        Request("GET", "/"),
+        Response(200, head_offset_ns=head_ms * MS, frames=frames),
+        Ending(EndKind.RESET, end_ms * MS, "boom"),
+        ("hang",),
+    )
+    row = interaction_row(4, x)
+    assert row.duration_ns == duration_ms * MS
+    assert (row.end, row.end_message, row.faults, row.bytes) == (
+        "reset",
+        "boom",
+        ("hang",),
+        len(frames),
+    )
+
+
+def test_frame_rows() -> None:
+    """Each frame's offset, gap (the first from the response head), body position and bytes."""
+    x = sse_interaction([b"ab", b"", b"c\n"], gap_ms=10)
+    assert frame_rows(x) == [
+        FrameRow(0, 60 * MS, 10 * MS, 0, 2, "ab"),
+        FrameRow(1, 70 * MS, 10 * MS, 2, 0, ""),
+        FrameRow(2, 80 * MS, 10 * MS, 2, 2, "c\\n"),
+    ]
+    assert x.response is not None
+    frames = (Frame(53 * MS, b"z"), Frame(60 * MS, b"y"))
+    y = replace(x, response=replace(x.response, frames=frames))
+    assert [(r.gap_ns, r.start) for r in frame_rows(y)] == [(3 * MS, 0), (7 * MS, 1)]
+    assert frame_rows(replace(x, response=None)) == []
+
+
+def _stream(*chunks: tuple[int, bytes]) -> Interaction:
+    return Interaction(
+        Request("POST", "/v1/chat"),
+        Response(
+            200,
+            headers=((b"content-type", b"text/event-stream"),),
+            head_offset_ns=5 * MS,
+            frames=tuple(Frame(ms * MS, data) for ms, data in chunks),
+        ),
+        Ending(EndKind.COMPLETE, 99 * MS),
+    )
+
+
+def test_event_rows_tie_each_event_to_its_frames() -> None:
+    """Spans, first and last frame (empty frames hold nothing), cuts relative to the event,
+    the time the event was complete, its name and its text with │ at each frame boundary."""
+    x = _stream(
+        (10, b""),
+        (20, b"data: a\n\nda"),
+        (30, b"ta: b\n"),
+        (40, b""),
+        (50, b"\n"),
+        (60, b"event: done\ndata: c\n\n"),
+    )
+    assert event_rows(x) == [
+        EventRow(0, 0, 9, 1, 1, (), 20 * MS, "message", "data: a\\n\\n"),
+        EventRow(1, 9, 18, 1, 4, (2, 8, 8), 50 * MS, "message", "da│ta: b\\n││\\n"),
+        EventRow(2, 18, 39, 5, 5, (), 60 * MS, "done", "event: done\\ndata: c\\n\\n"),
+    ]
+
+
+def test_event_rows_an_event_ending_where_a_frame_ends() -> None:
+    """An event whose last byte is the last byte of a frame belongs to that frame alone."""
+    x = _stream((10, b"data: a\n\n"), (20, b"data: b\n"), (30, b"\n"))
+    rows = event_rows(x)
+    assert [(r.first_frame, r.last_frame, r.cuts, r.offset_ns) for r in rows] == [
+        (0, 0, (), 10 * MS),
+        (1, 2, (8,), 30 * MS),
+    ]
+
+
+def test_event_rows_need_a_stream() -> None:
+    """No response, or a body that is not an event stream: a one-line NotAStreamError."""
+    with pytest.raises(NotAStreamError, match=r"^the interaction has no response, so no events$"):
+        event_rows(Interaction(Request("GET", "/"), None, Ending(EndKind.NO_RESPONSE, 0)))
+    x = _stream((10, b'{"a":1}'))
+    assert x.response is not None
+    json_type = ((b"content-type", b"application/json"),)
+    plain = replace(x, response=replace(x.response, headers=json_type))
+    with pytest.raises(NotAStreamError, match="application/json"):
+        event_rows(plain)
+
+
+def test_a_cassette_without_interactions_has_no_rows() -> None:
+    """An empty cassette shows nothing."""
+    assert interaction_rows(Cassette(())) == []
