@@ -10,7 +10,7 @@ import pytest
 
 from replayproxy import store
 from replayproxy.core.cassette.model import Cassette
-from replayproxy.core.websocket.session import WsMessage
+from replayproxy.core.websocket.model import WsMessage
 from tests.cassette.builders import sse_interaction
 from tests.cassette.test_cli import rp
 from tests.websocket.builders import realtime_turns, ws_interaction

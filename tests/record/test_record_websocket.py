@@ -10,7 +10,7 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
-from replayproxy.core.websocket.session import WsCloseKind
+from replayproxy.core.websocket.model import WsCloseKind
 from replayproxy.testing.realtime import RealtimeSimulator
 
 from .helpers import recording, wait_for_interactions

@@ -17,7 +17,7 @@ from wsproto.connection import Connection, ConnectionType
 from replayproxy.core.cassette.model import Request
 from replayproxy.core.replay.schedule import Head
 from replayproxy.core.websocket.conversation import Turn, WsPlan
-from replayproxy.core.websocket.session import WsClose, WsCloseKind, WsMessage
+from replayproxy.core.websocket.model import WsClose, WsCloseKind, WsMessage
 from replayproxy.engine import websocket as websocket_mod
 from replayproxy.engine.websocket import (
     ClientArrivals,

@@ -9,7 +9,7 @@ import httpx
 from websockets.sync.client import connect
 
 from replayproxy.core.check.grammars.realtime import check_session
-from replayproxy.core.websocket.session import WebSocketSession, WsMessage
+from replayproxy.core.websocket.model import WebSocketSession, WsMessage
 from replayproxy.testing import RealtimeSimulator
 from replayproxy.testing.realtime import reply_text
 from tests.websocket.clients import openai_session, websockets_session

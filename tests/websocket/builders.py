@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from replayproxy.core.cassette.model import Ending, EndKind, Interaction, Request, Response
-from replayproxy.core.websocket.session import WebSocketSession, WsClose, WsCloseKind, WsMessage
+from replayproxy.core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
 
 MS = 1_000_000
 UPGRADE_HEADERS = (

@@ -37,7 +37,7 @@ from replayproxy.core.cassette.model import (
     Request,
     Response,
 )
-from replayproxy.core.websocket.session import WsFormatError, decode_session, encode_session
+from replayproxy.core.websocket.model import WsFormatError, decode_session, encode_session
 from replayproxy.errors import CassetteFormatError, CassetteVersionError
 
 __all__ = [

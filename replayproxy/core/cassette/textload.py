@@ -30,7 +30,7 @@ from replayproxy.core.cassette.model import (
 )
 from replayproxy.core.cassette.textform import MAGIC
 from replayproxy.core.websocket import text as ws_text
-from replayproxy.core.websocket.session import WebSocketSession, WsClose, WsMessage
+from replayproxy.core.websocket.model import WebSocketSession, WsClose, WsMessage
 from replayproxy.errors import CassetteFormatError, UsageError
 
 __all__ = ["loads", "parse_bytes", "parse_time", "unescape"]

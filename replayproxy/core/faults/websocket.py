@@ -1,6 +1,6 @@
 """Faults on recorded WebSocket sessions: the same spec grammar, read in WebSocket terms.
 
-Each fault is a pure function from :class:`~replayproxy.core.websocket.session.WebSocketSession` to
+Each fault is a pure function from :class:`~replayproxy.core.websocket.model.WebSocketSession` to
 session, applied before the session is cut into turns (so every replayed delay stays relative
 to the client message it answers). Positions count **server messages**: ``events=N`` is "after
 the N-th server message" (``time=S``: at S recorded seconds); ``event=N`` names server message
@@ -44,7 +44,7 @@ from replayproxy.core.cassette.model import Interaction
 from replayproxy.core.faults import applies
 from replayproxy.core.faults.position import Context
 from replayproxy.core.faults.spec import FaultSpec, parse
-from replayproxy.core.websocket.session import (
+from replayproxy.core.websocket.model import (
     ABNORMAL_CLOSURE,
     WebSocketSession,
     WsClose,

@@ -34,7 +34,7 @@ from replayproxy.core.faults import FaultSpec
 from replayproxy.core.faults import websocket as ws_faults
 from replayproxy.core.matching.matcher import MatchOptions, diff_requests
 from replayproxy.core.replay.schedule import Schedule, from_interaction, scale
-from replayproxy.core.websocket.session import WebSocketSession, WsClose, WsCloseKind, WsMessage
+from replayproxy.core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
 
 __all__ = [
     "DEFAULT_IGNORED",

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from replayproxy.core.cassette.model import Interaction
 from replayproxy.core.tools.inspect import escape
-from replayproxy.core.websocket.session import WebSocketSession, WsCloseKind, WsMessage
+from replayproxy.core.websocket.model import WebSocketSession, WsCloseKind, WsMessage
 
 __all__ = ["WsRow", "end_text", "message_rows", "name_of"]
 

@@ -17,7 +17,7 @@ the close kind (close, dropped, open), its offset, the close code (``-`` for non
 from __future__ import annotations
 
 from replayproxy.core.cassette.textform import format_time, quote
-from replayproxy.core.websocket.session import WebSocketSession, WsClose, WsCloseKind, WsMessage
+from replayproxy.core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
 
 __all__ = ["KEYS", "WsTextError", "read_line", "session_lines"]
 

@@ -64,7 +64,7 @@ from replayproxy.core.cassette.assembly import (
 )
 from replayproxy.core.cassette.model import Ending, EndKind, Interaction, Request
 from replayproxy.core.redaction.secrets import Redactor
-from replayproxy.core.websocket.session import WsClose, WsCloseKind, WsMessage
+from replayproxy.core.websocket.model import WsClose, WsCloseKind, WsMessage
 from replayproxy.errors import CassetteError
 from replayproxy.mitm.addons import ws_record
 from replayproxy.mitm.addons._connections import reader_of, upstream_reset

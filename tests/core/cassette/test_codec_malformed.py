@@ -18,7 +18,7 @@ import pytest
 
 from replayproxy.core.cassette import codec, records
 from replayproxy.core.cassette.model import Cassette, EndKind
-from replayproxy.core.websocket.session import WebSocketSession, WsClose, WsCloseKind, WsMessage
+from replayproxy.core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
 from replayproxy.errors import CassetteError, CassetteFormatError
 
 _KINDS = ", ".join(k.value for k in EndKind)

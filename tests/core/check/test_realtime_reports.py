@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from replayproxy.core.check.grammars.realtime import check_session, detect_ws
-from replayproxy.core.websocket.session import WebSocketSession, WsClose, WsCloseKind, WsMessage
+from replayproxy.core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
 
 CLOSED = WsClose(0, WsCloseKind.CLOSE, 1000, "", True)
 

@@ -13,7 +13,7 @@ import pytest
 
 from replayproxy.core.faults import websocket as ws_faults
 from replayproxy.core.faults.spec import parse
-from replayproxy.core.websocket.session import WebSocketSession, WsClose, WsCloseKind, WsMessage
+from replayproxy.core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
 from replayproxy.errors import FaultSpecError
 from tests.websocket.builders import MS, ws_interaction
 

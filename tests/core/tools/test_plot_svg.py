@@ -20,7 +20,7 @@ from replayproxy.core.cassette.model import (
     Response,
 )
 from replayproxy.core.tools.plot import _fmt_bytes, _fmt_tick, _nice_step, plot
-from replayproxy.core.websocket.session import WebSocketSession, WsClose, WsCloseKind, WsMessage
+from replayproxy.core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
 from tests.cassette.builders import demo_cassette
 
 SVG = "{http://www.w3.org/2000/svg}"

@@ -17,7 +17,7 @@ from replayproxy.core.websocket.conversation import (
     Send,
     plan_session,
 )
-from replayproxy.core.websocket.session import WsClose, WsCloseKind, WsMessage
+from replayproxy.core.websocket.model import WsClose, WsCloseKind, WsMessage
 from tests.websocket.builders import MS, realtime_turns, text, ws_interaction
 
 

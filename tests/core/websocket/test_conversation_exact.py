@@ -22,7 +22,7 @@ from replayproxy.core.websocket.conversation import (
     plan_interaction,
     plan_session,
 )
-from replayproxy.core.websocket.session import WebSocketSession, WsClose, WsCloseKind, WsMessage
+from replayproxy.core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
 from replayproxy.errors import FaultSpecError
 from tests.websocket.builders import text, ws_interaction
 

@@ -12,7 +12,7 @@ from replayproxy.core.cassette import codec
 from replayproxy.core.cassette.model import Cassette
 from replayproxy.core.cassette.textform import dumps
 from replayproxy.core.cassette.textload import loads
-from replayproxy.core.websocket.session import WebSocketSession, WsClose, WsCloseKind, WsMessage
+from replayproxy.core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
 from replayproxy.core.websocket.text import session_lines
 from replayproxy.errors import CassetteFormatError
 from tests.cassette.builders import sse_interaction

@@ -1,6 +1,6 @@
 """Contract rules for WebSocket sessions: OpenAI Realtime and Gemini Live event grammars.
 
-The input is a recorded (or faulted) :class:`~replayproxy.core.websocket.session.WebSocketSession`;
+The input is a recorded (or faulted) :class:`~replayproxy.core.websocket.model.WebSocketSession`;
 the checker reads the **server** messages in order (client messages only tell which turn is
 which) and reports :class:`~replayproxy.core.check.base.Violation` s whose ``event`` is the
 index of the server message. As for the SSE grammars, ``error`` means a real client breaks or
@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from replayproxy.core.check.base import Report, Violation
-from replayproxy.core.websocket.session import WebSocketSession, WsCloseKind, WsMessage
+from replayproxy.core.websocket.model import WebSocketSession, WsCloseKind, WsMessage
 
 __all__ = ["RULE_PREFIXES", "WS_PROVIDERS", "check_session", "detect_ws"]
 

@@ -10,7 +10,7 @@ from hypothesis import given
 
 from replayproxy.core.cassette import codec
 from replayproxy.core.cassette.model import Cassette
-from replayproxy.core.websocket.session import (
+from replayproxy.core.websocket.model import (
     WebSocketSession,
     WsClose,
     WsCloseKind,
