@@ -63,7 +63,9 @@ def test_bad_upstream_is_one_exact_line(url: str, message: str) -> None:
 
 
 _URLISH = st.text() | st.builds(
-    str.__add__, st.sampled_from(["http://", "https://", "HTTP://", "ftp://", "//"]), st.text()
+    str.__add__,
+    st.sampled_from(["http://", "https://", "HTTP://", "http://[", "ftp://", "//"]),
+    st.text(),
 )
 
 
@@ -128,7 +130,7 @@ def test_check_speed_refuses(speed: object, message: str) -> None:
     assert str(info.value) == message
 
 
-@given(st.text())
+@given(st.one_of(st.text(), st.floats().map(repr), st.integers().map(str)))
 def test_speed_text_is_its_number_or_one_line_refusal(text: str) -> None:
     """Text (an ini value, a mitmproxy option) is float(text) when in range, else refused."""
     try:
