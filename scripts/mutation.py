@@ -107,6 +107,8 @@ TESTS: dict[str, list[str]] = {
     "core/redaction/secrets.py": ["tests/core/redaction/test_secrets.py"],
     "core/json/limits.py": ["tests/reliability/test_json_depth.py"],
     "core/redaction/body_fields.py": ["tests/core/redaction/test_body_fields.py"],
+    "core/replay/checks.py": ["tests/core/replay/test_checks.py"],
+    "core/replay/shell.py": ["tests/core/replay/test_shell.py"],
     "core/replay/resume.py": [
         "tests/core/replay/test_resume.py",
         "tests/core/replay/test_resume_exact.py",

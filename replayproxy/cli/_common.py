@@ -39,10 +39,10 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import FrameType
 from typing import Any, Protocol, TypeVar
-from urllib.parse import urlsplit
 
 import click
 
+from replayproxy.core.replay.checks import check_upstream as validate_upstream
 from replayproxy.engine.memory import freeze_startup_heap
 from replayproxy.errors import UsageError
 from replayproxy.harness.env import CA_ENV_VARS, NODE_PROXY_ENV, PROXY_ENV_VARS, child_env
@@ -146,27 +146,6 @@ def confdir_option(f: F) -> F:
 def command_argument(f: F) -> F:
     """``[-- COMMAND [ARGS...]]``: a command to run with the proxy in its environment."""
     return click.argument("command", nargs=-1, type=click.UNPROCESSED)(f)
-
-
-def validate_upstream(url: str) -> str:
-    """Check an ``--upstream`` URL (``http(s)://HOST[:PORT]``); return it unchanged.
-
-    A path is refused: mitmproxy's reverse mode forwards each request's own path, so the
-    client keeps it in its base URL (``http://HOST:PORT/v1``).
-    """
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise UsageError(f"invalid upstream {url!r}: expected http://HOST[:PORT] or https://...")
-    try:
-        parts.port  # noqa: B018 - raises ValueError for a bad port
-    except ValueError:
-        raise UsageError(f"invalid upstream {url!r}: bad port") from None
-    if parts.path not in ("", "/") or parts.query or parts.fragment:
-        raise UsageError(
-            f"invalid upstream {url!r}: give only scheme://HOST[:PORT]; "
-            "clients keep the path in their base URL"
-        )
-    return url
 
 
 def is_loopback(host: str) -> bool:

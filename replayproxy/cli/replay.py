@@ -10,7 +10,9 @@ Two modes, like ``record``:
   serves it directly, without the extra hop through mitmproxy (docs/replay.md, "Which shell
   serves"); record modes keep mitmproxy.
 
-:func:`needs_mitmproxy` is the one place that chooses. Both shells share one
+:func:`~replayproxy.core.replay.shell.choose_shell` chooses, and
+:func:`~replayproxy.mitm.stack.build_stack` builds the mitmproxy stack (the replay addon, and in
+a record mode the recorder with the replayer as its sink). Both shells share one
 :class:`~replayproxy.engine.session.ReplaySession` (matching, faults, the summary) and the
 same schedule executor, and print and exit alike.
 
@@ -41,17 +43,17 @@ from replayproxy.cli._common import (
     mitmproxy_warnings,
     serve,
     setup_logging,
-    validate_upstream,
     warn_if_exposed,
 )
 from replayproxy.cli._options import replay_options
 from replayproxy.core.matching.matcher import Miss
+from replayproxy.core.replay.checks import check_upstream
 from replayproxy.core.replay.options import settings_from
+from replayproxy.core.replay.shell import Shell, choose_shell
 from replayproxy.engine.failsafe import ReplayFailure
 from replayproxy.engine.server import ReplayServer
 from replayproxy.engine.session import ReplaySession
-from replayproxy.mitm.addons.replayer import Replayer
-from replayproxy.mitm.embedded import EmbeddedProxy
+from replayproxy.mitm.stack import build_stack
 from replayproxy.mitm.trust import trust_bundle
 
 __all__ = [
@@ -60,7 +62,6 @@ __all__ = [
     "ERROR_EXIT_STATUS",
     "UNMATCHED_EXIT_STATUS",
     "bypass_hint",
-    "needs_mitmproxy",
     "replay",
 ]
 
@@ -74,17 +75,6 @@ ERROR_EXIT_STATUS = 1
 """Exit status when the wrapped command passed but replay failed to answer a request (the
 client got the explained 500, ``x-replayproxy-error: 1``); ``--allow-unmatched`` does not
 change it."""
-
-
-def needs_mitmproxy(*, upstream: str | None, records: bool) -> bool:
-    """Whether this replay needs mitmproxy, or the replay engine can serve it by itself.
-
-    Forward-proxy mode needs mitmproxy (CONNECT, TLS interception with its CA, HTTP/2), and so
-    does a record mode (``records``: what is not replayed is forwarded to the upstream and
-    recorded by the recorder addon). Plain base-URL replay is HTTP/1.1 that the engine speaks
-    itself, at engine speed (measured: docs/replay.md, "Which shell serves").
-    """
-    return upstream is None or records
 
 
 def _report_miss(miss: Miss) -> None:
@@ -172,28 +162,14 @@ def replay(
         on_error=_report_failure,
     )
     if upstream is not None:
-        upstream = validate_upstream(upstream)
+        upstream = check_upstream(upstream)
     warn_if_exposed(listen[0], listen[1], "replay proxy")
     with trust_bundle(upstream_ca) as bundle:
         server: Listener
-        if needs_mitmproxy(upstream=upstream, records=session.policy.records):
-            options: dict[str, Any] = {"connection_strategy": "lazy"}
-            if bundle is not None:
-                options["ssl_verify_upstream_trusted_ca"] = bundle
-            replayer = Replayer(session, origin_process=True)
-            addons: list[object] = [replayer]
-            if session.policy.records:
-                from replayproxy.mitm.addons.recorder import Recorder
-
-                addons.append(Recorder(sink=replayer))
-            server = EmbeddedProxy(
-                addons,
-                mode="regular" if upstream is None else f"reverse:{upstream}",
-                listen_host=listen[0],
-                listen_port=listen[1],
-                confdir=confdir,
-                options=options,
-            ).start()
+        if choose_shell(upstream=upstream, records=session.policy.records) is Shell.MITMPROXY:
+            stack = build_stack(session, upstream, trusted_ca=bundle, origin_process=True)
+            proxy = stack.proxy(listen_host=listen[0], listen_port=listen[1], confdir=confdir)
+            server = proxy.start()
         else:
             server = ReplayServer.for_session(
                 session, host=listen[0], port=listen[1], upstream=upstream

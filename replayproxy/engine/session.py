@@ -16,7 +16,6 @@ Thread-safe: hooks run on mitmproxy's loop while a test or the CLI reads the tot
 
 from __future__ import annotations
 
-import math
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -32,6 +31,7 @@ from replayproxy.core.cassette.model import Cassette, Interaction, Request
 from replayproxy.core.faults import FaultSpec
 from replayproxy.core.matching.matcher import Matcher, MatchOptions, Miss, describe_request
 from replayproxy.core.replay import resume
+from replayproxy.core.replay.checks import check_speed  # re-exported: checked there, once
 from replayproxy.core.replay.options import ReplaySettings
 from replayproxy.core.replay.record_mode import (
     RecordMode,
@@ -61,9 +61,6 @@ __all__ = [
     "parse_faults",
     "unmatched_response",
 ]
-
-MIN_SPEED = 0.001
-MAX_SPEED = 1_000_000.0
 
 UNMATCHED_STATUS = 500
 UNMATCHED_HEADER = "x-replayproxy-unmatched"
@@ -182,20 +179,6 @@ def check_stored_faults(cassette: Cassette, source: str | os.PathLike[str] | Non
                     f"interaction {i} ({req.method} {req.path}): stored fault {text[:60]!r}: {e}",
                     path=path,
                 ) from None
-
-
-def check_speed(speed: float | str) -> float:
-    """``speed`` as a float: 0 (no waiting) or MIN_SPEED..MAX_SPEED, else a one-line UsageError."""
-    try:
-        value = float(speed)
-    except (TypeError, ValueError):
-        raise UsageError(f"speed must be a number >= 0, got {speed!r}") from None
-    if not math.isfinite(value) or value < 0:
-        raise UsageError(f"speed must be a finite number >= 0, got {speed!r}")
-    if 0 < value < MIN_SPEED or value > MAX_SPEED:
-        # Offsets are divided by the speed: a tiny one overflows when the schedule is planned.
-        raise UsageError(f"speed must be 0 or from {MIN_SPEED:g} to {MAX_SPEED:g}, got {speed!r}")
-    return value
 
 
 class ReplaySession:

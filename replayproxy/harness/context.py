@@ -36,9 +36,10 @@ from pathlib import Path
 from typing import Any
 
 from replayproxy.core.matching.matcher import Miss
+from replayproxy.core.replay.checks import check_upstream
 from replayproxy.core.replay.options import settings_from
+from replayproxy.core.replay.shell import Shell, choose_shell
 from replayproxy.engine.session import ReplaySession, Summary
-from replayproxy.errors import UsageError
 from replayproxy.harness.env import child_env, patched_environ
 from replayproxy.harness.hosts import EngineHost, HostPool, MitmHost
 
@@ -105,24 +106,9 @@ def _host(
     upstream_ca: str | None,
     confdir: str,
 ) -> EngineHost | MitmHost:
-    if upstream is not None and not session.policy.records:
+    if choose_shell(upstream=upstream, records=session.policy.records) is Shell.ENGINE:
         return pool.engine()  # base-URL replay: no mitmproxy needed
-    mode = "regular" if upstream is None else f"reverse:{upstream}"
-    return pool.mitm(mode, upstream_ca=upstream_ca, confdir=os.path.expanduser(confdir))
-
-
-def _check_upstream(upstream: str) -> str:
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(upstream)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise UsageError(f"invalid upstream {upstream!r}: expected http(s)://HOST[:PORT]")
-    if parts.path not in ("", "/") or parts.query or parts.fragment:
-        raise UsageError(
-            f"invalid upstream {upstream!r}: give only scheme://HOST[:PORT]; "
-            "clients keep the path in their base URL"
-        )
-    return upstream.rstrip("/")
+    return pool.mitm(upstream, upstream_ca=upstream_ca, confdir=os.path.expanduser(confdir))
 
 
 @contextlib.contextmanager
@@ -149,7 +135,7 @@ def use_cassette(
     """
     settings = settings_from(options)
     if upstream is not None:
-        upstream = _check_upstream(upstream)
+        upstream = check_upstream(upstream)
     path = Path(cassette)
     session = ReplaySession.from_settings(path, settings, missing_ok=True, on_warning=log.warning)
     host = _host(pool or default_pool(), session, upstream, upstream_ca, confdir)

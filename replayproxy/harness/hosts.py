@@ -9,9 +9,10 @@ per process (per pytest-xdist worker) in a :class:`HostPool` and points it at ea
   ReplayServer`), for base-URL replay that never forwards. It never imports mitmproxy, so it
   works in an environment without it (see docs/pytest.md, "Python 3.11 and the newest SDKs");
 - :class:`MitmHost`: mitmproxy with the replay addon and the recorder (the replayer as its
-  sink), for proxy mode and for every session that may record. mitmproxy is imported here,
-  lazily, and only then. A different mitmproxy mode (forward vs ``reverse:URL``, another
-  upstream CA) replaces the running one.
+  sink; :func:`~replayproxy.mitm.stack.build_stack`), for proxy mode and for every session
+  that may record. mitmproxy is imported here, lazily, and only then. A different mitmproxy
+  mode (forward vs standing in for another upstream, another upstream CA) replaces the
+  running one.
 
 Between sessions a host serves an empty cassette, so a request made outside any test is
 answered with the explained 500, never forwarded.
@@ -26,7 +27,6 @@ import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from replayproxy.core.cassette.model import Cassette
 from replayproxy.engine.server import ReplayServer
@@ -66,15 +66,13 @@ class EngineHost:
 class MitmHost:
     """mitmproxy (forward proxy, or reverse proxy for one upstream) replaying and recording."""
 
-    def __init__(self, mode: str, *, upstream_ca: str | None, confdir: str) -> None:
+    def __init__(self, upstream: str | None, *, upstream_ca: str | None, confdir: str) -> None:
         try:
             # mitmproxy's dependencies (ldap3, passlib) warn about their own deprecated
             # imports; that is noise in a user's test report, not something they can act on.
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", DeprecationWarning)
-                from replayproxy.mitm.addons.recorder import Recorder
-                from replayproxy.mitm.addons.replayer import Replayer
-                from replayproxy.mitm.embedded import EmbeddedProxy
+                from replayproxy.mitm.stack import build_stack
                 from replayproxy.mitm.trust import trust_bundle
         except ImportError as e:  # an environment without mitmproxy (docs/pytest.md)
             raise UsageError(
@@ -82,23 +80,17 @@ class MitmHost:
                 "install replayproxy with its dependencies, or replay in base-URL mode "
                 "(upstream=...) with record mode none"
             ) from None
-        self.key = (mode, upstream_ca, confdir)
+        self.key = (upstream, upstream_ca, confdir)
         self._bundle = contextlib.ExitStack()
         bundle = self._bundle.enter_context(trust_bundle(upstream_ca))
-        options: dict[str, Any] = {"connection_strategy": "lazy"}
-        if bundle is not None:
-            options["ssl_verify_upstream_trusted_ca"] = bundle
-        self.replayer = Replayer(idle_session())
+        # With the recorder whatever the first session: a later one on this host may record.
+        stack = build_stack(idle_session(), upstream, records=True, trusted_ca=bundle)
+        self.replayer = stack.replayer
         try:
             # pytest-xdist workers start at once: the first creates mitmproxy's CA in confdir,
             # the others must not read it half-written.
             with _confdir_lock(confdir):
-                self.proxy = EmbeddedProxy(
-                    [self.replayer, Recorder(sink=self.replayer)],
-                    mode=mode,
-                    confdir=confdir,
-                    options=options,
-                ).start()
+                self.proxy = stack.proxy(confdir=confdir).start()
         except BaseException:
             self._bundle.close()
             raise
@@ -164,14 +156,15 @@ class HostPool:
                 self._engine = EngineHost()
             return self._engine
 
-    def mitm(self, mode: str, *, upstream_ca: str | None, confdir: str) -> MitmHost:
+    def mitm(self, upstream: str | None, *, upstream_ca: str | None, confdir: str) -> MitmHost:
+        """The mitmproxy host standing in for ``upstream`` (``None``: a forward proxy)."""
         with self._lock:
-            key = (mode, upstream_ca, confdir)
+            key = (upstream, upstream_ca, confdir)
             if self._mitm is not None and self._mitm.key != key:
                 self._mitm.close()  # one embedded mitmproxy per process
                 self._mitm = None
             if self._mitm is None:
-                self._mitm = MitmHost(mode, upstream_ca=upstream_ca, confdir=confdir)
+                self._mitm = MitmHost(upstream, upstream_ca=upstream_ca, confdir=confdir)
             return self._mitm
 
     def close(self) -> None:

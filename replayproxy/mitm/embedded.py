@@ -25,7 +25,7 @@ may run per process at a time; starting a second raises :class:`UsageError`. Seq
 proxies are fine.
 
 Why it is built this way (verified on mitmproxy 11.0.2 / py3.11 and 12.3.1 / py3.12, see
-``mitmproxy-notes.md`` §4):
+docs/mitmproxy-internals.md §5):
 
 - the master is created *inside* a coroutine, because ``Master.__init__`` grabs the running
   loop, and on a thread of its own, because 12.x installs an eager task factory on its loop;
@@ -33,9 +33,11 @@ Why it is built this way (verified on mitmproxy 11.0.2 / py3.11 and 12.3.1 / py3
   ``DumpMaster``, whose ``ErrorCheck`` prints to stderr and calls ``sys.exit(1)`` on a bind
   error (issue #7995). Instead, each server's ``last_exception`` is checked before the
   ``running`` hook (which is skipped on failure, as with ErrorCheck), and error log records
-  collected during startup are checked after it;
+  collected during startup are checked after it (:mod:`replayproxy.mitm._startup` turns
+  each into one line);
 - stopping calls ``master.shutdown()`` and then ``servers.update([])``: without the latter the
-  listening socket stays open (issues #6245, #6829);
+  listening socket stays open (issues #6245, #6829); the UDP listener of ``reverse:https`` is
+  never opened, and mitmproxy_rs servers are waited for (:mod:`replayproxy.mitm._servers`);
 - a loop exception handler hides the ``CancelledError`` noise CPython prints for
   connections still in flight at shutdown;
 - the loop waits with microsecond timeouts (:mod:`replayproxy.engine.timers`): the replay
@@ -49,7 +51,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import socket
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -62,6 +63,8 @@ from mitmproxy.proxy import mode_specs
 
 from replayproxy.engine import timers
 from replayproxy.errors import ReplayProxyError, UsageError
+from replayproxy.mitm import _servers, _startup
+from replayproxy.mitm._startup import format_address
 
 __all__ = ["DEFAULT_CONFDIR", "EmbeddedProxy", "ca_cert_path", "format_address"]
 
@@ -78,17 +81,6 @@ _running: EmbeddedProxy | None = None
 def ca_cert_path(confdir: str | os.PathLike[str] = DEFAULT_CONFDIR) -> Path:
     """The public CA certificate (PEM) clients must trust for a proxy using ``confdir``."""
     return Path(os.path.expanduser(os.fspath(confdir))) / _CA_CERT_NAME
-
-
-class _StartupErrors(logging.Handler):
-    """Collects ERROR records logged while the master starts (bind failures, addon errors)."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.ERROR)
-        self.messages: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.messages.append(record.getMessage().splitlines()[0] if record.msg else "error")
 
 
 class _Ready:
@@ -144,7 +136,7 @@ class EmbeddedProxy:
             spec = mode_specs.ProxyMode.parse(mode)
         except ValueError as e:
             raise UsageError(f"invalid proxy mode {mode!r}: {e}") from None
-        _tcp_only(spec)
+        _servers.tcp_only(spec)
         if not 0 <= listen_port <= 65535:
             raise UsageError(f"invalid listen port {listen_port}")
         self.addons = list(addons)
@@ -158,7 +150,7 @@ class EmbeddedProxy:
         self._address: tuple[str, int] | None = None
         self._error: ReplayProxyError | None = None
         self._ready = threading.Event()
-        self._startup_errors = _StartupErrors()
+        self._startup_errors = _startup.StartupErrors()
         self._thread = threading.Thread(target=self._thread_main, name="mitmproxy", daemon=True)
 
     # -- public API --------------------------------------------------------------------------
@@ -261,7 +253,7 @@ class EmbeddedProxy:
         try:
             timers.run(self._amain())
         except BaseException as e:  # SystemExit/KeyError from mitmproxy must not kill silently
-            self._fail(_startup_error(e))
+            self._fail(_startup.startup_error(e))
         finally:
             root.removeHandler(self._startup_errors)
             self._fail(ReplayProxyError("mitmproxy stopped"))  # no-op unless start() waits
@@ -284,7 +276,7 @@ class EmbeddedProxy:
             if self.options:
                 master.options.update(**self.options)
         except (KeyError, exceptions.OptionsError, exceptions.AddonManagerError) as e:
-            raise UsageError(_one_line(e)) from None
+            raise UsageError(_startup.one_line(e)) from None
         master.addons.add(_Ready(self))
         self.master = master
         try:
@@ -298,21 +290,21 @@ class EmbeddedProxy:
             self.loop.set_exception_handler(quiet)
             proxyserver = master.addons.get("proxyserver")
             if proxyserver is not None:
-                rust_servers = _rust_servers(proxyserver)
+                udp_servers = _servers.rust_servers(proxyserver)
                 await proxyserver.servers.update([])  # actually close the listening sockets
-                await _wait_closed(rust_servers)
+                await _servers.wait_closed(udp_servers)
 
     def _check_bound(self) -> bool:
         """On the proxy thread, before ``running``: did every server bind? Records the port."""
         assert self.master is not None
         proxyserver = self.master.addons.get("proxyserver")
         servers = list(proxyserver.servers) if proxyserver is not None else []
-        bind_errors = [_bind_reason(s.last_exception) for s in servers if s.last_exception]
+        bind_errors = [_startup.bind_reason(s.last_exception) for s in servers if s.last_exception]
         addrs = [a for s in servers if s.is_running for a in s.listen_addrs]
         if bind_errors or not addrs:
             where = format_address(self.listen_host, self.listen_port)
             reason = (bind_errors or self._startup_errors.messages or ["no server is listening"])[0]
-            self._fail(ReplayProxyError(f"cannot listen on {where}: {_one_line(reason)}"))
+            self._fail(ReplayProxyError(f"cannot listen on {where}: {_startup.one_line(reason)}"))
             return False
         host, port = addrs[0][0], addrs[0][1]
         self._address = (str(host), int(port))
@@ -322,86 +314,8 @@ class EmbeddedProxy:
         """On the proxy thread, after every addon's ``running``: report errors or readiness."""
         logging.getLogger().removeHandler(self._startup_errors)
         if self._startup_errors.messages:
-            reason = _one_line(self._startup_errors.messages[0])
+            reason = _startup.one_line(self._startup_errors.messages[0])
             self._fail(ReplayProxyError(f"mitmproxy failed to start: {reason}"))
             self.master.shutdown()
             return
         self._ready.set()
-
-
-def _tcp_only(spec: Any) -> None:
-    """Serve ``reverse:https://...`` over TCP only, without mitmproxy's extra UDP listener.
-
-    For ``reverse:https`` mitmproxy also opens a UDP (HTTP/3) listener run by mitmproxy_rs on
-    tokio threads. Those threads call into Python after the proxy has stopped; when that
-    coincides with interpreter shutdown, the process dies with SIGSEGV (seen in ~1 of 12 runs
-    on mitmproxy 12.3.1; gdb shows a tokio worker in ``take_gil`` -> ``pthread_exit``). Our
-    clients speak HTTP/1.1 or HTTP/2 over TCP, so the UDP listener is dropped. INTERNAL API:
-    ``ProxyMode.parse`` is cached, so the server setup gets this same object; the attribute is
-    not a dataclass field, so the frozen dataclass allows setting it. Guarded.
-    """
-    if getattr(spec, "transport_protocol", None) == "both" and spec.type_name == "reverse":
-        with contextlib.suppress(Exception):
-            spec.transport_protocol = "tcp"
-
-
-def _rust_servers(proxyserver: Any) -> list[Any]:
-    """The mitmproxy_rs (UDP) servers behind the proxy's modes; ``reverse:https`` has one.
-
-    INTERNAL API (``ServerInstance._servers``, mitmproxy 11.0.2 and 12.3.1), guarded.
-    """
-    try:
-        return [
-            server
-            for instance in proxyserver.servers
-            for server in getattr(instance, "_servers", ())
-            if not isinstance(server, asyncio.Server) and hasattr(server, "wait_closed")
-        ]
-    except Exception:
-        return []
-
-
-async def _wait_closed(servers: list[Any]) -> None:
-    # mitmproxy closes its UDP servers without waiting for them (a commented-out
-    # wait_closed in mode_servers.py). Their tokio task then takes the GIL a little later;
-    # if that happens while the interpreter is finalizing, the process dies with SIGSEGV
-    # (seen ~1 in 14 runs of `record --upstream https://...` on 12.3.1). Wait here instead.
-    for server in servers:
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(server.wait_closed(), 2.0)
-
-
-def _one_line(e: object) -> str:
-    # str(KeyError("x")) is "'x'": use the message itself
-    text = str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e)
-    text = text.strip() or type(e).__name__
-    return text.splitlines()[0]
-
-
-def format_address(host: str, port: int) -> str:
-    """``127.0.0.1:8080``, ``[::1]:8080``: a host and port as a user writes them."""
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-
-
-def _bind_reason(e: Exception) -> str:
-    # mitmproxy wraps the OSError in a long sentence repeating the address; keep the cause.
-    # getaddrinfo errors (socket.gaierror) carry negative EAI_* codes that os.strerror does not
-    # know ("unknown error -2"): say that the host did not resolve, with the resolver's words.
-    cause: BaseException | None = e
-    while cause is not None and not isinstance(cause, OSError):
-        cause = cause.__cause__ or cause.__context__
-    if isinstance(cause, socket.gaierror) or (
-        isinstance(cause, OSError) and cause.errno is not None and cause.errno < 0
-    ):
-        # mitmproxy re-raises it as "... failed to listen on H:P with [Errno -2] Name or ..."
-        detail = (cause.strerror or str(cause)).rsplit("] ", 1)[-1].strip().lower()
-        return f"the host does not resolve ({detail})"
-    if isinstance(cause, OSError) and cause.errno:
-        return os.strerror(cause.errno).lower()
-    return _one_line(e)
-
-
-def _startup_error(e: BaseException) -> ReplayProxyError:
-    if isinstance(e, ReplayProxyError):
-        return e
-    return ReplayProxyError(f"mitmproxy failed: {_one_line(e)}")

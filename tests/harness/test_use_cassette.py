@@ -77,11 +77,17 @@ def test_proxy_mode_sets_the_environment_for_the_block_only(
 
 
 def test_bad_arguments_are_one_line_errors(pool: HostPool, tmp_path: Path) -> None:
-    """An unknown option, a bad mode or an upstream with a path is refused before starting."""
+    """An unknown option, a bad mode, an upstream with a path or a bad port, or a speed out of
+    range is refused before starting."""
     for kwargs, message in [
         ({"sped": 0}, "unknown replay option 'sped'"),
         ({"record_mode": "rewrite"}, "record mode must be one of"),
         ({"upstream": "https://api.openai.com/v1"}, "give only scheme://HOST"),
+        (
+            {"upstream": "http://127.0.0.1:99999"},
+            "invalid upstream 'http://127.0.0.1:99999': bad port",
+        ),
+        ({"speed": "0.0001"}, "speed must be 0 or from 0.001 to 1e\\+06, got '0.0001'"),
     ]:
         with (
             pytest.raises(UsageError, match=message),

@@ -1,7 +1,8 @@
 """Fixtures for replay tests: an embedded replay proxy per mode, and an upstream that counts.
 
-``replay_proxy`` is module-scoped and parametrized over the two modes, so each test module
-starts one mitmproxy per mode (one embedded proxy per process at a time) and swaps the
+``replay_proxy`` is module-scoped and parametrized over the two modes, built with
+:func:`~replayproxy.mitm.stack.build_stack` like the CLI's and ``use_cassette()``'s, so each
+test module starts one mitmproxy per mode (one embedded proxy per process at a time) and swaps the
 cassette per test with :meth:`ReplayTarget.serve`.
 """
 
@@ -24,6 +25,7 @@ from replayproxy.engine.origin import PACKED_HEADER, TOKEN_HEADER
 from replayproxy.engine.session import ReplaySession
 from replayproxy.mitm.addons.replayer import Replayer
 from replayproxy.mitm.embedded import EmbeddedProxy
+from replayproxy.mitm.stack import MitmStack, build_stack
 
 RECORDED_HOST = "api.openai.invalid"  # does not resolve: any DNS lookup or connect would fail
 
@@ -76,11 +78,15 @@ class ReplayTarget:
     """A running replay proxy in one mode, and how a client reaches it."""
 
     mode: str  # "forward" or "reverse"
+    stack: MitmStack  # built as the CLI and use_cassette() build theirs
     proxy: EmbeddedProxy
-    replayer: Replayer
     counter: ConnectionCounter
     probe: FlowProbe
     env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def replayer(self) -> Replayer:
+        return self.stack.replayer
 
     @property
     def base_url(self) -> str:
@@ -112,18 +118,13 @@ def replay_proxy(
     host that counts connections; its env is what ``replayproxy replay -- COMMAND`` would set.
     ``forward+process``: forward, with the origin in a child process, as the CLI runs it."""
     mode, _, process = request.param.partition("+")
-    replayer = Replayer(origin_process=bool(process))
     probe = FlowProbe()
-    upstream = f"http://127.0.0.1:{counter.port}"
-    proxy = EmbeddedProxy(
-        [replayer, probe],
-        mode="regular" if mode == "forward" else f"reverse:{upstream}",
-        confdir=_confdir(tmp_path_factory),
-        options={"connection_strategy": "lazy"},
-    ).start()
+    upstream = None if mode == "forward" else f"http://127.0.0.1:{counter.port}"
+    stack = build_stack(None, upstream, origin_process=bool(process), extra_addons=[probe])
+    proxy = stack.proxy(confdir=_confdir(tmp_path_factory)).start()
     try:
         env = child_env(proxy.url, forward=mode == "forward", ca_cert=proxy.ca_cert, base={})
-        yield ReplayTarget(mode, proxy, replayer, counter, probe, env)
+        yield ReplayTarget(mode, stack, proxy, counter, probe, env)
     finally:
         proxy.stop()
     assert counter.count == 0, "the replay proxy connected upstream"

@@ -1,8 +1,9 @@
 """``replayproxy replay --upstream URL`` served by the replay engine: the same for the user.
 
 Base-URL replay needs no mitmproxy feature, so the engine serves it directly
-(:func:`replayproxy.cli.replay.needs_mitmproxy`). These tests run the CLI as a user does and
-check what must not change: the ready line, the wrapped command's environment and exit status,
+(:func:`replayproxy.core.replay.shell.choose_shell`, its table in
+tests/core/replay/test_shell.py). These tests run the CLI as a user does and check what must
+not change: the ready line, the wrapped command's environment and exit status,
 the unmatched 500, resets as RSTs, one-line bind errors, ``--match-host`` against the host
 stood in for, and the summary line.
 """
@@ -18,7 +19,6 @@ from pathlib import Path
 import pytest
 
 from replayproxy import store
-from replayproxy.cli.replay import needs_mitmproxy
 from replayproxy.core.cassette.model import EndKind
 from tests.replay.helpers import cassette, interaction
 
@@ -38,13 +38,6 @@ def chat(tmp_path: Path) -> Path:
     path = tmp_path / "chat.cassette"
     store.save(path, cassette(interaction([b"data: 1\n\n", b"data: 2\n\n"], gap_ms=5)))
     return path
-
-
-def test_only_forward_mode_needs_mitmproxy() -> None:
-    """The one decision point: forward mode is mitmproxy, base-URL mode the engine."""
-    assert needs_mitmproxy(upstream=None, records=False)
-    assert not needs_mitmproxy(upstream=UPSTREAM, records=False)
-    assert needs_mitmproxy(upstream=UPSTREAM, records=True)
 
 
 def test_base_url_mode_gives_the_command_the_same_environment(chat: Path, tmp_path: Path) -> None:

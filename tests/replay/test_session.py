@@ -1,6 +1,6 @@
 """ReplaySession (engine/session.py) without sockets: what each request resolves to, the
-totals and their exit line, the unmatched response, and the up-front checks of speed and
-stored faults, each stated exactly."""
+totals and their exit line, the unmatched response, and the up-front check of stored faults, each
+stated exactly (speed: tests/core/replay/test_checks.py)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,6 @@ from replayproxy.engine.session import (
     ReplaySession,
     Served,
     Summary,
-    check_speed,
     check_stored_faults,
     parse_faults,
     unmatched_response,
@@ -100,34 +99,6 @@ def test_parse_faults_parses_strings_and_keeps_specs() -> None:
     spec = parse("jitter:ms=5")
     got = parse_faults(["close:events=1", spec])
     assert got == (parse("close:events=1"), spec) and got[1] is spec
-
-
-@pytest.mark.parametrize(
-    ("speed", "expected"),
-    [(0, 0.0), ("2", 2.0), (0.001, 0.001), (1_000_000, 1_000_000.0), ("1.5", 1.5)],
-)
-def test_check_speed_accepts(speed: float | str, expected: float) -> None:
-    """0 (no waiting) and 0.001..1e6, as numbers or strings."""
-    assert check_speed(speed) == expected
-
-
-@pytest.mark.parametrize(
-    ("speed", "message"),
-    [
-        ("fast", "speed must be a number >= 0, got 'fast'"),
-        (None, "speed must be a number >= 0, got None"),
-        (-1, "speed must be a finite number >= 0, got -1"),
-        (float("inf"), "speed must be a finite number >= 0, got inf"),
-        (float("nan"), "speed must be a finite number >= 0, got nan"),
-        (0.0009, "speed must be 0 or from 0.001 to 1e+06, got 0.0009"),
-        (1_000_001, "speed must be 0 or from 0.001 to 1e+06, got 1000001"),
-    ],
-)
-def test_check_speed_refuses(speed: object, message: str) -> None:
-    """Anything else is one UsageError line naming the value."""
-    with pytest.raises(UsageError) as info:
-        check_speed(speed)  # type: ignore[arg-type]
-    assert str(info.value) == message
 
 
 def test_a_cassette_built_in_code_is_validated_field_by_field() -> None:

@@ -21,6 +21,7 @@ from typing import Any
 from replayproxy.core import faults as faults_mod
 from replayproxy.core.faults import FaultSpec
 from replayproxy.core.matching.matcher import MatchOptions
+from replayproxy.core.replay.checks import check_speed
 from replayproxy.core.replay.record_mode import RecordMode, parse_record_mode
 from replayproxy.errors import UsageError
 
@@ -170,16 +171,6 @@ class ReplaySettings:
     match: MatchOptions = field(default_factory=MatchOptions)
 
 
-def _number(opt: OptionDef, value: Any) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise UsageError(f"{opt.name.replace('_', ' ')} must be a number, got {value!r}") from None
-    if number != number or number in (float("inf"), float("-inf")) or number < 0:
-        raise UsageError(f"{opt.name.replace('_', ' ')} must be a finite number >= 0")
-    return number
-
-
 def _strings(value: Any) -> tuple[str, ...]:
     if isinstance(value, str):
         # An ini value or a single marker keyword: one item per non-empty line.
@@ -200,7 +191,7 @@ def settings_from(values: Mapping[str, Any]) -> ReplaySettings:
     faults: Sequence[Any] = _strings(get["faults"])
     return ReplaySettings(
         record_mode=parse_record_mode(get["record_mode"]),
-        speed=_number(_BY_NAME["speed"], get["speed"]),
+        speed=check_speed(get["speed"]),
         faults=tuple(f if isinstance(f, FaultSpec) else faults_mod.parse(f) for f in faults),
         match=MatchOptions(
             ignore_query=frozenset(_strings(get["ignore_query"])),

@@ -1,7 +1,9 @@
 """Handing a replayed flow to an origin, and taking the flow back once the exchange is over.
 
-The replay addon rewrites a matched flow to go to its loopback origin; :func:`restore` shows
-it again as the client sent it (the recorded host, no private headers, the client's body).
+The replay addon rewrites a matched flow to go to its loopback origin (:func:`hand_over`): the
+origin process for a schedule that waits, else the in-process origin, which finds the schedule
+by the private token header. :func:`restore` shows the flow again as the client sent it (the
+recorded host, no private headers, the client's body).
 
 With the origin in a child process (:mod:`replayproxy.engine.origin_process`) there is no
 shared token table: the schedule rides in the forwarded request itself, as its body
@@ -18,10 +20,28 @@ from typing import Any
 from mitmproxy import http
 
 from replayproxy.core.replay import schedule_wire
-from replayproxy.core.replay.schedule import Head, Schedule
-from replayproxy.engine.origin import FAILURE_HEADER, PACKED_HEADER, TOKEN_HEADER, wire_headers
+from replayproxy.core.replay.schedule import FinishKind, Head, Schedule
+from replayproxy.engine.origin import (
+    FAILURE_HEADER,
+    PACKED_HEADER,
+    TOKEN_HEADER,
+    Origin,
+    wire_headers,
+)
+from replayproxy.engine.origin_process import OriginProcess
+from replayproxy.engine.session import Served
+from replayproxy.engine.websocket import WsServe
 
-__all__ = ["META", "failure_summary", "pack_into", "restore", "waits", "whole_response"]
+__all__ = [
+    "META",
+    "failure_summary",
+    "hand_over",
+    "origin_address",
+    "pack_into",
+    "restore",
+    "waits",
+    "whole_response",
+]
 
 META = "replayproxy_replay"
 """``flow.metadata`` key of a replayed flow's replay metadata (plain data: flows may be saved)."""
@@ -43,6 +63,45 @@ def waits(schedule: Schedule) -> bool:
         or schedule.finish.at_ns > 0
         or any(w.at_ns > 0 for w in schedule.writes)
     )
+
+
+def hand_over(
+    flow: http.HTTPFlow,
+    served: Served,
+    websocket: WsServe | None,
+    arrived: float | None,
+    origin: Origin,
+    process: OriginProcess | None,
+) -> None:
+    """Send ``flow`` to the origin that plays ``served`` (``websocket``: its WebSocket part, as
+    the addon completed it), its clock started at ``arrived``; records the flow's replay
+    metadata under :data:`META`. Raises, touching nothing, if the origin process is gone."""
+    req = flow.request
+    meta: dict[str, Any] = {
+        "index": served.index,
+        # Plain data (the flow may be saved): whether the client must see a TCP RST.
+        "reset": served.schedule.finish.kind is FinishKind.RESET,
+        "target": (req.scheme, req.host, req.port, req.host_header),
+    }
+    if process is not None and websocket is None and waits(served.schedule):
+        if process.exited() is not None:
+            raise process.gone()
+        pack_into(flow, meta, served.schedule, arrived, process.secret)
+        address = process.address
+    else:
+        meta["token"] = origin.expect(
+            served.schedule, req.method, arrived=arrived, websocket=websocket
+        )
+        req.headers[TOKEN_HEADER] = meta["token"]
+        address = origin_address(origin)
+    flow.metadata[META] = meta
+    req.scheme = "http"
+    req.host, req.port = address
+
+
+def origin_address(origin: Origin) -> tuple[str, int]:
+    """Where the in-process origin listens."""
+    return ("127.0.0.1", origin.port)
 
 
 def pack_into(

@@ -1,49 +1,42 @@
 """The replay addon: answers intercepted requests from a cassette, never from the network,
 except the requests a record mode forwards.
 
-mitmproxy cannot stream a body an addon produces itself (mitmproxy-notes §2.1), so the addon
-owns an :class:`~replayproxy.engine.origin.Origin` on mitmproxy's own loop (started in ``running``)
-and, with ``origin_process=True`` (the CLI), an origin in a child process for HTTP responses
-(:mod:`~replayproxy.engine.origin_process`; the schedule rides in the forwarded body,
-:mod:`~replayproxy.mitm.addons._handoff`, and a failure it answers is counted here in
+mitmproxy cannot stream a body an addon produces itself (docs/mitmproxy-internals.md §1), so
+the addon owns an :class:`~replayproxy.engine.origin.Origin` on mitmproxy's own loop (started in
+``running``) and, with ``origin_process=True`` (the CLI), an origin in a child process for
+HTTP responses (:mod:`~replayproxy.engine.origin_process`; the schedule rides in the forwarded
+body, :mod:`~replayproxy.mitm.addons._handoff`, and a failure it answers is counted here in
 ``responseheaders``):
 
 - ``request``: match the request (:class:`~replayproxy.engine.session.ReplaySession`), register the
   planned schedule with the origin, and rewrite the flow to ``http://127.0.0.1:<origin>`` with
   the private ``x-replayproxy-token`` header that tells the origin which schedule to run.
   With ``connection_strategy=lazy`` mitmproxy then never resolves or contacts the real host
-  (§2.2, §3.4); the addon sets it. The schedule's clock starts when the request reached
-  mitmproxy (``request.timestamp_end``, or for the first request on a new connection the
-  connection's start; :mod:`~replayproxy.mitm.addons._arrival`), not when the origin reads it,
-  so mitmproxy's own latency (setting up the connection, parsing, hooks, the hop to the
-  origin) is absorbed by the recorded offsets instead of being added to them. Unmatched
-  requests are answered at once with the explained 500 (``x-replayproxy-unmatched: 1``). In a
-  record mode the session may instead say :class:`~replayproxy.engine.session.Passthrough`:
-  the flow is left as the client sent it, marked (``flow.metadata[PASSTHROUGH_META]``), and
-  forwarded by mitmproxy; the :class:`~replayproxy.mitm.addons.recorder.Recorder` added after
-  this addon, with this addon as its sink (:meth:`Replayer.wants`, :meth:`Replayer.write`),
-  records it into the session that forwarded it. :meth:`Replayer.server_connect` refuses every
-  other upstream connection.
-  A response with nothing to time or split (one write, clean end, all at ``t = 0``, as with
-  ``--speed 0 --fault coalesce``) is answered directly instead, in one piece.
+  (docs/mitmproxy-internals.md §2); the addon sets it. The schedule's clock starts when the
+  request reached mitmproxy (:mod:`~replayproxy.mitm.addons._arrival`), so mitmproxy's own
+  latency is absorbed by the recorded offsets instead of being added to them. Unmatched
+  requests are answered at once with the explained 500 (``x-replayproxy-unmatched: 1``); a
+  response with nothing to time or split (one write, clean end, all at ``t = 0``, as with
+  ``--speed 0 --fault coalesce``) in one piece. In a record mode the session may instead say
+  :class:`~replayproxy.engine.session.Passthrough`: the flow is marked
+  (``flow.metadata[PASSTHROUGH_META]``), forwarded by mitmproxy and recorded by the
+  :class:`~replayproxy.mitm.addons.recorder.Recorder` with this addon as its sink
+  (:mod:`~replayproxy.mitm.addons._forwarding`, which also refuses, in ``server_connect``,
+  every other upstream connection).
 - ``websocket_message``: for a replayed WebSocket, note when mitmproxy received each client
-  message (``message.timestamp``, moved to the loop's clock:
-  :mod:`~replayproxy.mitm.addons._arrival`) in the session's
-  :class:`~replayproxy.engine.websocket.ClientArrivals`, before mitmproxy relays it to the
-  origin: the server messages answering it count their recorded delay from then, so the
-  inbound hop through mitmproxy is absorbed as it is for requests.
+  message (:mod:`~replayproxy.mitm.addons._arrival`) in the session's
+  :class:`~replayproxy.engine.websocket.ClientArrivals`: the server messages answering it count
+  their recorded delay from then.
 - ``responseheaders``: ``flow.response.stream = True`` so every chunk from the origin is
   forwarded as it comes, keeping the recorded gaps and byte splits.
 - ``error``: for a flow whose schedule ends in a reset, abort the HTTP/1 client connection with
   a TCP RST (:mod:`~replayproxy.mitm.addons._connections`), because mitmproxy itself only
-  ever FIN-closes clients (mitmproxy-notes §3.1): a reset would look like an incomplete body.
+  ever FIN-closes clients (docs/mitmproxy-internals.md §3): a reset would look like an
+  incomplete body.
 
 Options (prefix ``replayproxy_``, usable from ``mitmdump -s mitmdump_replay.py --set ...``):
-``replayproxy_replay`` (cassette path), ``replayproxy_speed``, ``replayproxy_faults``,
-``replayproxy_ignore_query``, ``replayproxy_ignore_body_field``, ``replayproxy_allow_repeats``,
-``replayproxy_match_host``, ``replayproxy_no_equivalence``, ``replayproxy_replay_record_mode``:
-generated from
-:data:`replayproxy.core.replay.options.REPLAY_OPTIONS`. The CLI passes a ready session to the
+``replayproxy_replay`` (cassette path) and the replay option table
+(:mod:`~replayproxy.mitm.addons._replay_options`). The CLI passes a ready session to the
 constructor instead, and :meth:`Replayer.use` switches sessions (one per test).
 
 All hooks run on mitmproxy's event loop, the same loop as the origin, so the token table needs
@@ -56,27 +49,23 @@ import contextlib
 import functools
 import logging
 import time
-from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from mitmproxy import connection, ctx, exceptions, http
+from mitmproxy import connection, ctx, http
 from mitmproxy.proxy import server_hooks
-from mitmproxy.utils import human
 
 from replayproxy.core.cassette.model import Interaction
 from replayproxy.core.matching.matcher import Miss
-from replayproxy.core.replay.options import REPLAY_OPTIONS, Kind, settings_from
-from replayproxy.core.replay.schedule import FinishKind, instant_body
+from replayproxy.core.replay.schedule import instant_body
 from replayproxy.engine import resolving
 from replayproxy.engine.failsafe import ReplayFailure, describe, failure_of, failure_response
 from replayproxy.engine.memory import ReleaseAfterBigBodies
-from replayproxy.engine.origin import TOKEN_HEADER, Origin
+from replayproxy.engine.origin import Origin
 from replayproxy.engine.origin_process import OriginProcess, OriginProcessError
 from replayproxy.engine.session import Passthrough, ReplaySession, unmatched_response
 from replayproxy.engine.websocket import ClientArrivals
-from replayproxy.errors import ReplayProxyError, UpstreamError
-from replayproxy.mitm.addons import _handoff
+from replayproxy.mitm.addons import _handoff, _replay_options
 from replayproxy.mitm.addons._arrival import (
     FirstRequests,
     arrived_at,
@@ -85,6 +74,7 @@ from replayproxy.mitm.addons._arrival import (
 )
 from replayproxy.mitm.addons._connections import drop_client, reset_client
 from replayproxy.mitm.addons._convert import request_of
+from replayproxy.mitm.addons._forwarding import Forwarding
 
 __all__ = ["PASSTHROUGH_META", "Replayer", "arrived_at", "request_of"]
 
@@ -95,16 +85,6 @@ _META = _handoff.META
 PASSTHROUGH_META = "replayproxy_passthrough"
 """``flow.metadata`` key set (to True) on a flow a record mode forwards upstream. Every other
 flow is answered from the cassette and must never reach the network."""
-
-_MITM_TYPES: dict[Kind, Any] = {
-    Kind.NUMBER: str,  # mitmproxy has no float options
-    Kind.TEXT: str,
-    Kind.LIST: Sequence[str],
-    Kind.FLAG: bool,
-}
-
-# mitmproxy 11 leaves OptionsError untyped; keep mypy strict happy on both versions.
-_options_error: Callable[[str], Exception] = exceptions.OptionsError
 
 
 class Replayer:
@@ -119,10 +99,7 @@ class Replayer:
         # The CLI runs the HTTP origin in a child process (engine/origin_process); WebSocket
         # sessions, mitmdump -s and the pytest plugin use the in-process origin.
         self.process: OriginProcess | None = OriginProcess() if origin_process else None
-        # Flows forwarded upstream (record modes), with the session to record them into: the
-        # session may be switched (next test) while a flow is still streaming.
-        self._passthrough: dict[str, ReplaySession] = {}
-        self._upstream_clients: dict[str, int] = {}
+        self._forwarded = Forwarding()  # flows a record mode forwards upstream
         # Replayed WebSocket flows: when mitmproxy received each client message (flow id).
         self._ws_arrivals: dict[str, ClientArrivals] = {}
         self._memory = ReleaseAfterBigBodies()
@@ -136,44 +113,15 @@ class Replayer:
     # -- options ---------------------------------------------------------------------------
 
     def load(self, loader: Any) -> None:
-        loader.add_option(
-            "replayproxy_replay", str | None, None, "Replay this cassette (no upstream traffic)."
-        )
-        for opt in REPLAY_OPTIONS:  # declared once, in replayproxy.core.replay.options
-            kind = _MITM_TYPES[opt.kind]
-            default: Any = opt.default
-            if opt.kind is Kind.NUMBER:
-                default = f"{opt.default:g}"
-            elif opt.kind is Kind.LIST:
-                default = list(opt.default)
-            extra = {"choices": opt.choices} if opt.choices else {}
-            loader.add_option(opt.mitm_name, kind, default, opt.help, **extra)
+        _replay_options.declare_options(loader)
 
     def configure(self, updated: set[str]) -> None:
         opts: Any = ctx.options  # mitmproxy's option attributes are dynamic
         if not self._fixed and any(name.startswith("replayproxy_") for name in updated):
-            self.session = None
-            if opts.replayproxy_replay:
-                try:
-                    settings = settings_from(
-                        {o.name: getattr(opts, o.mitm_name) for o in REPLAY_OPTIONS}
-                    )
-                    self.session = ReplaySession.from_settings(
-                        opts.replayproxy_replay,
-                        settings,
-                        on_miss=_log_miss,
-                        on_warning=log.warning,
-                        on_error=_log_failure,
-                    )
-                except ReplayProxyError as e:
-                    raise _options_error(str(e)) from None
-        # Replay must never resolve or connect to the recorded host (mitmproxy-notes §2.2).
-        if (
-            self.session is not None
-            and "connection_strategy" in opts
-            and opts.connection_strategy != "lazy"
-        ):
-            opts.update(connection_strategy="lazy")
+            self.session = None  # a bad option leaves none
+            self.session = _replay_options.session_from_options(opts)
+        if self.session is not None:
+            _replay_options.keep_lazy(opts)
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -232,9 +180,7 @@ class Replayer:
             # Left as the client sent it: mitmproxy forwards it, the Recorder (added after
             # this addon, with this addon as its sink) records it into `session`.
             flow.metadata[PASSTHROUGH_META] = True
-            self._passthrough[flow.id] = session
-            client = flow.client_conn.id
-            self._upstream_clients[client] = self._upstream_clients.get(client, 0) + 1
+            self._forwarded.add(flow, session)
             return
         if isinstance(result, Miss):
             status, headers, body = unmatched_response(result)
@@ -252,60 +198,26 @@ class Replayer:
             arrivals = self._ws_arrivals[flow.id] = ClientArrivals()
             on_drop = functools.partial(drop_client, flow)
             websocket = replace(websocket, on_drop=on_drop, arrivals=arrivals)
-        req = flow.request
-        meta: dict[str, Any] = {
-            "index": result.index,
-            # Plain data (the flow may be saved): whether the client must see a TCP RST.
-            "reset": result.schedule.finish.kind is FinishKind.RESET,
-            "target": (req.scheme, req.host, req.port, req.host_header),
-        }
-        process = self.process
-        if process is not None and websocket is None and _handoff.waits(result.schedule):
-            if process.exited() is not None:
-                raise process.gone()
-            _handoff.pack_into(flow, meta, result.schedule, arrived, process.secret)
-            address = process.address
-        else:
-            meta["token"] = self.origin.expect(
-                result.schedule, req.method, arrived=arrived, websocket=websocket
-            )
-            req.headers[TOKEN_HEADER] = meta["token"]
-            address = _origin(self.origin)
-        flow.metadata[_META] = meta
-        req.scheme = "http"
-        req.host, req.port = address
+        _handoff.hand_over(flow, result, websocket, arrived, self.origin, self.process)
 
     # -- the recorder's sink (record modes) ---------------------------------------------------
 
     def wants(self, flow: http.HTTPFlow) -> bool:
         """Whether the Recorder should record ``flow``: only the flows forwarded upstream."""
-        return flow.id in self._passthrough
+        return flow in self._forwarded
 
     def write(self, flow: http.HTTPFlow, interaction: Interaction) -> None:
         """Record a forwarded flow into the session that forwarded it (on the proxy thread)."""
-        session = self._passthrough.pop(flow.id, None)
-        client = flow.client_conn.id
-        left = self._upstream_clients.get(client, 0) - 1
-        if left > 0:
-            self._upstream_clients[client] = left
-        else:
-            self._upstream_clients.pop(client, None)
-        if session is None:
-            return
-        try:
-            session.record(interaction)
-        except ReplayProxyError as e:
-            session.errors.append(str(e))
-            log.error("%s", e)
+        self._forwarded.record(flow, interaction)
 
     def pending(self, session: ReplaySession) -> int:
         """How many forwarded flows of ``session`` are not recorded yet (still streaming)."""
-        return sum(1 for s in list(self._passthrough.values()) if s is session)
+        return self._forwarded.pending(session)
 
     def allows_upstream(self, client_id: str) -> bool:
         """Whether a connection upstream for this client connection serves a forwarded flow
         (for a ``server_connect`` guard: every other upstream connection must be refused)."""
-        return self._upstream_clients.get(client_id, 0) > 0
+        return self._forwarded.allows_upstream(client_id)
 
     def _forget(self, flow: http.HTTPFlow) -> dict[str, Any] | None:
         """Drop what :meth:`_replay` registered for ``flow`` (the origin's schedule, the
@@ -338,23 +250,12 @@ class Replayer:
         mitmproxy still cannot reach the network (the client gets mitmproxy's 502 "Connection
         killed", and the run fails: the refusal counts as a replay error).
         """
-        session = self.session
-        if session is None:
-            return
-        address = data.server.address
-        if address is not None and tuple(address[:2]) in self._origins():
-            return
-        if self.allows_upstream(data.client.id):
-            return  # a flow a record mode forwards on purpose (marked in _replay)
-        where = human.format_address(address) if address else "(no address)"
-        refusal = UpstreamError(f"refused to connect to {where}: replay never contacts the network")
-        data.server.error = str(refusal)
-        with contextlib.suppress(Exception):
-            session.fail(f"connection to {where}", refusal)
+        if self.session is not None:
+            self._forwarded.guard(data, self.session, self._origins())
 
     def _origins(self) -> list[tuple[str, int]]:
         """Where replayed flows go: the in-process origin and the origin process."""
-        out = [] if self.origin is None else [_origin(self.origin)]
+        out = [] if self.origin is None else [_handoff.origin_address(self.origin)]
         if self.process is not None and self.process.port:
             out.append(self.process.address)
         return out
@@ -413,15 +314,3 @@ class Replayer:
             await reset_client(flow)
         _handoff.restore(flow)
         self._release_big_body(flow)
-
-
-def _origin(origin: Origin) -> tuple[str, int]:
-    return ("127.0.0.1", origin.port)
-
-
-def _log_miss(miss: Miss) -> None:
-    log.warning(miss.one_line())
-
-
-def _log_failure(failure: ReplayFailure) -> None:
-    log.error(failure.one_line())
