@@ -245,9 +245,9 @@ def test_values_are_converted_from_the_text() -> None:
 
 def test_choice_accepts_only_its_choices() -> None:
     """A choice parameter's converter names the choices it accepts."""
-    from replayproxy.core.faults.spec import _choice
+    from replayproxy.core.faults.params import choice
 
-    convert = _choice("a", "b")
+    convert = choice("a", "b")
     assert convert("b") == "b"
     with pytest.raises(ValueError, match=r"^must be one of a\|b$"):
         convert("c")
