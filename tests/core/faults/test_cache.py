@@ -97,3 +97,24 @@ def test_probability_draws_are_seeded_by_fault_seed_index_and_serving() -> None:
     assert applies(parse("hang:p=0.5,seed=6"), it, 0) is applies(
         parse("hang:p=0.5,seed=6"), it, 0, 0
     )  # type: ignore[arg-type]
+
+
+def test_a_replay_session_owns_a_cache_and_plans_each_interaction_once() -> None:
+    """Each ReplaySession builds an interaction's plan once and serves that very schedule to
+    every repeat; another session over the same cassette has its own."""
+    from replayproxy.core.cassette.model import Cassette
+    from replayproxy.core.matching.matcher import MatchOptions
+    from replayproxy.engine.session import ReplaySession, Served
+
+    it = interaction("anthropic-text")
+    options = MatchOptions(allow_repeats=True)
+    session = ReplaySession(Cassette(interactions=(it,)), speed=0, options=options)
+    served = [session.resolve(it.request) for _ in range(3)]
+    assert all(isinstance(s, Served) for s in served)
+    first, *repeats = (s.schedule for s in served if isinstance(s, Served))
+    assert all(r is first for r in repeats)
+    other = ReplaySession(Cassette(interactions=(it,)), speed=0, options=options).resolve(
+        it.request
+    )
+    assert isinstance(other, Served)
+    assert other.schedule is not first and other.schedule == first
