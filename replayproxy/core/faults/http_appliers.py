@@ -95,11 +95,10 @@ def _bounded(schedule: Schedule, step: Step, added: int) -> None:
 def status(schedule: Schedule, step: Step) -> Schedule:
     spec, interaction = step.spec, step.ctx.interaction
     resp = interaction.response
-    retry_after = spec.value("retry-after")
+    retry_after = None if spec.value("retry-after") is None else spec.number("retry-after")
     return transport.replace_response(
         schedule, resp.headers if resp else (), providers.detect(interaction),
-        spec.integer("code"), None if retry_after is None else float(retry_after),  # type: ignore[arg-type]
-        spec.string("message"),
+        spec.integer("code"), retry_after, spec.string("message"),
     )  # fmt: skip
 
 
