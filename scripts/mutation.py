@@ -47,6 +47,7 @@ _FAULTS = [
     "tests/core/faults/test_cache.py",
     "tests/core/faults/test_split.py",
     "tests/core/faults/test_registry.py",
+    "tests/core/faults/test_phases.py",
     "tests/core/websocket/test_conversation.py",
 ]
 

@@ -109,8 +109,12 @@ def apply_all(
                 step = Step(spec, ctx, replay_count, cuts.get(i, 0))
                 schedule = definition.http(schedule, step)
             elif phase is Phase.ENDING and definition.cut_before_speed:
-                cuts[i] = cut(schedule, Step(spec, ctx, replay_count)).offset
+                cuts[i] = cut(schedule, Step(spec, ctx)).offset
     return schedule
+
+
+PLANS_MAX = 4096
+"""How many plans a :class:`PlanCache` keeps by default."""
 
 
 class PlanCache:
@@ -124,7 +128,7 @@ class PlanCache:
     out first). Faults that cannot apply raise, and are not cached.
     """
 
-    def __init__(self, maxsize: int = 4096) -> None:
+    def __init__(self, maxsize: int = PLANS_MAX) -> None:
         self.maxsize = maxsize
         self._plans: dict[tuple[int, float, tuple[FaultSpec, ...]], tuple[Interaction, Schedule]]
         self._plans = {}

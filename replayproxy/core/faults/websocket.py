@@ -125,5 +125,5 @@ def plan(
                     return None  # the upgrade is refused
                 state = applied
             elif phase is Phase.ENDING and definition.cut_before_speed:
-                cuts[i] = cut(state, Step(spec, ctx, replay_count))[0]
+                cuts[i] = cut(state, Step(spec, ctx))[0]
     return state.session, state.head_ns
