@@ -119,7 +119,8 @@ def plan(
         for i, spec in enumerate(chosen):
             definition = spec.definition
             if definition.phase is phase:
-                assert definition.ws is not None  # refused above
+                if definition.ws is None:  # only a RESPONSE fault gets here unrefused
+                    raise ctx.error(spec, definition.ws_unsupported)
                 applied = definition.ws(state, Step(spec, ctx, replay_count, cuts.get(i, 0)))
                 if applied is None:
                     return None  # the upgrade is refused

@@ -169,3 +169,16 @@ def test_a_new_definition_is_parsed_and_applied_with_no_other_edit(
     assert session.close.kind is WsCloseKind.DROPPED
     scaled_close = round(ws_it.websocket.close.offset_ns / 2)  # type: ignore[union-attr]
     assert session.close.offset_ns == (scaled_close + 1 if phase is Phase.TIMING else scaled_close)
+
+
+@pytest.mark.parametrize("phase", list(Phase))
+def test_a_new_definition_without_a_websocket_applier_is_refused_with_its_reason(
+    phase: Phase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In any phase, a definition with no WebSocket applier gives its reason on a session."""
+    new = FaultDef(
+        "new", "a fault", phase, Outcome.HANG, _marker, None, "new", ws_unsupported="no way"
+    )
+    monkeypatch.setattr(spec_mod, "FAULTS", {**FAULTS, "new": new})
+    with pytest.raises(FaultSpecError, match=r"fault 'new': no way$"):
+        ws_faults.plan(ws_interaction(WS_MESSAGES), 0, faults=[parse("new")])
