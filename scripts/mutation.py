@@ -46,6 +46,8 @@ _FAULTS = [
     "tests/core/faults/test_errors.py",
     "tests/core/faults/test_cache.py",
     "tests/core/faults/test_split.py",
+    "tests/core/faults/test_registry.py",
+    "tests/core/faults/test_phases.py",
     "tests/core/websocket/test_conversation.py",
 ]
 

@@ -227,6 +227,7 @@ class ReplaySession:
         self.on_miss = on_miss
         self.on_error = on_error
         self._matcher = Matcher(cassette.interactions, self.options)
+        self._plans = faults_mod.PlanCache()  # schedules of this cassette, built once each
         self._initial = len(cassette.interactions)
         self._lock = threading.Lock()
         self._served = 0
@@ -284,6 +285,7 @@ class ReplaySession:
                 speed=self.speed,
                 faults=self.faults,
                 replay_count=result.replay_count,
+                cache=self._plans,
             )
         except Exception as e:
             if not isinstance(e, ReplayProxyError):

@@ -1,5 +1,6 @@
 """Where a fault acts: stream positions (``events=``/``frames=``/``bytes=``/``time=``) as cuts.
 
+A fault is applied as a :class:`Step`: its spec, the interaction it acts on and the serving.
 A position resolves to a :class:`Cut`: a byte offset in the response body and the time (ns,
 on the schedule's timeline) at which the bytes before it have all been written. Positions
 refer to the stream as recorded (``time=`` is recorded seconds, before ``--speed``), after
@@ -9,18 +10,25 @@ every fault uses to cut, splice and re-time a schedule's writes without ever reo
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from replayproxy.core.cassette.model import Interaction
 from replayproxy.core.replay.schedule import Schedule, Write
 from replayproxy.core.wire.events import EventSpan, NotAStreamError, event_spans
 from replayproxy.errors import FaultSpecError
 
+if TYPE_CHECKING:
+    from replayproxy.core.faults.spec import FaultSpec
+
 __all__ = [
     "Context",
     "Cut",
+    "Step",
     "cut_writes",
+    "draws",
     "events_of",
     "resolve",
     "splice",
@@ -47,6 +55,32 @@ class Context:
         return FaultSpecError(
             f"interaction {self.index} ({req.method} {req.path}): fault {str(spec)!r}: {message}"
         )
+
+
+def draws(purpose: str, seed: int, index: int, replay_count: int) -> random.Random:
+    """The generator of one fault's random draws for one serving of one interaction."""
+    # str seeds are hashed with SHA-512 by random.Random: stable across runs and platforms.
+    return random.Random(f"{purpose}:{seed}:{index}:{replay_count}")
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One fault being applied: its spec, the interaction, how many times that interaction was
+    served before (``replay_count``), and ``cut``: for a positioned fault applied after
+    ``--speed`` scaling (``stall``), where its position was resolved on the recorded stream
+    (HTTP: a body offset; WebSocket: how many messages come before it)."""
+
+    spec: FaultSpec
+    ctx: Context
+    replay_count: int = 0
+    cut: int = 0
+
+    def error(self, message: str) -> FaultSpecError:
+        return self.ctx.error(self.spec, message)
+
+    def rng(self) -> random.Random:
+        """This fault's draws for this serving: the same run always makes the same ones."""
+        return draws(self.spec.name, self.spec.integer("seed"), self.ctx.index, self.replay_count)
 
 
 @dataclass(frozen=True, slots=True)

@@ -134,9 +134,11 @@ def plan_interaction(
     options: MatchOptions | None = None,
 ) -> tuple[Schedule, WsPlan | None]:
     """What to serve for a recorded WebSocket interaction: the schedule of its ``101`` head
-    and the conversation to replay after it, faults applied and scaled by ``speed``. A
-    ``status`` fault refuses the upgrade: then the schedule is the HTTP error and the plan
-    ``None``. Raises :class:`~replayproxy.errors.FaultSpecError` when a fault cannot apply."""
+    and the conversation to replay after it, faults applied and scaled by ``speed`` (each by
+    the WebSocket applier of its definition in :mod:`replayproxy.core.faults.registry`). A
+    fault of the RESPONSE phase (``status``) refuses the upgrade: then the schedule is the HTTP
+    error and the plan ``None``. Raises :class:`~replayproxy.errors.FaultSpecError` when a
+    fault cannot apply."""
     planned = ws_faults.plan(
         interaction, index, speed=speed, faults=faults, replay_count=replay_count
     )

@@ -1,5 +1,5 @@
-"""Which servings a fault applies to (selectors, seeded p= draws), and plan()'s bounded cache of
-deterministic schedules (core/faults/__init__.py)."""
+"""Which servings a fault applies to (selectors, seeded p= draws), and the bounded cache of
+deterministic schedules a caller of plan() owns (PlanCache, core/faults/__init__.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from replayproxy.core import faults
-from replayproxy.core.faults import applies, parse, plan
+from replayproxy.core.faults import PlanCache, applies, parse, plan
 from tests.faults.builders import interaction
 
 
@@ -18,37 +17,47 @@ def test_the_same_plan_is_served_from_the_cache() -> None:
     same schedule; any difference (or an equal but different interaction) builds a new one."""
     it = interaction("anthropic-text")
     hang = [parse("hang:events=3")]
-    first = plan(it, 0, faults=hang)
-    assert plan(it, 0, faults=hang) is first
-    assert plan(it, 1, faults=hang) is not first
-    assert plan(it, 0, speed=2.0, faults=hang) is not first
-    assert plan(it, 0, faults=[parse("hang:events=4")]) is not first
+    cache = PlanCache()
+    first = plan(it, 0, faults=hang, cache=cache)
+    assert plan(it, 0, faults=hang, cache=cache) is first
+    assert plan(it, 1, faults=hang, cache=cache) is not first
+    assert plan(it, 0, speed=2.0, faults=hang, cache=cache) is not first
+    assert plan(it, 0, faults=[parse("hang:events=4")], cache=cache) is not first
     twin = replace(it)
-    assert plan(twin, 0, faults=hang) is not first
-    assert plan(twin, 0, faults=hang) == first
+    assert plan(twin, 0, faults=hang, cache=cache) is not first
+    assert plan(twin, 0, faults=hang, cache=cache) == first
+
+
+def test_without_a_cache_every_plan_is_built_anew() -> None:
+    """plan() keeps nothing of its own: without a cache the same question builds a new plan."""
+    it = interaction("anthropic-text")
+    hang = [parse("hang:events=3")]
+    assert plan(it, 0, faults=hang) is not plan(it, 0, faults=hang)
+    assert plan(it, 0, faults=hang) == plan(it, 0, faults=hang)
 
 
 def test_seeded_faults_are_not_cached() -> None:
     """jitter and split draw per serving: each plan is built anew."""
     it = interaction("anthropic-text")
+    cache = PlanCache()
     for fault in ("jitter:ms=5", "split:at=random"):
         spec = [parse(fault)]
-        assert plan(it, 0, faults=spec) is not plan(it, 0, faults=spec)
+        assert plan(it, 0, faults=spec, cache=cache) is not plan(it, 0, faults=spec, cache=cache)
+    assert len(cache) == 0
 
 
-def test_the_cache_is_bounded_oldest_out_first(monkeypatch: pytest.MonkeyPatch) -> None:
-    """At _PLANS_MAX entries, the oldest entry makes room for the new one."""
-    monkeypatch.setattr(faults, "_PLANS", {})
-    monkeypatch.setattr(faults, "_PLANS_MAX", 3)
+def test_the_cache_is_bounded_oldest_out_first() -> None:
+    """At maxsize entries, the oldest entry makes room for the new one."""
+    cache = PlanCache(maxsize=3)
     it = interaction("anthropic-text")
-    first = plan(it, 0)
-    plan(it, 1)
-    plan(it, 2)
-    assert len(faults._PLANS) == 3
-    assert plan(it, 0) is first
-    plan(it, 3)  # evicts index 0's plan
-    assert len(faults._PLANS) == 3
-    assert plan(it, 0) is not first
+    first = plan(it, 0, cache=cache)
+    plan(it, 1, cache=cache)
+    plan(it, 2, cache=cache)
+    assert len(cache) == 3
+    assert plan(it, 0, cache=cache) is first
+    plan(it, 3, cache=cache)  # evicts index 0's plan
+    assert len(cache) == 3
+    assert plan(it, 0, cache=cache) is not first
 
 
 def _it(path: str = "/v1/messages") -> object:
@@ -88,3 +97,24 @@ def test_probability_draws_are_seeded_by_fault_seed_index_and_serving() -> None:
     assert applies(parse("hang:p=0.5,seed=6"), it, 0) is applies(
         parse("hang:p=0.5,seed=6"), it, 0, 0
     )  # type: ignore[arg-type]
+
+
+def test_a_replay_session_owns_a_cache_and_plans_each_interaction_once() -> None:
+    """Each ReplaySession builds an interaction's plan once and serves that very schedule to
+    every repeat; another session over the same cassette has its own."""
+    from replayproxy.core.cassette.model import Cassette
+    from replayproxy.core.matching.matcher import MatchOptions
+    from replayproxy.engine.session import ReplaySession, Served
+
+    it = interaction("anthropic-text")
+    options = MatchOptions(allow_repeats=True)
+    session = ReplaySession(Cassette(interactions=(it,)), speed=0, options=options)
+    served = [session.resolve(it.request) for _ in range(3)]
+    assert all(isinstance(s, Served) for s in served)
+    first, *repeats = (s.schedule for s in served if isinstance(s, Served))
+    assert all(r is first for r in repeats)
+    other = ReplaySession(Cassette(interactions=(it,)), speed=0, options=options).resolve(
+        it.request
+    )
+    assert isinstance(other, Served)
+    assert other.schedule is not first and other.schedule == first

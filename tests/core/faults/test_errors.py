@@ -297,7 +297,7 @@ def test_keepalive_and_jitter_options_reach_the_schedule() -> None:
 
 def test_max_writes_is_inclusive(monkeypatch: pytest.MonkeyPatch) -> None:
     """A fault may build exactly MAX_WRITES writes, not one more."""
-    from replayproxy.core import faults
+    from replayproxy.core.faults import http_appliers as faults
 
     it = interaction("anthropic-text")  # 12 writes; split:bytes=1760 adds 1760 // 1760 = 1
     monkeypatch.setattr(faults, "MAX_WRITES", 13)

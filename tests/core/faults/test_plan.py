@@ -7,7 +7,7 @@ import json
 import pytest
 
 from replayproxy.core.cassette.model import header_value
-from replayproxy.core.faults import parse, plan
+from replayproxy.core.faults import PlanCache, parse, plan
 from replayproxy.core.replay.schedule import FinishKind, Schedule, from_interaction
 from replayproxy.core.wire.sse import parse_events
 from replayproxy.errors import FaultSpecError
@@ -388,11 +388,12 @@ def test_no_error_or_keepalive_format_for_event_stream(spec: str) -> None:
 
 
 def test_plans_are_reused_but_random_draws_are_not() -> None:
-    """plan() returns the same schedule again for the same input; seeded jitter still
-    draws afresh for each repeat (replay_count) and reproducibly for the same one."""
+    """plan() with a cache returns the same schedule again for the same input; seeded jitter
+    still draws afresh for each repeat (replay_count) and reproducibly for the same one."""
     it = interaction("anthropic-text")
-    assert plan(it, 0, speed=2) is plan(it, 0, speed=2)
+    cache = PlanCache()
+    assert plan(it, 0, speed=2, cache=cache) is plan(it, 0, speed=2, cache=cache)
     jitter = [parse("jitter:ms=20,seed=3")]
-    first = plan(it, 0, faults=jitter, replay_count=0)
-    assert first == plan(it, 0, faults=jitter, replay_count=0)
-    assert first != plan(it, 0, faults=jitter, replay_count=1)
+    first = plan(it, 0, faults=jitter, replay_count=0, cache=cache)
+    assert first == plan(it, 0, faults=jitter, replay_count=0, cache=cache)
+    assert first != plan(it, 0, faults=jitter, replay_count=1, cache=cache)
