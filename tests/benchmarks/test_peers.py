@@ -14,7 +14,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from _peers import Seen, event_offsets, measure
 from _streams import BenchStream
 
-MS = 1_000_000
+from replayproxy.testing import MS
+
 # Three frames: one event, two events coalesced in one frame, one event cut across two frames.
 STREAM = BenchStream(
     "s",

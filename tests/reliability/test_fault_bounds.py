@@ -24,7 +24,7 @@ from replayproxy.core.matching.matcher import Miss
 from replayproxy.core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
 from replayproxy.engine.session import ReplaySession, check_speed
 from replayproxy.errors import FaultSpecError, UsageError
-from tests.replay.helpers import MS, cassette, interaction
+from replayproxy.testing import MS, cassette, interaction
 
 DAY_NS = 86_400 * 1_000_000_000
 

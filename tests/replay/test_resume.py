@@ -28,10 +28,10 @@ from replayproxy.core.cassette.model import (
 )
 from replayproxy.engine.server import ReplayServer
 from replayproxy.engine.session import ReplaySession
+from replayproxy.testing import MS
 from replayproxy.testing.streams import STREAMS, expected_text
 from tests.replay.conftest import ReplayTarget
 
-MS = 1_000_000
 CHAT = STREAMS["openai-chat-text"]
 RESPONSES = Path(__file__).resolve().parents[2] / "cassettes" / "openai-responses.cassette"
 

@@ -13,8 +13,8 @@ from replayproxy.core.cassette.model import Ending, EndKind, Frame, Interaction,
 from replayproxy.core.matching.matcher import MatchOptions, Miss
 from replayproxy.core.replay.resume import Resume, find, remainder
 from replayproxy.core.replay.schedule import FinishKind
+from replayproxy.testing import MS
 
-MS = 1_000_000
 SSE = ((b"content-type", b"text/event-stream"),)
 URL = "https://api.example.invalid/v1/stream"
 

@@ -18,8 +18,8 @@ from replayproxy.core.replay.schedule import (
     scale,
     to_interaction,
 )
+from replayproxy.testing import MS
 
-MS = 1_000_000
 REQ = Request("POST", "https://api.openai.com/v1/chat/completions")
 
 

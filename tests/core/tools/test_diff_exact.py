@@ -19,7 +19,7 @@ from replayproxy.core.cassette.model import (
     Response,
 )
 from replayproxy.core.tools.diff import Difference, Timing, diff
-from tests.cassette.builders import MS
+from replayproxy.testing import MS
 
 SSE = ((b"content-type", b"text/event-stream"),)
 

@@ -30,7 +30,8 @@ from replayproxy.core.tools.inspect import (
     interaction_rows,
 )
 from replayproxy.core.wire.events import NotAStreamError
-from tests.cassette.builders import MS, sample_cassette, sse_interaction
+from replayproxy.testing import MS
+from tests.cassette.samples import sample_cassette, sse_interaction
 
 
 @pytest.mark.parametrize(
