@@ -96,7 +96,7 @@ def request(
 
 
 def frames(
-    chunks: Iterable[bytes],
+    chunks: Iterable[bytes] = SSE_EVENTS,
     *,
     head_ms: float = 50,
     gap_ms: float | Sequence[float] = 30,
