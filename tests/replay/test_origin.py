@@ -18,6 +18,7 @@ from replayproxy.core.replay.schedule import from_interaction, scale
 from replayproxy.engine.http1_writer import compile_schedule as _compile
 from replayproxy.engine.server import ReplayServer
 from replayproxy.testing import SSE_HEADERS, cassette, interaction, sse_frames
+from replayproxy.testing.strategies import cuts
 from tests.replay.helpers import gaps, raw_reads, stream_raw
 
 BODY = b'{"model":"m","stream":true}'
@@ -261,7 +262,7 @@ def test_garbage_does_not_stop_the_server() -> None:
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.integers(1, len(REQUEST) - 1), max_size=6, unique=True).map(sorted))
+@given(cuts(len(REQUEST), max_cuts=6))
 def test_a_request_split_anywhere_is_read_whole(cuts: list[int]) -> None:
     """However the request bytes are split across writes, the origin reads the same request."""
     pieces = [REQUEST[a:b] for a, b in itertools.pairwise([0, *cuts, len(REQUEST)])]
