@@ -13,7 +13,8 @@ TESTS = Path(__file__).resolve().parents[1]
 # A module-level (or class-level) definition of a time unit in ns: what replayproxy.testing
 # exports as MS, US and S. Written so a copy under another name is caught too.
 _UNIT = re.compile(
-    r"^\s*[A-Z_]*(MS|US|NS|S|SEC|SECOND|MILLI\w*)\s*(:\s*int\s*)?=\s*1_?000(_?000){0,2}\s*(#.*)?$",
+    r"^\s*_?(NS_PER_)?(MS|US|S|SEC|SECOND|MILLISECOND|MICROSECOND)\s*(:\s*int\s*)?="
+    r"\s*1_?000(_?000){0,2}\s*(#.*)?$",
     re.M,
 )
 # A listening socket that counts what it accepts (CountingUpstream's job): a module that
