@@ -11,7 +11,7 @@ import replayproxy.testing
 TESTS = Path(__file__).resolve().parents[1]
 
 # A module-level (or class-level) definition of a time unit in ns: what replayproxy.testing
-# exports as MS, US and S. Written so a copy under another name is caught too.
+# exports as MS, US and S, under the names such a copy usually takes (SEC, NS_PER_S, _MS).
 _UNIT = re.compile(
     r"^\s*_?(NS_PER_)?(MS|US|S|SEC|SECOND|MILLISECOND|MICROSECOND)\s*(:\s*int\s*)?="
     r"\s*1_?000(_?000){0,2}\s*(#.*)?$",
