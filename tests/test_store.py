@@ -15,15 +15,7 @@ from hypothesis import strategies as st
 from replayproxy import store
 from replayproxy.cli import cli
 from replayproxy.core.cassette import codec
-from replayproxy.core.cassette.model import (
-    Cassette,
-    Ending,
-    EndKind,
-    Frame,
-    Interaction,
-    Request,
-    Response,
-)
+from replayproxy.core.cassette.model import Cassette, Interaction
 from replayproxy.errors import (
     CassetteError,
     CassetteExistsError,
@@ -31,14 +23,19 @@ from replayproxy.errors import (
     CassetteVersionError,
     CassetteWarning,
 )
+from replayproxy.testing import interaction
 
 
 def _interaction(n: int) -> Interaction:
-    frames = tuple(Frame(i * 1_000_000, f"data: {n}.{i}\n\n".encode()) for i in range(3))
-    return Interaction(
-        Request("POST", f"https://api.example.test/v1/{n}", body=b"{}"),
-        Response(200, "OK", headers=((b"content-type", b"text/event-stream"),), frames=frames),
-        Ending(EndKind.COMPLETE, 5_000_000),
+    """Interaction ``n``: three events 1 ms apart from 0, recorded at a known time."""
+    return interaction(
+        [f"data: {n}.{i}\n\n".encode() for i in range(3)],
+        url=f"https://api.example.test/v1/{n}",
+        body=b"{}",
+        reason="OK",
+        head_ms=0,
+        at_ms=range(3),
+        end_after_ms=3,
         recorded_at=1_700_000_000.0 + n,
     )
 

@@ -1,4 +1,5 @@
-"""Test support for replayproxy: a local LLM provider simulator serving real payloads.
+"""Test support for replayproxy: a local LLM provider simulator serving real payloads, and
+builders, strategies and a counting upstream for tests (as mitmproxy ships ``tflow``).
 
 Public API (details in each module's docstring):
 
@@ -13,14 +14,52 @@ Public API (details in each module's docstring):
 * :class:`Served`, :class:`SimRequest` (``.server``) — what the simulator did, for assertions.
 * :class:`RealtimeSimulator` (``.realtime``) — a WebSocket simulator of OpenAI's Realtime API
   (``ws://127.0.0.1:PORT/v1/realtime``) for the `websockets` library and the openai SDK.
+* :func:`request`, :func:`response`, :func:`frames`, :func:`interaction`,
+  :func:`stream_interaction`, :func:`no_response`, :func:`cassette`, :func:`sse_frames`, the
+  time units :data:`MS`, :data:`US`, :data:`S` and :func:`ns` (``.builders``) — cassette
+  values with valid defaults and keyword overrides; :func:`ws_text`, :func:`ws_interaction`,
+  :func:`realtime_turns` (``.ws_builders``) — recorded WebSocket sessions.
+* :class:`CountingUpstream` (``.upstream``) — a loopback "real upstream" that counts the
+  connections and requests it gets (a replay must leave it at zero).
+* ``replayproxy.testing.strategies`` — hypothesis strategies (splits, SSE streams,
+  interactions, cassettes, WebSocket sessions); not imported here, so that importing this
+  package never needs hypothesis.
 """
 
 from typing import TYPE_CHECKING, Any
 
 from replayproxy.testing.behavior import KNOBS, Behavior, Plan, Write, from_knobs, plan
+from replayproxy.testing.builders import (
+    CHAT_BODY,
+    CHAT_URL,
+    JSON_HEADERS,
+    MS,
+    PROVIDER_HOSTS,
+    SSE_EVENTS,
+    SSE_HEADERS,
+    US,
+    S,
+    cassette,
+    frames,
+    interaction,
+    no_response,
+    ns,
+    request,
+    response,
+    sse_frames,
+    stream_interaction,
+)
 from replayproxy.testing.routes import route
 from replayproxy.testing.server import Served, SimRequest
 from replayproxy.testing.streams import STREAMS, Stream, expected_text
+from replayproxy.testing.upstream import CountingUpstream
+from replayproxy.testing.ws_builders import (
+    REALTIME_URL,
+    UPGRADE_HEADERS,
+    realtime_turns,
+    ws_interaction,
+    ws_text,
+)
 
 if TYPE_CHECKING:
     from replayproxy.testing.realtime import RealtimeSimulator
@@ -42,18 +81,42 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "CHAT_BODY",
+    "CHAT_URL",
+    "JSON_HEADERS",
     "KNOBS",
+    "MS",
+    "PROVIDER_HOSTS",
+    "REALTIME_URL",
+    "SSE_EVENTS",
+    "SSE_HEADERS",
     "STREAMS",
+    "UPGRADE_HEADERS",
+    "US",
     "Behavior",
+    "CountingUpstream",
     "Plan",
     "RealtimeSimulator",
+    "S",
     "Served",
     "SimRequest",
     "Simulator",
     "Stream",
     "Write",
+    "cassette",
     "expected_text",
+    "frames",
     "from_knobs",
+    "interaction",
+    "no_response",
+    "ns",
     "plan",
+    "realtime_turns",
+    "request",
+    "response",
     "route",
+    "sse_frames",
+    "stream_interaction",
+    "ws_interaction",
+    "ws_text",
 ]

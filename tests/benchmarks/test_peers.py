@@ -7,14 +7,15 @@ import sys
 from pathlib import Path
 
 from hypothesis import given
-from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 from _peers import Seen, event_offsets, measure
 from _streams import BenchStream
 
-MS = 1_000_000
+from replayproxy.testing import MS
+from replayproxy.testing.strategies import cuts
+
 # Three frames: one event, two events coalesced in one frame, one event cut across two frames.
 STREAM = BenchStream(
     "s",
@@ -74,7 +75,7 @@ def test_a_missing_event_is_an_error_not_a_figure() -> None:
     assert stats.runs == 0 and stats.errors == ["1 events read, 4 recorded"]
 
 
-@given(st.lists(st.integers(1, len(BODY) - 1), unique=True, max_size=8).map(sorted))
+@given(cuts(len(BODY)))
 def test_any_split_of_the_reads_times_every_event(cuts: list[int]) -> None:
     """However the body is split into reads, every event gets an arrival, the body is
     identical, and reads equal writes exactly when the cuts are the frame boundaries."""

@@ -19,7 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from replayproxy import store
 from replayproxy.cli import cli
 from replayproxy.core.cassette.model import Cassette
-from tests.cassette.builders import SSE_EVENTS, cassettes, demo_cassette, sample_cassette
+from replayproxy.testing.strategies import cassettes
+from tests.cassette.samples import SSE_EVENTS, demo_cassette, sample_cassette
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "cassettes").glob("*.cassette"))
@@ -58,7 +59,7 @@ def test_export_import_round_trips_every_example_byte_identically(
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(cassettes)
+@given(cassettes())
 def test_export_import_round_trips_generated_cassettes(c: Cassette) -> None:
     """Any cassette (binary bytes, empty bodies, resets, many interactions) survives the CLI."""
     with tempfile.TemporaryDirectory() as d:

@@ -11,9 +11,9 @@ import pytest
 from replayproxy import store
 from replayproxy.core.cassette.model import Cassette
 from replayproxy.core.websocket.model import WsMessage
-from tests.cassette.builders import sse_interaction
+from replayproxy.testing import realtime_turns, ws_interaction
+from tests.cassette.samples import sse_interaction
 from tests.cassette.test_cli import rp
-from tests.websocket.builders import realtime_turns, ws_interaction
 
 
 @pytest.fixture

@@ -12,8 +12,8 @@ import pytest
 from replayproxy import ReplayServer, store
 from replayproxy.checking import check_cassette, load_contract
 from replayproxy.core.cassette.model import Cassette
+from replayproxy.testing import interaction
 from tests.check.contract_cases import EXAMPLES, sse_events
-from tests.replay.helpers import interaction
 
 URL = "http://app.invalid/api/chat"
 CONTRACT = EXAMPLES / "chat-turn.contract.toml"

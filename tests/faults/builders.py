@@ -1,18 +1,14 @@
-"""Build recorded interactions from the simulator's canned provider streams, for fault tests."""
+"""The fault tests' recorded streams: :func:`replayproxy.testing.builders.stream_interaction`
+with these tests' defaults (frames 20 ms apart, the ending at the last frame) and a short
+variant of OpenAI's long chat stream for fast client tests."""
 
 from __future__ import annotations
 
-from replayproxy.core.cassette.model import Ending, EndKind, Frame, Interaction, Request, Response
+from replayproxy.core.cassette.model import Interaction
+from replayproxy.testing.builders import stream_interaction
 from replayproxy.testing.streams import STREAMS
 
-__all__ = ["HOSTS", "events_for", "interaction"]
-
-HOSTS = {
-    "openai": "https://api.openai.com",
-    "anthropic": "https://api.anthropic.com",
-    "gemini": "https://generativelanguage.googleapis.com",
-    "bedrock": "https://bedrock-runtime.us-east-1.amazonaws.com",
-}
+__all__ = ["events_for", "interaction"]
 
 
 def events_for(name: str, *, short: bool = False) -> tuple[bytes, ...]:
@@ -34,14 +30,12 @@ def interaction(
     short: bool = False,
 ) -> Interaction:
     """The stream ``name`` of :data:`STREAMS` as recorded: one frame per event, ``gap_ms`` apart."""
-    s = STREAMS[name]
-    url = HOSTS[s.provider] + (path or s.path.replace("{model}", "some-model"))
-    head = ttfb_ms * 1_000_000
-    frames = tuple(
-        Frame(head + (i + 1) * gap_ms * 1_000_000, data)
-        for i, data in enumerate(events_for(name, short=short))
+    return stream_interaction(
+        name,
+        events=events_for(name, short=short),
+        path=path,
+        head_ms=ttfb_ms,
+        gap_ms=gap_ms,
+        end_after_ms=0,
+        faults=faults,
     )
-    request = Request(s.method, url, headers=((b"content-type", b"application/json"),))
-    response = Response(s.status, "OK", headers=s.headers, head_offset_ns=head, frames=frames)
-    end = Ending(EndKind.COMPLETE, frames[-1].offset_ns if frames else head)
-    return Interaction(request, response, end, faults)

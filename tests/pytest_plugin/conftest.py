@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.replay.conftest import ConnectionCounter
+from replayproxy.testing import CountingUpstream
 
 
 @pytest.fixture(scope="session")
@@ -28,8 +28,8 @@ def isolated_env() -> Iterator[None]:
 
 
 @pytest.fixture
-def counter() -> Iterator[ConnectionCounter]:
+def counter() -> Iterator[CountingUpstream]:
     """A TCP listener counting connections: the upstream a replay must never contact."""
-    c = ConnectionCounter()
+    c = CountingUpstream()
     yield c
     c.close()

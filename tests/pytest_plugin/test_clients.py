@@ -7,9 +7,8 @@ from typing import Any
 
 import pytest
 
-from replayproxy.testing import Simulator
+from replayproxy.testing import CountingUpstream, Simulator
 from tests.pytest_plugin.project import run
-from tests.replay.conftest import ConnectionCounter
 
 pytestmark = pytest.mark.slow
 
@@ -81,7 +80,7 @@ def test_sdks_record_once_then_replay_offline(
     confdir: Path,
     ca: Any,
     ca_pem: Path,
-    counter: ConnectionCounter,
+    counter: CountingUpstream,
     mode: str,
 ) -> None:
     """Sync and async openai / anthropic clients record through the plugin over HTTPS and
@@ -110,4 +109,4 @@ def test_sdks_record_once_then_replay_offline(
     offline = f"https://127.0.0.1:{counter.port}"
     result = run(pytester, "--replayproxy-speed=0", upstream=offline, mode=mode, confdir=confdir)
     result.assert_outcomes(passed=4)
-    assert counter.count == 0
+    assert counter.connections == 0

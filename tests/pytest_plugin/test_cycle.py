@@ -8,15 +8,14 @@ import pytest
 
 from replayproxy import store
 from replayproxy.core.cassette import codec
-from replayproxy.testing import Simulator
+from replayproxy.testing import CountingUpstream, Simulator
 from tests.pytest_plugin.project import cassette, run, write_tests
-from tests.replay.conftest import ConnectionCounter
 
 pytestmark = pytest.mark.slow
 
 
 def test_once_records_a_cassette_per_test_then_none_replays_offline(
-    pytester: pytest.Pytester, confdir: Path, counter: ConnectionCounter
+    pytester: pytest.Pytester, confdir: Path, counter: CountingUpstream
 ) -> None:
     """`once` records one cassette per test at the default path; `none` then passes with the
     simulator stopped and zero connections to the upstream."""
@@ -30,11 +29,11 @@ def test_once_records_a_cassette_per_test_then_none_replays_offline(
     upstream = f"http://127.0.0.1:{counter.port}"
     result = run(pytester, "--replayproxy-record-mode=none", upstream=upstream, confdir=confdir)
     result.assert_outcomes(passed=3)
-    assert counter.count == 0
+    assert counter.connections == 0
 
 
 def test_a_new_test_fails_in_none_then_new_episodes_records_only_it(
-    pytester: pytest.Pytester, confdir: Path, counter: ConnectionCounter
+    pytester: pytest.Pytester, confdir: Path, counter: CountingUpstream
 ) -> None:
     """A new test fails alone in `none`, naming its request; `new_episodes` records just that
     request (one upstream connection), and the next `none` run passes everything."""
@@ -65,11 +64,11 @@ def test_a_new_test_fails_in_none_then_new_episodes_records_only_it(
     assert len(store.load(cassette(pytester, "test_new")).interactions) == 1
     result = run(pytester, upstream=offline, confdir=confdir)
     result.assert_outcomes(passed=3)
-    assert counter.count == 0
+    assert counter.connections == 0
 
 
 def test_a_changed_request_names_the_difference(
-    pytester: pytest.Pytester, confdir: Path, counter: ConnectionCounter
+    pytester: pytest.Pytester, confdir: Path, counter: CountingUpstream
 ) -> None:
     """A request that changed since recording fails its test with the nearest recorded request
     and the first differing body field, not just the client's 500."""

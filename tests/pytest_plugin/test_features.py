@@ -10,15 +10,14 @@ from pathlib import Path
 import pytest
 
 from replayproxy import store
-from replayproxy.testing import Simulator
+from replayproxy.testing import CountingUpstream, Simulator
 from tests.pytest_plugin.project import HEADER, cassette, chat_test, run, write_tests
-from tests.replay.conftest import ConnectionCounter
 
 pytestmark = pytest.mark.slow
 
 
 def test_xdist_records_and_replays_with_two_workers(
-    pytester: pytest.Pytester, confdir: Path, counter: ConnectionCounter
+    pytester: pytest.Pytester, confdir: Path, counter: CountingUpstream
 ) -> None:
     """With `-n 2` each worker runs its own proxy: four tests in proxy mode record four
     cassettes, then replay offline."""
@@ -40,7 +39,7 @@ def test_xdist_records_and_replays_with_two_workers(
     offline = f"http://127.0.0.1:{counter.port}"
     result = run(pytester, "-n", "2", upstream=offline, mode="proxy", confdir=confdir)
     result.assert_outcomes(passed=4)
-    assert counter.count == 0
+    assert counter.connections == 0
 
 
 BYPASS = """

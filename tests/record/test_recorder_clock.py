@@ -14,8 +14,7 @@ from mitmproxy.test import taddons, tflow
 from replayproxy import store
 from replayproxy.core.cassette.model import EndKind, Interaction
 from replayproxy.mitm.addons.recorder import Recorder
-
-MS = 1_000_000
+from replayproxy.testing import MS
 
 
 class FakeClock:

@@ -6,13 +6,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.reliability.upstream import FakeUpstream
+from replayproxy.testing import CountingUpstream
 
 
 @pytest.fixture
-def upstream() -> Iterator[FakeUpstream]:
+def upstream() -> Iterator[CountingUpstream]:
     """A listening fake upstream on 127.0.0.1; every test ends with 0 connections to it."""
-    fake = FakeUpstream()
+    fake = CountingUpstream()
     try:
         yield fake
     finally:

@@ -16,24 +16,20 @@ from click.testing import CliRunner
 from replayproxy import store
 from replayproxy.cli import cli
 from replayproxy.core.cassette import codec
-from replayproxy.core.cassette.model import (
-    Cassette,
-    Ending,
-    EndKind,
-    Frame,
-    Interaction,
-    Request,
-    Response,
-)
+from replayproxy.core.cassette.model import Cassette, Interaction
 from replayproxy.errors import CassetteFormatError
+from replayproxy.testing import interaction
 
 
 def _interaction(n: int, size: int = 3) -> Interaction:
-    frames = tuple(Frame(i * 1_000_000, f"data: {n}.{i}\n\n".encode()) for i in range(size))
-    return Interaction(
-        Request("POST", f"https://api.example.test/v1/{n}", body=b"{}"),
-        Response(200, "OK", headers=((b"content-type", b"text/event-stream"),), frames=frames),
-        Ending(EndKind.COMPLETE, size * 1_000_000),
+    """Interaction ``n``: ``size`` events 1 ms apart from 0, the head at 0."""
+    return interaction(
+        [f"data: {n}.{i}\n\n".encode() for i in range(size)],
+        url=f"https://api.example.test/v1/{n}",
+        body=b"{}",
+        reason="OK",
+        head_ms=0,
+        at_ms=range(size),
     )
 
 
@@ -214,6 +210,7 @@ _WRITER = """
 import sys
 from replayproxy import store
 from replayproxy.core.cassette.model import Ending, EndKind, Frame, Interaction, Request, Response
+from replayproxy.testing import interaction
 path, first, count, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 with store.CassetteWriter(path, "append") as w:
     print("ready", flush=True)

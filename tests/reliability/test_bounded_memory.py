@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from replayproxy.core.cassette.model import Request
 from replayproxy.core.matching.bodycache import DEFAULT_MAX_BYTES, BodyCache
 from replayproxy.core.matching.matcher import Matcher, Miss
-from tests.replay.helpers import CHAT_URL, interaction
+from replayproxy.testing import CHAT_URL, interaction
 
 
 @given(
@@ -132,7 +132,7 @@ def test_non_reading_clients_do_not_make_the_origin_buffer_the_body() -> None:
     import tracemalloc
 
     from replayproxy.engine.server import ReplayServer
-    from tests.replay.helpers import cassette
+    from replayproxy.testing import cassette
 
     body = b"data: " + b"y" * (16 * 2**20) + b"\n\n"
     frames = [body[i : i + 2**20] for i in range(0, len(body), 2**20)]
@@ -182,7 +182,7 @@ def test_big_request_bodies_are_released_by_the_replay_proxy(tmp_path: Path) -> 
     import time
 
     from replayproxy import store
-    from tests.replay.helpers import cassette
+    from replayproxy.testing import cassette
 
     path = tmp_path / "one.cassette"
     store.save(path, cassette(interaction([b"data: 1\n\n"])))

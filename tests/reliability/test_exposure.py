@@ -15,7 +15,7 @@ from replayproxy import store
 from replayproxy.cli._common import is_loopback
 from replayproxy.errors import ReplayProxyError
 from replayproxy.mitm.embedded import EmbeddedProxy
-from tests.replay.helpers import cassette, interaction
+from replayproxy.testing import cassette, interaction
 
 EXE = str(Path(sys.executable).with_name("replayproxy"))
 

@@ -30,8 +30,7 @@ from replayproxy.engine.session import ReplaySession
 from replayproxy.errors import CassetteFormatError
 from replayproxy.mitm.addons.replayer import Replayer
 from replayproxy.mitm.embedded import EmbeddedProxy
-from tests.reliability.upstream import FakeUpstream
-from tests.replay.helpers import cassette, interaction
+from replayproxy.testing import CountingUpstream, cassette, interaction
 
 BODY = b'{"model":"m","stream":true}'
 PATH = "/v1/chat/completions"
@@ -48,8 +47,8 @@ def _raise(*args: object, **kwargs: object) -> Any:
 
 
 @pytest.fixture(scope="module")
-def module_upstream() -> Iterator[FakeUpstream]:
-    fake = FakeUpstream()
+def module_upstream() -> Iterator[CountingUpstream]:
+    fake = CountingUpstream()
     yield fake
     fake.close()
 
@@ -57,7 +56,7 @@ def module_upstream() -> Iterator[FakeUpstream]:
 class Target:
     """A running embedded replay proxy in one mode, and how a client reaches the upstream."""
 
-    def __init__(self, mode: str, proxy: EmbeddedProxy, replayer: Replayer, up: FakeUpstream):
+    def __init__(self, mode: str, proxy: EmbeddedProxy, replayer: Replayer, up: CountingUpstream):
         self.mode, self.proxy, self.replayer, self.upstream = mode, proxy, replayer, up
 
     def serve(self, c: Cassette, **kwargs: Any) -> ReplaySession:
@@ -76,7 +75,7 @@ class Target:
 @pytest.fixture(scope="module", params=["forward", "reverse"])
 def target(
     request: pytest.FixtureRequest,
-    module_upstream: FakeUpstream,
+    module_upstream: CountingUpstream,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Target]:
     replayer = Replayer()
@@ -215,7 +214,7 @@ def test_the_direct_engine_answers_500_when_replay_breaks(
     assert s.summary().errors == 2
 
 
-def test_the_direct_engine_answers_a_deep_json_body(upstream: FakeUpstream) -> None:
+def test_the_direct_engine_answers_a_deep_json_body(upstream: CountingUpstream) -> None:
     """A body nested 1000 deep gets an answer from ReplayServer, not a dropped connection."""
     with ReplayServer(cassette(interaction([b"data: 1\n\n"])), speed=0) as s:
         r = httpx.post(s.url + PATH, content=DEEP, timeout=10)
@@ -245,7 +244,7 @@ print(r.status_code, r.headers.get("{ERROR_HEADER}"))
 
 
 def test_replay_command_exits_non_zero_with_one_stderr_line(
-    tmp_path: Path, upstream: FakeUpstream
+    tmp_path: Path, upstream: CountingUpstream
 ) -> None:
     """``replay -- COMMAND`` whose request hit a replay bug: status 1 though the command
     passed, one ``error:`` line and the count in the summary on stderr, no secret anywhere."""

@@ -24,7 +24,7 @@ from replayproxy.core.matching.matcher import Miss
 from replayproxy.core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
 from replayproxy.engine.session import ReplaySession, check_speed
 from replayproxy.errors import FaultSpecError, UsageError
-from tests.replay.helpers import MS, cassette, interaction
+from replayproxy.testing import MS, cassette, interaction
 
 DAY_NS = 86_400 * 1_000_000_000
 
@@ -69,11 +69,8 @@ def test_speeds_that_would_overflow_are_refused(speed: str) -> None:
 
 def _gappy(days: int) -> Interaction:
     """An SSE stream with a recorded gap of ``days`` days between its two events."""
-    it = interaction([b"data: 1\n\n", b"data: 2\n\n"])
-    assert it.response is not None
-    frames = (it.response.frames[0], type(it.response.frames[1])(days * DAY_NS, b"data: 2\n\n"))
-    response = type(it.response)(200, "", headers=it.response.headers, frames=frames)
-    return Interaction(it.request, response, type(it.end)(it.end.kind, days * DAY_NS + MS))
+    day_ms = DAY_NS // MS
+    return interaction([b"data: 1\n\n", b"data: 2\n\n"], head_ms=0, at_ms=[80, days * day_ms])
 
 
 @pytest.mark.parametrize(

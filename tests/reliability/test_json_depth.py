@@ -16,7 +16,7 @@ from replayproxy.core.json import limits
 from replayproxy.core.json.limits import MAX_JSON_DEPTH, JSONTooDeep
 from replayproxy.core.matching.matcher import Hit, Matcher, Miss, diff_requests
 from replayproxy.core.wire import eventstream
-from tests.replay.helpers import CHAT_URL, interaction
+from replayproxy.testing import CHAT_URL, interaction
 
 
 def nested(depth: int, open_: str = "[", close: str = "]") -> str:

@@ -22,12 +22,12 @@ from pathlib import Path
 
 import pytest
 from hypothesis import given
-from hypothesis import strategies as st
 
 from replayproxy import store
 from replayproxy.core.cassette.model import Frame, Request
 from replayproxy.core.redaction.body_fields import parse_pointers, redact_frames, redact_json
 from replayproxy.core.redaction.secrets import DEFAULT_HEADERS, DEFAULT_QUERY_PARAMS, Redactor
+from replayproxy.testing.strategies import cuts
 
 EXE = str(Path(sys.executable).with_name("replayproxy"))
 
@@ -89,7 +89,7 @@ _EVENTS = [
 ]
 
 
-@given(st.lists(st.integers(1, sum(map(len, _EVENTS)) - 1), unique=True, max_size=8).map(sorted))
+@given(cuts(sum(map(len, _EVENTS))))
 def test_stream_redaction_does_not_depend_on_the_frame_splits(cuts: list[int]) -> None:
     """However the stream was split into frames, every secret is gone, the frames keep their
     count and offsets, and the body equals the redaction of the unsplit body."""

@@ -9,8 +9,6 @@ cassette per test with :meth:`ReplayTarget.serve`.
 from __future__ import annotations
 
 import os
-import socket
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,37 +24,9 @@ from replayproxy.engine.session import ReplaySession
 from replayproxy.mitm.addons.replayer import Replayer
 from replayproxy.mitm.embedded import EmbeddedProxy
 from replayproxy.mitm.stack import MitmStack, build_stack
+from replayproxy.testing import CountingUpstream
 
 RECORDED_HOST = "api.openai.invalid"  # does not resolve: any DNS lookup or connect would fail
-
-
-class ConnectionCounter:
-    """A TCP listener on 127.0.0.1 that counts (and drops) every connection it gets."""
-
-    def __init__(self) -> None:
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
-        self.count = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            self.count += 1
-            conn.close()
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(2)
-        self.sock.close()
 
 
 class FlowProbe:
@@ -80,7 +50,7 @@ class ReplayTarget:
     mode: str  # "forward" or "reverse"
     stack: MitmStack  # built as the CLI and use_cassette() build theirs
     proxy: EmbeddedProxy
-    counter: ConnectionCounter
+    counter: CountingUpstream
     probe: FlowProbe
     env: dict[str, str] = field(default_factory=dict)
 
@@ -102,8 +72,8 @@ class ReplayTarget:
 
 
 @pytest.fixture(scope="module")
-def counter() -> Iterator[ConnectionCounter]:
-    c = ConnectionCounter()
+def counter() -> Iterator[CountingUpstream]:
+    c = CountingUpstream()
     yield c
     c.close()
 
@@ -111,7 +81,7 @@ def counter() -> Iterator[ConnectionCounter]:
 @pytest.fixture(scope="module", params=["forward", "reverse", "forward+process"])
 def replay_proxy(
     request: pytest.FixtureRequest,
-    counter: ConnectionCounter,
+    counter: CountingUpstream,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[ReplayTarget]:
     """A replay proxy: forward (HTTPS_PROXY + CA) or reverse (base URL) standing in for a
@@ -127,7 +97,7 @@ def replay_proxy(
         yield ReplayTarget(mode, stack, proxy, counter, probe, env)
     finally:
         proxy.stop()
-    assert counter.count == 0, "the replay proxy connected upstream"
+    assert counter.connections == 0, "the replay proxy connected upstream"
 
 
 _CONFDIR: list[Path] = []

@@ -1,4 +1,7 @@
-"""Builders for small test cassettes and client helpers that time what they receive."""
+"""Client helpers for the replay tests: what a client receives, and when.
+
+Cassettes are built with :mod:`replayproxy.testing.builders`.
+"""
 
 from __future__ import annotations
 
@@ -9,58 +12,6 @@ import time
 from collections.abc import Sequence
 
 import httpx
-
-from replayproxy.core.cassette.model import (
-    Cassette,
-    Ending,
-    EndKind,
-    Frame,
-    Interaction,
-    Request,
-    Response,
-)
-
-MS = 1_000_000
-CHAT_URL = "https://api.openai.invalid/v1/chat/completions"
-SSE = ((b"content-type", b"text/event-stream"),)
-
-
-def interaction(
-    frames: Sequence[bytes],
-    *,
-    gap_ms: int = 30,
-    head_ms: int = 50,
-    end: EndKind = EndKind.COMPLETE,
-    url: str = CHAT_URL,
-    body: bytes = b'{"model":"m","stream":true}',
-    headers: tuple[tuple[bytes, bytes], ...] = SSE,
-    status: int = 200,
-) -> Interaction:
-    """An interaction whose frames arrive ``gap_ms`` apart after a ``head_ms`` TTFB."""
-    offsets = [(head_ms + gap_ms * (i + 1)) * MS for i in range(len(frames))]
-    resp = Response(
-        status,
-        "",
-        headers=headers,
-        head_offset_ns=head_ms * MS,
-        frames=tuple(Frame(t, d) for t, d in zip(offsets, frames, strict=True)),
-    )
-    end_at = (offsets[-1] if offsets else head_ms * MS) + MS
-    return Interaction(Request("POST", url, body=body), resp, Ending(end, end_at))
-
-
-def cassette(*interactions: Interaction) -> Cassette:
-    return Cassette(tuple(interactions))
-
-
-def sse_frames(n: int, size: int = 40) -> list[bytes]:
-    """``n`` distinct SSE events of exactly ``size`` bytes each."""
-    out = []
-    for i in range(n):
-        head = b'data: {"i": %d, "pad": "' % i
-        tail = b'"}\n\n'
-        out.append(head + b"x" * (size - len(head) - len(tail)) + tail)
-    return out
 
 
 def gaps(times: Sequence[float]) -> list[float]:

@@ -16,7 +16,7 @@ from replayproxy import store
 from replayproxy.core.cassette.model import EndKind
 from replayproxy.engine.origin import TOKEN_HEADER, Origin
 from replayproxy.mitm.addons.replayer import Replayer
-from tests.replay.helpers import CHAT_URL, cassette, interaction
+from replayproxy.testing import CHAT_URL, cassette, interaction
 
 
 def _context(replayer: Replayer) -> Any:

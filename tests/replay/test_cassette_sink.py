@@ -12,7 +12,7 @@ from replayproxy import store
 from replayproxy.core.replay.record_mode import WriteMode
 from replayproxy.engine.cassette_sink import CassetteSink
 from replayproxy.errors import CassetteError
-from tests.replay.helpers import cassette, interaction
+from replayproxy.testing import cassette, interaction
 
 ONE = interaction([b"data: 1\n\n"])
 TWO = interaction([b"data: 2\n\n"], url="https://api.openai.invalid/v1/two")

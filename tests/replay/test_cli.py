@@ -16,8 +16,7 @@ from click.testing import CliRunner
 
 from replayproxy import store
 from replayproxy.cli import cli
-from tests.replay.conftest import ConnectionCounter
-from tests.replay.helpers import cassette, interaction
+from replayproxy.testing import CountingUpstream, cassette, interaction
 
 ROOT = Path(__file__).resolve().parents[2]
 ANTHROPIC = ROOT / "cassettes" / "anthropic-text.cassette"
@@ -58,8 +57,8 @@ def run(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture
-def counter() -> Iterator[ConnectionCounter]:
-    c = ConnectionCounter()
+def counter() -> Iterator[CountingUpstream]:
+    c = CountingUpstream()
     yield c
     c.close()
 
@@ -81,7 +80,7 @@ def test_forward_mode_serves_a_wrapped_sdk_and_prints_the_summary(confdir: Path)
     )
 
 
-def test_base_url_mode_never_contacts_the_upstream(counter: ConnectionCounter) -> None:
+def test_base_url_mode_never_contacts_the_upstream(counter: CountingUpstream) -> None:
     """--upstream names the host stood in for; it gets no connection; curl gets the stream."""
     body = store.load(ANTHROPIC).interactions[0].request.body
     script = (
@@ -99,7 +98,7 @@ def test_base_url_mode_never_contacts_the_upstream(counter: ConnectionCounter) -
     assert "event: message_stop" in done.stdout
     assert "ca-cert" not in done.stdout
     time.sleep(0.2)
-    assert counter.count == 0
+    assert counter.connections == 0
 
 
 def test_unmatched_request_fails_the_run_unless_allowed(tmp_path: Path) -> None:

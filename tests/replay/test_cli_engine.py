@@ -20,7 +20,7 @@ import pytest
 
 from replayproxy import store
 from replayproxy.core.cassette.model import EndKind
-from tests.replay.helpers import cassette, interaction
+from replayproxy.testing import cassette, interaction
 
 REPLAYPROXY = [sys.executable, "-c", "from replayproxy.cli import main; main()"]
 UPSTREAM = "https://api.openai.invalid"

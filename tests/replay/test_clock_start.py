@@ -28,7 +28,8 @@ from replayproxy.engine.session import ReplaySession, Served
 from replayproxy.mitm.addons._arrival import arrived_at
 from replayproxy.mitm.addons.replayer import Replayer
 from replayproxy.mitm.embedded import EmbeddedProxy
-from tests.replay.helpers import cassette, gaps, interaction, sse_frames
+from replayproxy.testing import cassette, interaction, sse_frames
+from tests.replay.helpers import gaps
 
 DELAY_S = 0.3
 FIRST_FRAME_S = 0.6

@@ -36,12 +36,9 @@ from replayproxy.engine.origin import (
 )
 from replayproxy.engine.server import ReplayServer
 from replayproxy.engine.session import ReplaySession
-from tests.replay.helpers import CHAT_URL, cassette, interaction
+from replayproxy.testing import CHAT_URL, MS, cassette, interaction, realtime_turns, ws_interaction
 from tests.replay.test_origin_clock import exchange, pipelined, plain_exchange, schedule
 from tests.replay.virtual_time import VirtualClock, run_virtual
-from tests.websocket.builders import realtime_turns, ws_interaction
-
-MS = 1_000_000
 
 
 async def _read(data: bytes) -> tuple[Request | str | None, bytes, bytes]:

@@ -17,15 +17,9 @@ from replayproxy.core.matching.matcher import Miss
 from replayproxy.core.replay.schedule import from_interaction, scale
 from replayproxy.engine.http1_writer import compile_schedule as _compile
 from replayproxy.engine.server import ReplayServer
-from tests.replay.helpers import (
-    SSE,
-    cassette,
-    gaps,
-    interaction,
-    raw_reads,
-    sse_frames,
-    stream_raw,
-)
+from replayproxy.testing import SSE_HEADERS, cassette, interaction, sse_frames
+from replayproxy.testing.strategies import cuts
+from tests.replay.helpers import gaps, raw_reads, stream_raw
 
 BODY = b'{"model":"m","stream":true}'
 REQUEST = (
@@ -183,7 +177,7 @@ def test_long_stream_does_not_drift() -> None:
 @given(st.lists(st.binary(min_size=1, max_size=300), min_size=0, max_size=8))
 def test_any_frames_arrive_byte_exact(frames: list[bytes]) -> None:
     """Whatever the frame bytes (CRLF, NULs, '0\\r\\n\\r\\n'), the client gets them exactly."""
-    it = interaction(frames, headers=SSE, gap_ms=0)
+    it = interaction(frames, headers=SSE_HEADERS, gap_ms=0)
     with ReplayServer(cassette(it), speed=0) as server, httpx.Client() as c:
         got = stream_raw(c, server.url + "/v1/chat/completions", BODY)
     assert b"".join(got) == b"".join(frames)
@@ -268,7 +262,7 @@ def test_garbage_does_not_stop_the_server() -> None:
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.integers(1, len(REQUEST) - 1), max_size=6, unique=True).map(sorted))
+@given(cuts(len(REQUEST), max_cuts=6))
 def test_a_request_split_anywhere_is_read_whole(cuts: list[int]) -> None:
     """However the request bytes are split across writes, the origin reads the same request."""
     pieces = [REQUEST[a:b] for a, b in itertools.pairwise([0, *cuts, len(REQUEST)])]

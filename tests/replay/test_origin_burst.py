@@ -18,7 +18,7 @@ from replayproxy.core.matching.matcher import MatchOptions
 from replayproxy.engine.origin import Origin
 from replayproxy.engine.server import ReplayServer
 from replayproxy.engine.session import ReplaySession
-from tests.replay.helpers import CHAT_URL, cassette, interaction, sse_frames
+from replayproxy.testing import CHAT_URL, cassette, interaction, sse_frames
 
 BURST = 200
 VARIANTS = 4

@@ -14,10 +14,8 @@ import pytest
 from replayproxy.core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
 from replayproxy.engine import origin as origin_module
 from replayproxy.engine.origin import TOKEN_HEADER, Origin
+from replayproxy.testing import MS, US
 from tests.replay.virtual_time import VirtualClock, run_virtual
-
-MS = 1_000_000
-US = 1_000
 
 
 def schedule(head_ms: float, writes_ms: list[float], end_ms: float) -> Schedule:

@@ -25,8 +25,8 @@ from replayproxy.engine import origin as origin_module
 from replayproxy.engine.failsafe import ERROR_HEADER
 from replayproxy.engine.origin import FAILURE_HEADER, PACKED_HEADER, Origin
 from replayproxy.mitm.addons._handoff import waits
-from tests.replay.conftest import ConnectionCounter, ReplayTarget
-from tests.replay.helpers import cassette, interaction
+from replayproxy.testing import CountingUpstream, cassette, interaction
+from tests.replay.conftest import ReplayTarget
 from tests.replay.test_origin_clock import plain_exchange
 
 REPLAYPROXY = [sys.executable, "-c", "from replayproxy.cli import main; main()"]
@@ -97,7 +97,7 @@ class Cli:
 
 
 @pytest.fixture
-def cli(tmp_path: Path, counter: ConnectionCounter) -> Iterator[Cli]:
+def cli(tmp_path: Path, counter: CountingUpstream) -> Iterator[Cli]:
     """The CLI replaying one stream recorded from the counting host (plain HTTP)."""
     path = tmp_path / "c.cassette"
     url = f"http://127.0.0.1:{counter.port}{PATH}"
@@ -107,11 +107,11 @@ def cli(tmp_path: Path, counter: ConnectionCounter) -> Iterator[Cli]:
         yield c
     finally:
         c.kill()
-    assert counter.count == 0, "replay connected upstream"
+    assert counter.connections == 0, "replay connected upstream"
 
 
 def test_the_origin_runs_in_a_child_that_stops_with_the_proxy(
-    cli: Cli, counter: ConnectionCounter
+    cli: Cli, counter: CountingUpstream
 ) -> None:
     """Forward replay serves through its origin child process; Ctrl-C stops both, cleanly."""
     assert "replayproxy.engine.origin_process" in cmdline(cli.origin_pid)
@@ -132,7 +132,7 @@ def test_a_killed_proxy_takes_its_origin_child_with_it(cli: Cli) -> None:
 
 
 def test_a_dead_origin_child_is_an_explained_counted_error(
-    cli: Cli, counter: ConnectionCounter
+    cli: Cli, counter: CountingUpstream
 ) -> None:
     """With the child gone, a request gets the explained 500 naming why, is counted as a
     replay error (the run fails) and reaches nothing (the counting host sees no connection)."""

@@ -19,16 +19,9 @@ import requests
 from replayproxy import store
 from replayproxy.core.cassette.model import EndKind
 from replayproxy.engine.session import ReplaySession
+from replayproxy.testing import SSE_HEADERS, cassette, interaction, sse_frames
 from tests.replay.conftest import ReplayTarget
-from tests.replay.helpers import (
-    SSE,
-    cassette,
-    gaps,
-    interaction,
-    raw_reads,
-    sse_frames,
-    stream_raw,
-)
+from tests.replay.helpers import gaps, raw_reads, stream_raw
 
 BODY = b'{"model":"m","stream":true}'
 PATH = "/v1/chat/completions"
@@ -168,7 +161,7 @@ def test_nothing_is_resolved_or_contacted(
         url = f"http://127.0.0.1:{replay_proxy.counter.port}{PATH}"
         r = httpx.post(url, content=BODY, timeout=5)
         assert (r.status_code, r.content) == (200, b"data: 1\n\n")
-    assert replay_proxy.counter.count == 0
+    assert replay_proxy.counter.connections == 0
     # Later addons see the flow as the client sent it, not the loopback origin.
     url, host_header, has_token = replay_proxy.probe.seen[-1]
     assert not has_token
@@ -230,7 +223,7 @@ def test_instant_single_write_is_answered_whole_with_bytes_untouched(
     """At --speed 0 with coalesce, the response goes out whole (content-length), gzip untouched."""
     body = gzip.compress(b"".join(sse_frames(5)))
     frames = [body[:10], body[10:25], body[25:]]
-    headers = (*SSE, (b"content-encoding", b"gzip"), (b"x-recorded", b"yes"))
+    headers = (*SSE_HEADERS, (b"content-encoding", b"gzip"), (b"x-recorded", b"yes"))
     it = interaction(frames, headers=headers, gap_ms=200, head_ms=300)
     replay_proxy.replayer.use(ReplaySession(cassette(it), speed=0, faults=["coalesce"]))
     start = time.monotonic()

@@ -15,8 +15,7 @@ from replayproxy.core.cassette.model import Request
 from replayproxy.core.matching.matcher import MatchOptions
 from replayproxy.engine.session import Passthrough, ReplaySession, Served
 from replayproxy.errors import CassetteError, UsageError
-from replayproxy.testing import Simulator
-from tests.replay.helpers import cassette, interaction, sse_frames
+from replayproxy.testing import Simulator, cassette, interaction, sse_frames
 
 BODY_A = b'{"model":"m","stream":true,"n":1}'
 BODY_B = b'{"model":"m","stream":true,"n":2}'

@@ -13,7 +13,7 @@ import pytest
 from replayproxy.core.cassette.model import Cassette
 from replayproxy.engine import resolving
 from replayproxy.engine.session import ReplaySession, Served
-from tests.replay.helpers import interaction
+from replayproxy.testing import interaction
 
 IT = interaction([b"data: 1\n\n"])
 

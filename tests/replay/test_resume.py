@@ -17,21 +17,13 @@ import openai
 import pytest
 
 from replayproxy import store
-from replayproxy.core.cassette.model import (
-    Cassette,
-    Ending,
-    EndKind,
-    Frame,
-    Interaction,
-    Request,
-    Response,
-)
+from replayproxy.core.cassette.model import Cassette, Interaction
 from replayproxy.engine.server import ReplayServer
 from replayproxy.engine.session import ReplaySession
+from replayproxy.testing import interaction
 from replayproxy.testing.streams import STREAMS, expected_text
 from tests.replay.conftest import ReplayTarget
 
-MS = 1_000_000
 CHAT = STREAMS["openai-chat-text"]
 RESPONSES = Path(__file__).resolve().parents[2] / "cassettes" / "openai-responses.cassette"
 
@@ -39,12 +31,15 @@ RESPONSES = Path(__file__).resolve().parents[2] / "cassettes" / "openai-response
 def chat_with_ids(n: int = 12, gap_ms: int = 5) -> Interaction:
     """The real OpenAI chat stream's first ``n`` events (and [DONE]), each with ``id: N``."""
     events = [*CHAT.events[: n - 1], CHAT.events[-1]]
-    frames = tuple(
-        Frame((20 + gap_ms * (i + 1)) * MS, b"id: %d\n" % i + e) for i, e in enumerate(events)
+    return interaction(
+        [b"id: %d\n" % i + e for i, e in enumerate(events)],
+        body=b'{"s":1}',
+        reason="OK",
+        headers=CHAT.headers,
+        head_ms=20,
+        gap_ms=gap_ms,
+        end_after_ms=0,
     )
-    resp = Response(200, "OK", headers=CHAT.headers, head_offset_ns=20 * MS, frames=frames)
-    req = Request("POST", "https://api.openai.invalid/v1/chat/completions", body=b'{"s":1}')
-    return Interaction(req, resp, Ending(EndKind.COMPLETE, frames[-1].offset_ns))
 
 
 def chat_text(datas: list[str]) -> str:

@@ -13,7 +13,7 @@ import pytest
 from replayproxy.engine import server as server_mod
 from replayproxy.engine.server import ReplayServer
 from replayproxy.errors import ReplayProxyError
-from tests.replay.helpers import cassette, interaction
+from replayproxy.testing import cassette, interaction
 
 IT = interaction([b"data: 1\n\n"])
 CASSETTE = cassette(IT)

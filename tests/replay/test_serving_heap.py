@@ -17,7 +17,7 @@ import httpx
 
 from replayproxy import store
 from replayproxy.engine.server import ReplayServer
-from tests.replay.helpers import cassette, interaction
+from replayproxy.testing import cassette, interaction
 
 # The CLI as a user runs it, reporting its frozen-object count on exit.
 CLI = (

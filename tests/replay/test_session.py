@@ -30,8 +30,7 @@ from replayproxy.engine.session import (
     unmatched_response,
 )
 from replayproxy.errors import CassetteError, CassetteFormatError, UsageError
-from tests.replay.helpers import MS, cassette, interaction
-from tests.websocket.builders import text, ws_interaction
+from replayproxy.testing import MS, cassette, interaction, ws_interaction, ws_text
 
 IT = interaction([b"data: 1\n\n", b"data: 2\n\n"], gap_ms=10, head_ms=20)
 OTHER = interaction([b"data: x\n\n"], url="https://api.openai.invalid/v1/other")
@@ -332,7 +331,7 @@ def test_an_unknown_last_event_id_is_a_miss() -> None:
 
 # -- WebSocket sessions --------------------------------------------------------------------------
 
-WS = ws_interaction([text(6, False, {"type": "session.created"})])
+WS = ws_interaction([ws_text(6, False, {"type": "session.created"})])
 
 
 def test_a_websocket_interaction_is_served_with_its_conversation() -> None:
@@ -463,7 +462,7 @@ def test_every_resume_counts_as_one_more_repeat() -> None:
     assert counts == [0, 1, 2]
 
 
-WS3 = ws_interaction([text(6, False, {"type": "a"}), text(26, False, {"type": "b"})])
+WS3 = ws_interaction([ws_text(6, False, {"type": "a"}), ws_text(26, False, {"type": "b"})])
 
 
 def test_a_websocket_is_planned_at_the_sessions_speed_and_options() -> None:

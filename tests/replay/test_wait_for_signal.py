@@ -17,7 +17,7 @@ import pytest
 
 from replayproxy.cli._common import wait_for_signal
 from replayproxy.engine.server import ReplayServer
-from tests.replay.helpers import cassette, interaction
+from replayproxy.testing import cassette, interaction
 
 CASSETTE = cassette(interaction([b"data: 1\n\n"]))
 SAFETY_S = 15.0

@@ -164,7 +164,7 @@ def test_a_mismatched_client_message_gets_an_explained_1008(
 
 def test_an_upgrade_to_a_plain_http_recording_is_not_a_websocket() -> None:
     """A WebSocket upgrade for a path recorded as plain HTTP gets the explained 500, not 101."""
-    from tests.replay.helpers import cassette, interaction, sse_frames
+    from replayproxy.testing import cassette, interaction, sse_frames
 
     c: Cassette = cassette(interaction(sse_frames(2)))
     with ReplayServer(c, speed=0) as server, pytest.raises(Exception) as refused:

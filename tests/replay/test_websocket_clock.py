@@ -40,12 +40,11 @@ from replayproxy.engine.websocket import ClientArrivals, WsServe
 from replayproxy.mitm.addons._arrival import MAX_AGE_S, message_arrived_at
 from replayproxy.mitm.addons.replayer import Replayer
 from replayproxy.mitm.embedded import EmbeddedProxy
+from replayproxy.testing import MS, ws_interaction, ws_text
 from tests.replay.conftest import RECORDED_HOST, _confdir
 from tests.replay.helpers import ws_client_tls
 from tests.replay.virtual_time import VirtualClock, run_virtual
-from tests.websocket.builders import text, ws_interaction
 
-MS = 1_000_000
 REPLY_MS = 400  # recorded delay of the reply after the client's message
 RELAY_MS = 300  # the inbound latency in front of the engine
 PATH = "/v1/realtime?model=gpt-realtime"
@@ -53,7 +52,7 @@ HELLO = {"type": "session.created", "event_id": "e1"}
 ASK = {"type": "response.create", "event_id": "c1"}
 REPLY = {"type": "response.done", "event_id": "e2"}
 INTERACTION = ws_interaction(
-    [text(6, False, HELLO), text(50, True, ASK), text(50 + REPLY_MS, False, REPLY)]
+    [ws_text(6, False, HELLO), ws_text(50, True, ASK), ws_text(50 + REPLY_MS, False, REPLY)]
 )
 
 
@@ -138,10 +137,10 @@ def test_engine_reading_after_the_first_reply_was_due_keeps_the_gaps() -> None:
     starts at the engine's read, its two replies 50 ms apart as recorded (not both at once)."""
     two = ws_interaction(
         [
-            text(6, False, HELLO),
-            text(50, True, ASK),
-            text(50 + REPLY_MS, False, REPLY),
-            text(100 + REPLY_MS, False, REPLY),
+            ws_text(6, False, HELLO),
+            ws_text(50, True, ASK),
+            ws_text(50 + REPLY_MS, False, REPLY),
+            ws_text(100 + REPLY_MS, False, REPLY),
         ]
     )
     took = reply_after_send(relay_ms=500, noted_ms=0, interaction=two)

@@ -27,10 +27,10 @@ from replayproxy.engine.websocket import (
     is_upgrade,
     serve_websocket,
 )
+from replayproxy.testing import MS
 from tests.replay.test_sockets import tcp_pair
 from tests.replay.virtual_time import VirtualClock, run_virtual
 
-MS = 1_000_000
 KEY = "dGhlIHNhbXBsZSBub25jZQ=="  # RFC 6455 §1.3's example key and its accept token
 ACCEPT = b"s3pPLMBiTxaQ9kYGzzhZRbK+xOo="
 UPGRADE = Request(

@@ -20,9 +20,9 @@ from replayproxy.core.cassette.model import Cassette
 from replayproxy.engine.server import ReplayServer
 from replayproxy.engine.session import ReplaySession
 from replayproxy.errors import FaultSpecError
+from replayproxy.testing import realtime_turns, ws_interaction
 from tests.replay.conftest import RECORDED_HOST, ReplayTarget
 from tests.replay.helpers import ws_client_tls
-from tests.websocket.builders import realtime_turns, ws_interaction
 
 PATH = "/v1/realtime?model=gpt-realtime"
 CASSETTE = Cassette((ws_interaction(realtime_turns(ttfb_ms=50, gap_ms=10, deltas=4)),))

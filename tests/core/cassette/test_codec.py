@@ -17,7 +17,7 @@ from replayproxy.core.cassette.model import (
     Response,
 )
 from replayproxy.errors import CassetteFormatError, CassetteVersionError
-from tests.cassette.builders import cassettes
+from replayproxy.testing.strategies import cassettes
 
 
 def sample() -> Cassette:
@@ -37,7 +37,7 @@ def sample() -> Cassette:
     return Cassette((ok, ok))
 
 
-@given(cassettes)
+@given(cassettes())
 def test_round_trip_is_exact(cassette: Cassette) -> None:
     """Any cassette decodes to an equal one, and re-encodes to the same bytes."""
     data = codec.encode(cassette)
@@ -60,7 +60,7 @@ def test_every_cut_of_the_last_record_is_a_torn_tail(version: int) -> None:
         assert decoded.version == version
 
 
-@given(cassettes)
+@given(cassettes())
 def test_version_1_still_round_trips(cassette: Cassette) -> None:
     """v1 files stay readable: any cassette written as v1 decodes equal, and says it is v1."""
     data = codec.encode(cassette, version=1)

@@ -18,11 +18,13 @@ from replayproxy.core.cassette.model import (
 )
 from replayproxy.core.tools.inspect import escape
 from replayproxy.errors import CassetteFormatError
-from tests.cassette.builders import MS, any_bytes, cassettes, sample_cassette
+from replayproxy.testing import MS
+from replayproxy.testing.strategies import any_bytes, cassettes
+from tests.cassette.samples import sample_cassette
 
 
 @settings(max_examples=200)
-@given(cassettes)
+@given(cassettes())
 def test_any_cassette_round_trips_byte_identically(cassette: Cassette) -> None:
     """dumps then loads gives an equal cassette, which encodes to the very same bytes."""
     text = textform.dumps(cassette)
@@ -31,7 +33,7 @@ def test_any_cassette_round_trips_byte_identically(cassette: Cassette) -> None:
     assert codec.encode(back) == codec.encode(cassette)
 
 
-@given(any_bytes)
+@given(any_bytes())
 def test_quoted_bytes_round_trip_and_stay_on_one_line(data: bytes) -> None:
     """Any bytes quote to a single printable line that parses back to the same bytes."""
     token = textform.quote(data)

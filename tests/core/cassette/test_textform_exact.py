@@ -16,7 +16,7 @@ from replayproxy.core.cassette.model import (
 )
 from replayproxy.core.cassette.textform import dumps, format_time, quote
 from replayproxy.core.cassette.textload import loads
-from tests.cassette.builders import MS
+from replayproxy.testing import MS
 
 BANNER = "# replayproxy cassette text (docs/text-format.md), read by `replayproxy cassette import`"
 

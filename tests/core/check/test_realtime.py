@@ -14,7 +14,7 @@ from replayproxy.checking import check, check_interaction
 from replayproxy.core.check import RULES
 from replayproxy.core.check.grammars.realtime import RULE_PREFIXES, check_session, detect_ws
 from replayproxy.core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
-from tests.websocket.builders import MS, ws_interaction
+from replayproxy.testing import MS, ws_interaction
 
 Events = list[dict[str, Any]]
 

@@ -11,10 +11,9 @@ from replayproxy.core.cassette.model import Ending, EndKind, Frame, Interaction,
 from replayproxy.core.faults import parse, plan
 from replayproxy.core.replay.schedule import FinishKind
 from replayproxy.errors import FaultSpecError
+from replayproxy.testing import MS
 from replayproxy.testing.streams import STREAMS
 from tests.faults.builders import interaction
-
-MS = 1_000_000
 
 
 def sse(*frames: bytes, path: str = "/v1/chat/completions") -> Interaction:

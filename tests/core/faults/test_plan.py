@@ -11,10 +11,10 @@ from replayproxy.core.faults import PlanCache, parse, plan
 from replayproxy.core.replay.schedule import FinishKind, Schedule, from_interaction
 from replayproxy.core.wire.sse import parse_events
 from replayproxy.errors import FaultSpecError
+from replayproxy.testing import MS
 from replayproxy.testing.streams import STREAMS
 from tests.faults.builders import interaction
 
-MS = 1_000_000
 SSE_STREAMS = ["openai-chat-text", "openai-responses", "anthropic-text", "gemini-text"]
 
 

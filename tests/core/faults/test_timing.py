@@ -18,9 +18,8 @@ from replayproxy.core.faults.timing import (
     ttfb,
 )
 from replayproxy.core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
+from replayproxy.testing import MS, S
 
-S = 1_000_000_000
-MS = 1_000_000
 HEAD = Head(10 * MS, 200, "OK", ())
 KA = b": ka\n\n"
 

@@ -15,7 +15,7 @@ from replayproxy.core.faults import websocket as ws_faults
 from replayproxy.core.faults.spec import parse
 from replayproxy.core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
 from replayproxy.errors import FaultSpecError
-from tests.websocket.builders import MS, ws_interaction
+from replayproxy.testing import MS, ws_interaction
 
 HEAD = 5 * MS
 S0 = WsMessage(10 * MS, False, True, b'{"type":"session.created"}')

@@ -13,9 +13,8 @@ from replayproxy.core.cassette.model import Ending, EndKind, Frame, Interaction,
 from replayproxy.core.matching.matcher import MatchOptions, Miss
 from replayproxy.core.replay.resume import Resume, find, remainder
 from replayproxy.core.replay.schedule import FinishKind
+from replayproxy.testing import MS, SSE_HEADERS, interaction
 
-MS = 1_000_000
-SSE = ((b"content-type", b"text/event-stream"),)
 URL = "https://api.example.invalid/v1/stream"
 
 
@@ -27,12 +26,9 @@ def event(i: int, *, with_id: bool = True) -> bytes:
 def stream(
     n: int, *, with_ids: bool = True, gap_ms: int = 10, url: str = URL, body: bytes = b"{}"
 ) -> Interaction:
-    frames = tuple(
-        Frame((50 + gap_ms * (i + 1)) * MS, event(i, with_id=with_ids)) for i in range(n)
-    )
-    resp = Response(200, "OK", headers=SSE, head_offset_ns=50 * MS, frames=frames)
-    end = Ending(EndKind.COMPLETE, frames[-1].offset_ns + MS)
-    return Interaction(Request("POST", url, body=body), resp, end)
+    """``n`` events ``gap_ms`` apart after a 50 ms head, with ``id:`` lines or without."""
+    events = [event(i, with_id=with_ids) for i in range(n)]
+    return interaction(events, url=url, body=body, reason="OK", headers=SSE_HEADERS, gap_ms=gap_ms)
 
 
 def reconnect(last_id: str, *, body: bytes = b"{}") -> Request:
@@ -40,7 +36,8 @@ def reconnect(last_id: str, *, body: bytes = b"{}") -> Request:
 
 
 def responses_stream(rid: str, n: int, *, gap_ms: int = 10) -> Interaction:
-    frames = []
+    """A Responses API stream of ``n`` events (response ``rid``), ``gap_ms`` apart from 0."""
+    events = []
     for i in range(n):
         kind = "response.created" if i == 0 else "response.output_text.delta"
         doc: dict[str, object] = {"type": kind, "sequence_number": i}
@@ -49,10 +46,17 @@ def responses_stream(rid: str, n: int, *, gap_ms: int = 10) -> Interaction:
         else:
             doc["delta"] = f"d{i}"
         data = b"event: " + kind.encode() + b"\ndata: " + json.dumps(doc).encode() + b"\n\n"
-        frames.append(Frame((gap_ms * (i + 1)) * MS, data))
-    resp = Response(200, "OK", headers=SSE, frames=tuple(frames))
-    req = Request("POST", "https://api.openai.com/v1/responses", body=b'{"stream":true}')
-    return Interaction(req, resp, Ending(EndKind.COMPLETE, frames[-1].offset_ns))
+        events.append(data)
+    return interaction(
+        events,
+        url="https://api.openai.com/v1/responses",
+        body=b'{"stream":true}',
+        reason="OK",
+        headers=SSE_HEADERS,
+        head_ms=0,
+        gap_ms=gap_ms,
+        end_after_ms=0,
+    )
 
 
 def test_last_event_id_resumes_after_that_event() -> None:
@@ -155,7 +159,7 @@ def test_prefix_plus_remainder_is_the_recording(
     for i in range(n):
         t += gaps[i] * MS
         frames.append(Frame(t, event(i)))
-    resp = Response(200, "OK", headers=SSE, head_offset_ns=50 * MS, frames=tuple(frames))
+    resp = Response(200, "OK", headers=SSE_HEADERS, head_offset_ns=50 * MS, frames=tuple(frames))
     it = Interaction(Request("GET", URL), resp, Ending(EndKind.COMPLETE, t))
     rest = remainder(it, after)
     assert b"".join(event(i) for i in range(after)) + rest.body == resp.body

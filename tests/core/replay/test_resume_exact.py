@@ -8,6 +8,7 @@ import json
 from replayproxy.core.cassette.model import Ending, EndKind, Frame, Interaction, Request, Response
 from replayproxy.core.matching.matcher import MatchOptions, Miss
 from replayproxy.core.replay.resume import Resume, find, remainder
+from replayproxy.testing import interaction
 from tests.core.replay.test_resume import MS, URL, event, reconnect, responses_stream, stream
 
 BASE = "https://api.openai.com/v1/responses/resp_B"
@@ -101,14 +102,15 @@ def test_only_a_get_of_a_responses_path_resumes() -> None:
 
 
 def _responses(*docs: object) -> Interaction:
-    frames = tuple(
-        Frame((i + 1) * 10 * MS, b"data: " + json.dumps(d).encode() + b"\n\n")
-        for i, d in enumerate(docs)
-    )
-    headers = ((b"content-type", b"text/event-stream"),)
-    req = Request("POST", "https://api.openai.com/v1/responses", body=b'{"stream":true}')
-    return Interaction(
-        req, Response(200, "OK", headers=headers, frames=frames), Ending(EndKind.COMPLETE, 99 * MS)
+    """A Responses API stream of these JSON events, 10 ms apart, the head at 0, ending at 99 ms."""
+    return interaction(
+        [b"data: " + json.dumps(d).encode() + b"\n\n" for d in docs],
+        url="https://api.openai.com/v1/responses",
+        body=b'{"stream":true}',
+        reason="OK",
+        head_ms=0,
+        gap_ms=10,
+        end=Ending(EndKind.COMPLETE, 99 * MS),
     )
 
 

@@ -18,20 +18,21 @@ from replayproxy.core.replay.schedule import (
     scale,
     to_interaction,
 )
+from replayproxy.testing import MS, builders
 
-MS = 1_000_000
 REQ = Request("POST", "https://api.openai.com/v1/chat/completions")
 
 
 def interaction(frames: list[tuple[int, bytes]], end: EndKind, end_ms: int, head_ms: int = 300):
-    resp = Response(
-        200,
-        "OK",
-        headers=((b"content-type", b"text/event-stream"),),
-        head_offset_ns=head_ms * MS,
-        frames=tuple(Frame(t * MS, d) for t, d in frames),
+    """An SSE response whose frames are the (ms, bytes) pairs given, ending at ``end_ms``."""
+    return builders.interaction(
+        [d for _, d in frames],
+        at_ms=[t for t, _ in frames],
+        request=REQ,
+        reason="OK",
+        head_ms=head_ms,
+        end=Ending(end, end_ms * MS),
     )
-    return Interaction(REQ, resp, Ending(end, end_ms * MS))
 
 
 def test_offsets_are_absolute_and_frames_kept_as_recorded() -> None:

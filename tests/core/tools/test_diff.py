@@ -12,10 +12,11 @@ from replayproxy import store
 from replayproxy.core.cassette.model import Cassette, EndKind, Frame
 from replayproxy.core.tools.diff import Timing, _opcodes, diff
 from replayproxy.core.tools.edit import Edits, apply
-from tests.cassette.builders import cassettes, sample_cassette
+from replayproxy.testing.strategies import cassettes
+from tests.cassette.samples import sample_cassette
 
 
-@given(cassettes)
+@given(cassettes())
 def test_a_cassette_has_no_difference_with_itself(c: Cassette) -> None:
     """diff(c, c) is empty for any cassette."""
     assert diff(c, c) == []

@@ -9,19 +9,9 @@ from dataclasses import replace
 
 import pytest
 
-from replayproxy.core.cassette.model import (
-    Cassette,
-    Ending,
-    EndKind,
-    Frame,
-    Interaction,
-    Request,
-    Response,
-)
+from replayproxy.core.cassette.model import Cassette, Ending, EndKind, Interaction
 from replayproxy.core.tools.diff import Difference, Timing, diff
-from tests.cassette.builders import MS
-
-SSE = ((b"content-type", b"text/event-stream"),)
+from replayproxy.testing import MS, SSE_HEADERS, interaction, request
 
 
 def ix(
@@ -31,12 +21,14 @@ def ix(
     headers: tuple[tuple[bytes, bytes], ...] = (),
     body: bytes = b"{}",
 ) -> Interaction:
-    return Interaction(
-        Request("POST", url, "HTTP/1.1", ((b"a", b"1"),), body),
-        Response(
-            200, "OK", "HTTP/1.1", headers, 5 * MS, tuple(Frame(t * MS, d) for t, d in frames)
-        ),
-        Ending(EndKind.COMPLETE, 30 * MS),
+    return interaction(
+        [d for _, d in frames],
+        request=request(url=url, headers=((b"a", b"1"),), body=body),
+        reason="OK",
+        headers=headers,
+        head_ms=5,
+        at_ms=[t for t, _ in frames],
+        end=Ending(EndKind.COMPLETE, 30 * MS),
     )
 
 
@@ -226,8 +218,8 @@ E = [b"data: 0\n\n", b"data: 1\n\n", b"data: 2\n\n", b"data: 3\n\n"]
 
 def test_events_added_removed_and_changed() -> None:
     """Event streams are compared event by event: count, changed and added, exactly."""
-    x = ix(((10, E[0] + E[1] + E[2]),), headers=SSE)
-    y = ix(((10, E[0] + b"data: one\n\n" + E[2] + E[3]),), headers=SSE)
+    x = ix(((10, E[0] + E[1] + E[2]),), headers=SSE_HEADERS)
+    y = ix(((10, E[0] + b"data: one\n\n" + E[2] + E[3]),), headers=SSE_HEADERS)
     events = [d for d in one(x, y) if d[0] == "event"]
     assert events == [
         ("event", "event count", "3", "4"),
@@ -240,7 +232,7 @@ def test_events_added_removed_and_changed() -> None:
 
 def test_one_side_an_event_stream_the_other_not() -> None:
     """When only one body is an event stream, bodies are compared byte by byte."""
-    x = ix(((10, E[0]),), headers=SSE)
+    x = ix(((10, E[0]),), headers=SSE_HEADERS)
     y = ix(((10, b"data: 0\n\n!"),), headers=((b"content-type", b"application/json"),))
     what = "body (differs from byte 9)"
     assert one(x, y)[-1] == ("interaction", what, '"data: 0\\n\\n"', '"data: 0\\n\\n!"')
@@ -286,8 +278,8 @@ def test_long_runs_of_few_distinct_items_still_align() -> None:
         ("frame", "frame 100 (B)", "", '+109ms "new"'),
     ]
     events = [(10 + i, b"data: %s\n\n" % k.encode()) for i, k in enumerate(keys)]
-    sx = ix(tuple(events), headers=SSE)
-    sy = ix((*events[:100], (109, b"data: new\n\n"), *events[100:]), headers=SSE)
+    sx = ix(tuple(events), headers=SSE_HEADERS)
+    sy = ix((*events[:100], (109, b"data: new\n\n"), *events[100:]), headers=SSE_HEADERS)
     assert [d for d in one(sx, sy) if d[0] == "event"] == [
         ("event", "event count", "250", "251"),
         ("event", "event 100 (B)", "", '"data: new\\n\\n"'),
@@ -300,8 +292,10 @@ def test_long_runs_of_few_distinct_items_still_align() -> None:
 
 def test_a_run_of_changed_events_is_reported_event_by_event() -> None:
     """Two events replaced by three: each pair, then the extra one of B; and the other way."""
-    x = ix(((10, E[0] + E[1] + E[2] + E[3]),), headers=SSE)
-    y = ix(((10, E[0] + b"data: a\n\n" + b"data: b\n\n" + b"data: c\n\n" + E[3]),), headers=SSE)
+    x = ix(((10, E[0] + E[1] + E[2] + E[3]),), headers=SSE_HEADERS)
+    y = ix(
+        ((10, E[0] + b"data: a\n\n" + b"data: b\n\n" + b"data: c\n\n" + E[3]),), headers=SSE_HEADERS
+    )
     assert [d for d in one(x, y) if d[0] == "event"] == [
         ("event", "event count", "4", "5"),
         ("event", "event 1", '"data: 1\\n\\n"', '"data: a\\n\\n"'),
@@ -344,8 +338,8 @@ def test_one_item_inserted_into_a_run_of_identical_ones_is_that_one_alone(at: in
     back = diff(Cassette((*run[:at], extra, *run[at:])), Cassette(run))
     assert [(d.a_index, d.b_index, d.what) for d in back] == [(at, None, "only in A")]
     pings = [(10 + i, b"data: ping\n\n") for i in range(250)]  # same bytes, one ms apart
-    x = ix(tuple(pings), headers=SSE)
-    y = ix((*pings[:at], (10 + at, b"data: new\n\n"), *pings[at:]), headers=SSE)
+    x = ix(tuple(pings), headers=SSE_HEADERS)
+    y = ix((*pings[:at], (10 + at, b"data: new\n\n"), *pings[at:]), headers=SSE_HEADERS)
     assert [d for d in one(x, y) if d[0] in ("frame", "event")] == [
         ("frame", "frame count", "250", "251"),
         ("frame", f"frame {at} (B)", "", f'+{10 + at}ms "data: new\\n\\n"'),

@@ -12,13 +12,9 @@ from replayproxy.core.cassette.model import Cassette, Ending, EndKind, Frame, In
 from replayproxy.core.replay.schedule import from_interaction, to_interaction
 from replayproxy.core.tools.edit import Edits, apply, parse_position
 from replayproxy.errors import FaultSpecError, UsageError
-from tests.cassette.builders import (
-    MS,
-    SSE_EVENTS,
-    interactions,
-    sample_cassette,
-    sse_interaction,
-)
+from replayproxy.testing import MS
+from replayproxy.testing.strategies import interactions
+from tests.cassette.samples import SSE_EVENTS, sample_cassette, sse_interaction
 
 E0, E1, E2, E3 = SSE_EVENTS
 
@@ -57,7 +53,7 @@ def test_no_edits_change_nothing() -> None:
     assert apply(sample_cassette(), Edits()) == sample_cassette()
 
 
-@given(interactions)
+@given(interactions())
 def test_schedule_round_trip_keeps_an_interaction(x: Interaction) -> None:
     """from_interaction then to_interaction gives the interaction back (when its times are sane)."""
     if x.response is not None:

@@ -10,7 +10,8 @@ import pytest
 from replayproxy.core.cassette.model import Cassette, Ending, EndKind, Frame, Interaction, Request
 from replayproxy.core.tools.edit import Edits, apply, parse_position
 from replayproxy.errors import FaultSpecError, UsageError
-from tests.cassette.builders import MS, SSE_EVENTS, sample_cassette, sse_interaction
+from replayproxy.testing import MS
+from tests.cassette.samples import SSE_EVENTS, sample_cassette, sse_interaction
 
 E0, E1, E2, E3 = SSE_EVENTS
 SAMPLE_VALUES: dict[str, object] = {

@@ -30,7 +30,8 @@ from replayproxy.core.tools.inspect import (
     interaction_rows,
 )
 from replayproxy.core.wire.events import NotAStreamError
-from tests.cassette.builders import MS, sample_cassette, sse_interaction
+from replayproxy.testing import MS, interaction
+from tests.cassette.samples import sample_cassette, sse_interaction
 
 
 @pytest.mark.parametrize(
@@ -152,15 +153,13 @@ def test_frame_rows() -> None:
 
 
 def _stream(*chunks: tuple[int, bytes]) -> Interaction:
-    return Interaction(
-        Request("POST", "/v1/chat"),
-        Response(
-            200,
-            headers=((b"content-type", b"text/event-stream"),),
-            head_offset_ns=5 * MS,
-            frames=tuple(Frame(ms * MS, data) for ms, data in chunks),
-        ),
-        Ending(EndKind.COMPLETE, 99 * MS),
+    """An SSE response of these (ms, bytes) frames after a 5 ms head, ending at 99 ms."""
+    return interaction(
+        [data for _, data in chunks],
+        request=Request("POST", "/v1/chat"),
+        head_ms=5,
+        at_ms=[ms for ms, _ in chunks],
+        end=Ending(EndKind.COMPLETE, 99 * MS),
     )
 
 

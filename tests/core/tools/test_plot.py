@@ -10,13 +10,14 @@ from hypothesis import given, settings
 
 from replayproxy.core.cassette.model import Cassette
 from replayproxy.core.tools.plot import plot
-from tests.cassette.builders import cassettes, demo_cassette, sample_cassette
+from replayproxy.testing.strategies import cassettes
+from tests.cassette.samples import demo_cassette, sample_cassette
 
 SVG = "{http://www.w3.org/2000/svg}"
 
 
 @settings(max_examples=80)
-@given(cassettes)
+@given(cassettes())
 def test_any_cassette_plots_to_well_formed_svg(c: Cassette) -> None:
     """Any cassette (odd URLs, control bytes, huge or negative times) gives parseable SVG."""
     root = ET.fromstring(plot(c, title="t"))

@@ -21,10 +21,10 @@ from replayproxy.core.cassette.model import (
 )
 from replayproxy.core.tools.plot import _fmt_bytes, _fmt_tick, _nice_step, plot
 from replayproxy.core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
-from tests.cassette.builders import demo_cassette
+from replayproxy.testing import MS
+from tests.cassette.samples import demo_cassette
 
 SVG = "{http://www.w3.org/2000/svg}"
-MS = 1_000_000
 GOLDEN = Path(__file__).parent / "data" / "plot-demo.svg"
 
 # The picture's geometry: lanes start at y=56 and are 64 px tall; the plot area runs from

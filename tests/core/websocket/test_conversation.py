@@ -18,7 +18,7 @@ from replayproxy.core.websocket.conversation import (
     plan_session,
 )
 from replayproxy.core.websocket.model import WsClose, WsCloseKind, WsMessage
-from tests.websocket.builders import MS, realtime_turns, text, ws_interaction
+from replayproxy.testing import MS, realtime_turns, ws_interaction, ws_text
 
 
 def plan_of(messages: list[WsMessage], close: WsClose | None = None, **kw: object):  # type: ignore[no-untyped-def]
@@ -66,10 +66,10 @@ def test_speed_divides_the_delays_and_zero_means_none() -> None:
 def test_messages_never_overtake_each_other() -> None:
     """A client that answers early does not get the next turn's replies before this turn's."""
     msgs = [
-        text(10, True, {"type": "a"}),
-        text(300, False, {"type": "slow reply"}),
-        text(301, True, {"type": "b"}),
-        text(302, False, {"type": "fast reply"}),
+        ws_text(10, True, {"type": "a"}),
+        ws_text(300, False, {"type": "slow reply"}),
+        ws_text(301, True, {"type": "b"}),
+        ws_text(302, False, {"type": "fast reply"}),
     ]
     conv = Conversation(plan_of(msgs))
     conv.start(0)
@@ -103,7 +103,7 @@ def test_a_different_message_is_an_explained_1008_close() -> None:
 
 def test_an_unrecorded_extra_message_is_explained() -> None:
     """A client message past the recorded ones says the recording has no such message."""
-    conv = Conversation(plan_of([text(10, False, {"type": "hello"})]))
+    conv = Conversation(plan_of([ws_text(10, False, {"type": "hello"})]))
     conv.start(0)
     (close,) = conv.client_message(True, b'{"type":"more"}', 0)
     assert isinstance(close, Close) and "was not recorded" in close.reason
@@ -111,7 +111,7 @@ def test_an_unrecorded_extra_message_is_explained() -> None:
 
 def test_binary_and_text_are_told_apart() -> None:
     """A binary message where text was recorded is a mismatch; binary compares byte for byte."""
-    msgs = [WsMessage(10 * MS, True, False, b"\x00\x01"), text(20, False, {"type": "ok"})]
+    msgs = [WsMessage(10 * MS, True, False, b"\x00\x01"), ws_text(20, False, {"type": "ok"})]
     conv = Conversation(plan_of(msgs))
     conv.start(0)
     assert conv.client_message(False, b"\x00\x01", 0) == [Send(10 * MS, msgs[1])]
@@ -124,7 +124,7 @@ def test_binary_and_text_are_told_apart() -> None:
 def test_recorded_endings_are_replayed() -> None:
     """A server close frame and a dropped connection come after the last turn at their
     recorded offsets; a client close or an open session sends nothing."""
-    msgs = [text(10, True, {"type": "a"}), text(20, False, {"type": "b"})]
+    msgs = [ws_text(10, True, {"type": "a"}), ws_text(20, False, {"type": "b"})]
     cases = {
         WsClose(50 * MS, WsCloseKind.CLOSE, 1011, "boom", False): Close(40 * MS, 1011, "boom"),
         WsClose(50 * MS, WsCloseKind.DROPPED, 1006, "", False): Close(40 * MS, None),
@@ -141,7 +141,7 @@ def test_recorded_endings_are_replayed() -> None:
 def test_long_reasons_fit_a_close_frame() -> None:
     """The close reason never exceeds 123 bytes (RFC 6455 control frame limit)."""
     big = "é" * 200
-    conv = Conversation(plan_of([text(10, True, {"type": big})]))
+    conv = Conversation(plan_of([ws_text(10, True, {"type": big})]))
     conv.start(0)
     (close,) = conv.client_message(True, client({"type": big + "x"}), 0)
     assert isinstance(close, Close) and len(close.reason.encode()) <= 123

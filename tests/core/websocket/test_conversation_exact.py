@@ -24,7 +24,7 @@ from replayproxy.core.websocket.conversation import (
 )
 from replayproxy.core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
 from replayproxy.errors import FaultSpecError
-from tests.websocket.builders import text, ws_interaction
+from replayproxy.testing import ws_interaction, ws_text
 
 OPEN = WsClose(0, WsCloseKind.OPEN)
 
@@ -89,7 +89,7 @@ def test_plan_session_ignores_event_id_and_the_options_fields() -> None:
 def test_plan_interaction_times_the_head_and_the_conversation() -> None:
     """The 101 schedule is the recorded one scaled by the speed, its head at the (scaled)
     head offset; the conversation is planned at the same speed."""
-    it = ws_interaction([text(6, False, {"type": "a"}), text(26, False, {"type": "b"})])
+    it = ws_interaction([ws_text(6, False, {"type": "a"}), ws_text(26, False, {"type": "b"})])
     schedule, plan = plan_interaction(it, 0, speed=2)
     expected = scale(from_interaction(it), 2)
     assert schedule.head is not None and expected.head is not None
@@ -102,7 +102,7 @@ def test_plan_interaction_times_the_head_and_the_conversation() -> None:
 def test_plan_interaction_with_a_fault_passes_its_position_on() -> None:
     """A WebSocket fault (drop after 1 server message) shapes the plan: the session ends
     after the first message, as a dropped connection."""
-    it = ws_interaction([text(6, False, {"type": "a"}), text(26, False, {"type": "b"})])
+    it = ws_interaction([ws_text(6, False, {"type": "a"}), ws_text(26, False, {"type": "b"})])
     _, plan = plan_interaction(it, 0, faults=(parse("reset:events=1"),))
     assert plan is not None
     assert [m.data for _, m in plan.turns[0].replies] == [b'{"type": "a"}']
@@ -111,7 +111,7 @@ def test_plan_interaction_with_a_fault_passes_its_position_on() -> None:
 
 def test_plan_interaction_status_refuses_the_upgrade() -> None:
     """A status fault: the HTTP error schedule (for this index and repeat) and no plan."""
-    it = ws_interaction([text(6, False, {"type": "a"})])
+    it = ws_interaction([ws_text(6, False, {"type": "a"})])
     schedule, plan = plan_interaction(it, 3, faults=(parse("status:code=503"),), replay_count=2)
     assert plan is None
     assert schedule.head is not None and schedule.head.status == 503
@@ -122,7 +122,7 @@ def test_plan_interaction_status_refuses_the_upgrade() -> None:
 
 def test_plan_interaction_names_a_fault_that_cannot_apply() -> None:
     """A fault past the last server message: FaultSpecError naming interaction and reason."""
-    it = ws_interaction([text(6, False, {"type": "a"})])
+    it = ws_interaction([ws_text(6, False, {"type": "a"})])
     with pytest.raises(FaultSpecError, match="events=5 is past the last server message"):
         plan_interaction(it, 0, faults=(parse("close:events=5"),))
 
@@ -256,7 +256,7 @@ def test_how_the_recorded_session_ended(close: WsClose, last: Close | None) -> N
 
 # -- plan_interaction's arguments ----------------------------------------------------------------
 
-IT2 = ws_interaction([text(6, False, {"type": "a"}), text(26, False, {"type": "b"})])
+IT2 = ws_interaction([ws_text(6, False, {"type": "a"}), ws_text(26, False, {"type": "b"})])
 
 
 def test_plan_interaction_defaults_to_the_recorded_pace() -> None:

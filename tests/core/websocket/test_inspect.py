@@ -10,7 +10,7 @@ import pytest
 from replayproxy.core.tools.inspect import interaction_row
 from replayproxy.core.websocket.inspect import WsRow, end_text, message_rows, name_of
 from replayproxy.core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
-from tests.websocket.builders import MS, ws_interaction
+from replayproxy.testing import MS, ws_interaction
 
 
 @pytest.mark.parametrize(

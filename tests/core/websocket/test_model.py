@@ -18,18 +18,19 @@ from replayproxy.core.websocket.model import (
     encode_session,
 )
 from replayproxy.errors import CassetteFormatError
-from tests.cassette.builders import sse_interaction
-from tests.websocket.builders import realtime_turns, sessions, ws_interaction
+from replayproxy.testing import realtime_turns, ws_interaction
+from replayproxy.testing.strategies import ws_sessions
+from tests.cassette.samples import sse_interaction
 
 
-@given(sessions)
+@given(ws_sessions())
 def test_session_round_trips_exactly(session: WebSocketSession) -> None:
     """Any session survives encode -> msgpack -> decode unchanged (payload bytes exact)."""
     packed = msgpack.packb(encode_session(session), use_bin_type=True)
     assert decode_session(msgpack.unpackb(packed, raw=False)) == session
 
 
-@given(sessions)
+@given(ws_sessions())
 def test_interaction_with_a_session_round_trips_through_the_codec(
     session: WebSocketSession,
 ) -> None:

@@ -15,11 +15,12 @@ from replayproxy.core.cassette.textload import loads
 from replayproxy.core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
 from replayproxy.core.websocket.text import session_lines
 from replayproxy.errors import CassetteFormatError
-from tests.cassette.builders import sse_interaction
-from tests.websocket.builders import MS, realtime_turns, sessions, ws_interaction
+from replayproxy.testing import MS, realtime_turns, ws_interaction
+from replayproxy.testing.strategies import ws_sessions
+from tests.cassette.samples import sse_interaction
 
 
-@given(sessions)
+@given(ws_sessions())
 def test_any_session_round_trips_byte_identically(session: WebSocketSession) -> None:
     """loads(dumps(c)) == c for cassettes with any WebSocket session, so export + import
     gives back a byte-identical cassette file."""
