@@ -8,15 +8,15 @@ from replayproxy.core.faults import apply_all, parse, plan, timing
 from replayproxy.core.faults import websocket as ws_faults
 from replayproxy.core.faults.position import Context
 from replayproxy.core.replay.schedule import from_interaction
+from replayproxy.testing import ws_interaction, ws_text
 from tests.faults.builders import interaction
-from tests.websocket.builders import text, ws_interaction
 
 WS_MESSAGES = [
-    text(10, False, {"type": "session.created"}),
-    text(20, True, {"type": "response.create"}),
-    text(30, False, {"type": "response.created"}),
-    text(40, False, {"type": "response.output_text.delta", "delta": "hi"}),
-    text(50, False, {"type": "response.done"}),
+    ws_text(10, False, {"type": "session.created"}),
+    ws_text(20, True, {"type": "response.create"}),
+    ws_text(30, False, {"type": "response.created"}),
+    ws_text(40, False, {"type": "response.output_text.delta", "delta": "hi"}),
+    ws_text(50, False, {"type": "response.done"}),
 ]
 
 

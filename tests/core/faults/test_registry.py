@@ -29,19 +29,19 @@ from replayproxy.core.faults.ws_appliers import WsState
 from replayproxy.core.replay.schedule import Schedule, from_interaction, scale
 from replayproxy.core.websocket.model import WsClose, WsCloseKind
 from replayproxy.errors import FaultSpecError
+from replayproxy.testing import ws_interaction, ws_text
 from tests.faults.builders import interaction
-from tests.websocket.builders import text, ws_interaction
 
 NO_OP_BY_DESIGN: Mapping[str, str] = {}
 """Faults whose example leaves the plan as recorded on purpose, with why (none today)."""
 
 NAMES = [d.name for d in definitions()]
 WS_MESSAGES = [
-    text(10, False, {"type": "session.created"}),
-    text(20, True, {"type": "response.create"}),
-    text(30, False, {"type": "response.created"}),
-    text(40, False, {"type": "response.output_text.delta", "delta": "hi"}),
-    text(50, False, {"type": "response.done"}),
+    ws_text(10, False, {"type": "session.created"}),
+    ws_text(20, True, {"type": "response.create"}),
+    ws_text(30, False, {"type": "response.created"}),
+    ws_text(40, False, {"type": "response.output_text.delta", "delta": "hi"}),
+    ws_text(50, False, {"type": "response.done"}),
 ]
 
 
