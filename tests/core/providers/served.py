@@ -19,7 +19,7 @@ from pathlib import Path
 
 from replayproxy import store
 from replayproxy.core import faults
-from replayproxy.core.cassette.model import Ending, EndKind, Interaction, Request, Response
+from replayproxy.core.cassette.model import Ending, EndKind, Frame, Interaction, Request, Response
 from replayproxy.core.wire import eventstream
 from tests.check.corpus_streams import frame, load_corpus
 
@@ -193,8 +193,9 @@ SERVED: tuple[ServedStream, ...] = (*_corpus(), *_payload_files(), *_cassettes()
 
 
 def interaction(s: ServedStream) -> Interaction:
-    """The stream as a recorded interaction (one write, at time 0)."""
+    """The stream as a recorded interaction (the body in one frame, at time 0)."""
     headers = tuple((k.encode(), v.encode()) for k, v in s.headers)
     request = Request("POST", s.url, headers=headers, body=b"{}")
-    response = Response(200, "OK", headers=((b"content-type", s.content_type.encode()),))
+    content_type = ((b"content-type", s.content_type.encode()),)
+    response = Response(200, "OK", headers=content_type, frames=(Frame(0, s.body),))
     return Interaction(request, response, Ending(EndKind.COMPLETE, 0))

@@ -1,78 +1,64 @@
-"""Measurement: every provider detector of today run on every real stream, and where they
-disagree with each other or with the right answer (issue 23)."""
+"""Every reader of the provider registry gives the same, right answer on every real stream.
+
+Measured before the registry (commit "Measure the provider detectors of today"), the five
+detectors of the time disagreed on five of these streams: Claude on Vertex AI got Gemini error
+bodies and no request equivalence; Bedrock InvokeModel for Amazon Nova was checked as Anthropic
+(and named "Anthropic on Bedrock"); Bedrock Mantle (Chat and Responses) and Snowflake streams
+were named "OpenAI". Now each one follows from the registry's single answer.
+"""
 
 from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from replayproxy.core.check import StreamChecker, detect
+import pytest
+
+from replayproxy.checking import check_interaction
+from replayproxy.core.check import StreamChecker
 from replayproxy.core.faults import provider as fault_provider
-from replayproxy.core.matching.equivalence import api_of
+from replayproxy.core.providers import definition, detect
 from replayproxy.core.wire.error_body import error_family
 from tests.core.providers.served import SERVED, ServedStream, interaction
 
-_ERROR_FAMILY = {
-    "openai-chat": "openai",
-    "openai-responses": "openai",
-    "anthropic": "anthropic",
-    "gemini": "gemini",
-    "bedrock-converse": "bedrock",
-    "bedrock-invoke": "bedrock",
-    "bedrock-invoke-native": "bedrock",
-}
+BY_NAME = {s.name: s for s in SERVED}
 
 
-def _answers(s: ServedStream) -> dict[str, object]:
+def _checked(s: ServedStream) -> StreamChecker:
+    found = detect(s.url, s.content_type, headers=dict(s.headers), websocket=False)
+    assert found is not None
+    checker = StreamChecker(found, url=s.url)
+    checker.feed(s.body)
+    checker.close()
+    return checker
+
+
+@pytest.mark.parametrize("name", sorted(BY_NAME))
+def test_the_checker_checks_each_real_stream_with_its_grammar(name: str) -> None:
+    """The detected provider is the right one, its grammar finds no error in a stream real
+    clients read fine, and the dialect is the one its server speaks."""
+    s = BY_NAME[name]
+    checker = _checked(s)
+    assert (checker.provider, checker.dialect) == (s.provider, s.dialect)
+    assert [str(v) for v in checker.violations if v.severity == "error"] == []
+
+
+@pytest.mark.parametrize("name", sorted(BY_NAME))
+def test_faults_error_bodies_and_equivalence_read_the_same_answer(name: str) -> None:
+    """The faults, the error bodies and the request equivalences (which see the request
+    alone, or its path alone) name the provider the checker used."""
+    s = BY_NAME[name]
+    d = definition(s.provider)
     path = urlsplit(s.url).path
-    checked = detect(s.url, content_type=s.content_type, request_headers=dict(s.headers))
-    dialect = None
-    if checked is not None:
-        checker = StreamChecker(checked, url=s.url)
-        checker.feed(s.body)
-        checker.close()
-        dialect = checker.dialect
-    return {
-        "check": checked,
-        "faults": fault_provider.detect(interaction(s)),
-        "error_family": error_family(path),
-        "api_of": api_of(path),
-        "dialect": dialect,
-    }
+    assert detect(path) == s.provider  # equivalence: canonical() reads this
+    assert error_family(path) == d.error_shape
+    expected = s.provider if d.in_band_error is not None else None
+    assert fault_provider.detect(interaction(s)) == expected
 
 
-def disagreements() -> list[str]:
-    """One line per stream and detector that does not give the right answer."""
-    out = []
-    for s in SERVED:
-        got = _answers(s)
-        family = _ERROR_FAMILY[s.provider]
-        wrong = []
-        if got["check"] != s.provider:
-            wrong.append(f"check={got['check']}")
-        faults_want = "bedrock" if family == "bedrock" else s.provider
-        if got["faults"] != faults_want:
-            wrong.append(f"faults={got['faults']}")
-        if got["error_family"] != family:
-            wrong.append(f"error_family={got['error_family']}")
-        api_want = s.provider if s.provider in ("openai-chat", "openai-responses") else None
-        api_want = "anthropic" if s.provider == "anthropic" else api_want
-        if got["api_of"] != api_want:
-            wrong.append(f"api_of={got['api_of']}")
-        if got["dialect"] != s.dialect:
-            wrong.append(f"dialect={got['dialect']!r}")
-        if wrong:
-            out.append(f"{s.name}: {', '.join(wrong)}")
-    return out
-
-
-def test_todays_detectors_disagree_on_these_real_streams() -> None:
-    """The detectors of today (checker, faults, error bodies, equivalence, dialect naming)
-    give a wrong or conflicting answer on exactly these served streams."""
-    assert disagreements() == [
-        "vertex-claude: error_family=gemini, api_of=None",
-        "bedrock-invoke-nova: check=bedrock-invoke, "
-        "dialect='Anthropic on Bedrock (InvokeModelWithResponseStream)'",
-        "mantle-chat: dialect='OpenAI'",
-        "mantle-responses: dialect='OpenAI'",
-        "snowflake-chat: dialect='OpenAI'",
-    ]
+def test_checking_an_interaction_reports_the_registry_answer() -> None:
+    """checking.check_interaction (check CASSETTE) reports the fixed provider and dialect for
+    the streams the detectors disagreed on."""
+    for name in ("bedrock-invoke-nova", "mantle-chat", "mantle-responses", "snowflake-chat"):
+        s = BY_NAME[name]
+        report = check_interaction(interaction(s))
+        assert (report.provider, report.dialect, report.errors) == (s.provider, s.dialect, [])
