@@ -183,7 +183,7 @@ class DialectSniffer:
             return f"OpenAI-compatible ({vendor})"
         if provider is Provider.ANTHROPIC:
             host = self._anthropic_host or (vendor if vendor in ("Vertex AI", "Bedrock") else None)
-            return f"Anthropic on {host}" if host else "Anthropic"
+            return f"Anthropic on {host}" if host else definition(provider).dialect
         if provider is Provider.GEMINI and vendor == "Vertex AI":
             return "Vertex AI (Gemini)"
         return definition(provider).dialect
