@@ -47,6 +47,10 @@ def _dialect(provider: str, body: bytes, url: str | None = None) -> str:
         ("http://127.0.0.1:11434/v1/chat/completions", "Ollama"),
         ("http://localhost:8000/v1/chat/completions", "vLLM"),
         ("https://us-central1-aiplatform.googleapis.com/v1/x:streamGenerateContent", "Vertex AI"),
+        ("https://bedrock-mantle.us-east-1.api.aws/v1/chat/completions", "Bedrock Mantle"),
+        ("https://bedrock-runtime.us-east-1.api.aws/model/m/converse", None),  # dual-stack
+        ("https://bedrock-runtime.us-east-1.amazonaws.com/openai/v1/chat/completions", "Bedrock"),
+        ("https://org-acct.snowflakecomputing.com/api/v2/cortex/v1/chat/completions", "Snowflake"),
         ("https://example.com/v1/chat/completions", None),
         ("http://[::1:bad/", None),
         (None, None),

@@ -1,9 +1,10 @@
 """Which provider API a request (and its response's content type) talks to: the one place
 replayproxy tells, and the lookup of the names users type.
 
-:func:`detect` tries, in the order of :data:`~.definitions.DEFINITIONS`: each API's path rules
-and request headers, then host rules; an AWS event-stream response can only be Bedrock, and a
-``text/event-stream`` response of no known API is the generic :attr:`Provider.SSE`. Pure.
+:func:`detect` tries, in the order of :data:`~.definitions.DEFINITIONS` and among the APIs of
+the response's framing: each API's path rules and request headers, then host rules; an AWS
+event-stream of no known path is ConverseStream, and a ``text/event-stream`` response of no
+known API is the generic :attr:`Provider.SSE`. Pure.
 """
 
 from __future__ import annotations
@@ -95,8 +96,10 @@ def detect(
     """The provider API of ``request`` (a URL or path, or a :class:`Request` whose headers are
     used too), or ``None`` when it is not recognised.
 
-    ``content_type`` is the response's: an AWS event-stream is Bedrock's, another non-SSE type
-    is no stream (``None``), and an SSE response of no known API is :attr:`Provider.SSE`.
+    ``content_type`` is the response's and tells the framing: an AWS event-stream is one of
+    Bedrock's APIs (ConverseStream when the path names none), ``text/event-stream`` one of the
+    SSE APIs (the generic :attr:`Provider.SSE` when the path names none), and any other type
+    is no stream (``None``).
     Without it the answer is the request's alone (for error bodies, faults, equivalence).
     ``websocket`` limits the answer to WebSocket APIs (True) or to the others (False).
     """
@@ -119,7 +122,7 @@ def detect(
         d
         for d in DEFINITIONS
         if (websocket is None or (d.framing is Framing.WEBSOCKET) == websocket)
-        and (media != Framing.EVENTSTREAM or d.framing is Framing.EVENTSTREAM)
+        and (not media or d.framing == media)  # the content type tells the framing
     ]
     names = _header_names(headers)
     for d in candidates:

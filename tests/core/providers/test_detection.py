@@ -50,13 +50,27 @@ from replayproxy.errors import UsageError
         ("https://us-east5-aiplatform.googleapis.com/v1/projects/p/locations/l/publishers/"
          "anthropic/models/claude:rawPredict", "text/event-stream", None, "anthropic"),
         ("http://[::1/v1/chat/completions", "text/event-stream", None, "sse"),  # bad IPv6
+        # the content type tells the framing: an SSE body is no Bedrock stream, a JSON one none
+        ("https://bedrock-runtime.us-east-1.amazonaws.com/model/m/converse-stream",
+         "text/event-stream", None, "sse"),
+        ("https://bedrock-runtime.us-east-1.amazonaws.com/model/m/converse-stream",
+         "application/json", None, None),
+        ("https://bedrock-runtime.us-east-1.amazonaws.com/model/m/invoke",
+         "application/vnd.amazon.eventstream", None, "bedrock-invoke"),
+        # one answer for every reader: Anthropic's other paths and hosts are Anthropic's
+        ("https://api.anthropic.com/v1/complete", "text/event-stream", None, "anthropic"),
+        ("https://my.anthropic.example/v2/other", "text/event-stream", None, "anthropic"),
+        ("https://api.anthropic.com/v1/chat/completions", "text/event-stream", None,
+         "openai-chat"),  # a path of another API wins over the host
+        ("https://g.example/v1beta/models/g:generateContent", None, None, "gemini"),
+        ("https://g.example/v1beta/tunedModels/g:generateContent", None, None, None),
     ],
 )  # fmt: skip
 def test_detect(
     url: str, content_type: str | None, headers: dict[str, str] | None, expected: str | None
 ) -> None:
-    """The provider follows from the URL path, request headers and response content type;
-    non-stream responses (JSON) give None."""
+    """The provider follows from the URL path, request headers and host, and the response
+    content type tells the framing; non-stream responses (JSON) give None."""
     assert detect(url, content_type, headers=headers, websocket=False) == expected
 
 
