@@ -9,6 +9,7 @@ known API is the generic :attr:`Provider.SSE`. Pure.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from typing import Final
 from urllib.parse import unquote, urlsplit
@@ -80,10 +81,29 @@ def _header_names(headers: Headers | None) -> set[str]:
     return {k.decode("latin-1").lower() for k, _ in headers}
 
 
-def _fits(d: ProviderDef, path: str, headers: set[str]) -> bool:
-    if d.model_vendors and bedrock_model_vendor(path) not in d.model_vendors:
+def _fits(d: ProviderDef, path: str, headers: frozenset[str]) -> bool:
+    if not (any(rule.matches(path) for rule in d.paths) or any(h in headers for h in d.headers)):
         return False
-    return any(rule.matches(path) for rule in d.paths) or any(h in headers for h in d.headers)
+    return not d.model_vendors or bedrock_model_vendor(path) in d.model_vendors
+
+
+def _candidates(websocket: bool | None, media: str) -> tuple[ProviderDef, ...]:
+    """The definitions detection may answer, in order: of the transport asked for, and of the
+    framing the content type tells."""
+    return tuple(
+        d
+        for d in DEFINITIONS
+        if (websocket is None or (d.framing is Framing.WEBSOCKET) == websocket)
+        and (not media or d.framing == media)
+    )
+
+
+# every (websocket, media) detection can see, computed once: the registry is constant
+_CANDIDATES: Final = {
+    (ws, media): _candidates(ws, media)
+    for ws in (None, True, False)
+    for media in ("", Framing.SSE.value, Framing.EVENTSTREAM.value)
+}
 
 
 def detect(
@@ -118,15 +138,18 @@ def detect(
     media = _media(content_type)
     if media and media not in (Framing.SSE, Framing.EVENTSTREAM):
         return None  # JSON, a Gemini JSON array, an error page: not an event stream
-    candidates = [
-        d
-        for d in DEFINITIONS
-        if (websocket is None or (d.framing is Framing.WEBSOCKET) == websocket)
-        and (not media or d.framing == media)  # the content type tells the framing
-    ]
-    names = _header_names(headers)
+    return _answer(path, host, frozenset(_header_names(headers)), media, websocket)
+
+
+# Detection is pure and the matcher asks it for every body it compares: answers are kept by
+# value (bounded), as urllib keeps its urlsplit results.
+@functools.lru_cache(maxsize=4096)
+def _answer(
+    path: str, host: str, headers: frozenset[str], media: str, websocket: bool | None
+) -> Provider | None:
+    candidates = _CANDIDATES[websocket, media]  # the content type tells the framing
     for d in candidates:
-        if _fits(d, path, names):
+        if _fits(d, path, headers):
             return d.provider
     for d in candidates:
         if any(part in host for part in d.hosts):

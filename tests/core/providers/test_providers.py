@@ -24,7 +24,7 @@ from replayproxy.core.providers import (
     definition,
     detect,
 )
-from tests.core.providers.served import SERVED
+from tests.core.providers.served import SERVED, ServedStream
 
 PACKAGE = Path(__file__).resolve().parents[3] / "replayproxy"
 
@@ -100,12 +100,9 @@ def test_one_definition_per_provider_and_names_are_unique() -> None:
 
 
 @pytest.mark.parametrize("s", SERVED, ids=lambda s: s.name)
-def test_detection_on_each_real_stream(s: object) -> None:
+def test_detection_on_each_real_stream(s: ServedStream) -> None:
     """The request and content type of each real stream give its provider, and so does the
     request alone (what the faults and error bodies see)."""
-    from tests.core.providers.served import ServedStream
-
-    assert isinstance(s, ServedStream)
     headers = dict(s.headers)
     assert detect(s.url, s.content_type, headers=headers) == s.provider
     assert detect(s.url, headers=headers) == s.provider
