@@ -24,6 +24,7 @@ from replayproxy.core.json import limits
 from replayproxy.core.providers import (
     DEFINITIONS,
     ErrorShape,
+    Framing,
     InBandError,
     Keepalive,
     Provider,
@@ -41,9 +42,11 @@ __all__ = [
     "terminal_index",
 ]
 
-# Every API's terminal event: the planner cuts before the last one, whatever the API.
-_TERMINAL_NAMES: Final = frozenset(name for d in DEFINITIONS for name in d.terminal.events)
-_TERMINAL_DATA: Final = tuple(dict.fromkeys(data for d in DEFINITIONS for data in d.terminal.data))
+# Every stream API's terminal event: the planner cuts before the last one, whatever the API
+# (a WebSocket API's, Realtime's response.done, is no HTTP stream's).
+_STREAMS: Final = tuple(d for d in DEFINITIONS if d.framing is not Framing.WEBSOCKET)
+_TERMINAL_NAMES: Final = frozenset(name for d in _STREAMS for name in d.terminal.events)
+_TERMINAL_DATA: Final = tuple(dict.fromkeys(data for d in _STREAMS for data in d.terminal.data))
 
 
 def detect(interaction: Interaction) -> Provider | None:

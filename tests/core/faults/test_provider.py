@@ -449,6 +449,7 @@ def test_keepalive_bytes(provider: str | None, kind: str, body: bytes, expected:
         (b"event: x\ndata: [DONE]\n\n", None),
         (b'event: x\ndata: {"finishReason":1}\n\n', None),
         (b"event: message_stop\ndata: {}\n\nevent: message_stop\ndata: {}\n\n", 1),
+        (b"event: response.done\ndata: {}\n\n", None),  # Realtime's, a WebSocket API's
     ],
 )
 def test_terminal_index(body: bytes, index: int | None) -> None:
