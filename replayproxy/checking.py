@@ -39,13 +39,13 @@ from replayproxy.core.check import (
     RequestOptions,
     StreamChecker,
     Violation,
-    detect,
     parse_contract,
     request_options,
 )
-from replayproxy.core.check.grammars.realtime import WS_PROVIDERS, check_session, detect_ws
+from replayproxy.core.check.grammars.realtime import check_session
 from replayproxy.core.faults import FaultSpec
 from replayproxy.core.faults import websocket as ws_faults
+from replayproxy.core.providers import Provider, detect, parse
 from replayproxy.errors import UsageError
 
 __all__ = [
@@ -135,10 +135,6 @@ def _contract(contract: Contract | str | os.PathLike[str] | None) -> Contract | 
     return load_contract(contract)
 
 
-def _request_headers(interaction: Interaction) -> dict[str, str]:
-    return {k.decode("latin-1"): v.decode("latin-1") for k, v in interaction.request.headers}
-
-
 def check_interaction(
     interaction: Interaction,
     index: int = 0,
@@ -161,11 +157,9 @@ def check_interaction(
     content_type = header_value(schedule.head.headers, "content-type")
     if schedule.head.status != 200:
         return _skip(base, f"HTTP {schedule.head.status}: an error response, not a stream")
-    name: str | Contract | None = contract or provider
+    name: str | Provider | Contract | None = contract or provider
     if name is None:
-        name = detect(
-            req.url, content_type=content_type, request_headers=_request_headers(interaction)
-        )
+        name = detect(req, content_type, websocket=False)
     if name is None:
         return _skip(base, f"{content_type or 'no content type'}: not an event stream")
     checker = StreamChecker(
@@ -194,14 +188,24 @@ def _check_websocket(
     """A WebSocket session: its server messages against the Realtime / Gemini Live grammar."""
     req = interaction.request
     base = InteractionReport(index, req.method, req.url, provider)
-    name = provider if provider in WS_PROVIDERS else detect_ws(req.url)
+    name = _websocket_provider(provider) or detect(req.url, websocket=True)
     if name is None:
         return _skip(base, "a WebSocket session of an API without a grammar here")
     planned = ws_faults.plan(interaction, index, faults=specs)
     if planned is None:
         return _skip(base, "the upgrade is refused (status fault): no session")
     violations = check_session(planned[0], name)
-    return InteractionReport(index, req.method, req.url, name, tuple(violations))
+    return InteractionReport(index, req.method, req.url, name.value, tuple(violations))
+
+
+def _websocket_provider(name: str | None) -> Provider | None:
+    """The WebSocket API ``name`` names, or ``None`` (an HTTP API's name: detect instead)."""
+    if name is None:
+        return None
+    try:
+        return parse(name, websocket=True)
+    except UsageError:
+        return None
 
 
 def _skip(report: InteractionReport, reason: str) -> InteractionReport:
@@ -301,7 +305,9 @@ def check_stream(
             report.provider or "", report.dialect or "", report.violations, report.notes
         )
     frames = _frames(source)
-    name: str | Contract | None = app or provider or detect(url, content_type=content_type)
+    name: str | Provider | Contract | None = (
+        app or provider or detect(url, content_type, websocket=False)
+    )
     if name is None:
         raise _no_provider(url, content_type)
     options = request if isinstance(request, RequestOptions) else request_options(request)

@@ -129,12 +129,17 @@ TESTS: dict[str, list[str]] = {
     "core/websocket/text.py": ["tests/core/websocket/test_text.py"],
     "core/tools/plot.py": ["tests/core/tools/test_plot.py", "tests/core/tools/test_plot_svg.py"],
     "core/faults/*": _FAULTS,
+    "core/providers/*": [
+        "tests/core/providers/test_detection.py",
+        "tests/core/providers/test_disagreements.py",
+        "tests/core/providers/test_providers.py",
+    ],
     "core/check/*": [
         *_CHECK,
         "tests/core/check/test_anthropic.py",
         "tests/core/check/test_bedrock.py",
         "tests/core/check/test_contract_grammar.py",
-        "tests/core/check/test_detect.py",
+        "tests/core/check/test_request_options.py",
         "tests/core/check/test_gemini.py",
         "tests/core/check/test_ndjson.py",
         "tests/core/check/test_openai_chat.py",

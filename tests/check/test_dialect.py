@@ -47,6 +47,10 @@ def _dialect(provider: str, body: bytes, url: str | None = None) -> str:
         ("http://127.0.0.1:11434/v1/chat/completions", "Ollama"),
         ("http://localhost:8000/v1/chat/completions", "vLLM"),
         ("https://us-central1-aiplatform.googleapis.com/v1/x:streamGenerateContent", "Vertex AI"),
+        ("https://bedrock-mantle.us-east-1.api.aws/v1/chat/completions", "Bedrock Mantle"),
+        ("https://bedrock-runtime.us-east-1.api.aws/model/m/converse", None),  # dual-stack
+        ("https://bedrock-runtime.us-east-1.amazonaws.com/openai/v1/chat/completions", "Bedrock"),
+        ("https://org-acct.snowflakecomputing.com/api/v2/cortex/v1/chat/completions", "Snowflake"),
         ("https://example.com/v1/chat/completions", None),
         ("http://[::1:bad/", None),
         (None, None),
@@ -130,21 +134,21 @@ def test_only_the_first_payloads_are_looked_at() -> None:
 
 def test_a_malformed_url_is_no_crash() -> None:
     """A URL urlsplit rejects (a bad IPv6 literal) names no vendor and detects nothing."""
-    from replayproxy.core.check import detect
+    from replayproxy.core.providers import detect
 
-    assert detect("http://[::1:bad/v1/chat/completions", content_type="text/event-stream") == "sse"
+    assert detect("http://[::1:bad/v1/chat/completions", "text/event-stream") == "sse"
     assert _dialect("openai-chat", _chat(), "http://[::1:bad/") == "OpenAI-compatible"
 
 
 def test_claude_on_vertex_is_detected_and_named() -> None:
     """A Vertex AI streamRawPredict URL for an Anthropic model is the Anthropic grammar, and the
     dialect says where it runs."""
-    from replayproxy.core.check import detect
+    from replayproxy.core.providers import detect
 
     url = (
         "https://us-east5-aiplatform.googleapis.com/v1/projects/p/locations/us-east5/"
         "publishers/anthropic/models/claude-sonnet-4-5:streamRawPredict"
     )
-    assert detect(url, content_type="text/event-stream") == "anthropic"
+    assert detect(url, "text/event-stream") == "anthropic"
     body = b'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1"}}\n\n'
     assert _dialect("anthropic", body, url) == "Anthropic on Vertex AI"

@@ -10,9 +10,10 @@ event index and byte offset, and a message a person can act on.
 Layers: bytes -> SSE (:mod:`.sse_rules`), NDJSON (:mod:`.ndjson`) or AWS event-stream
 (:mod:`.bedrock`) framing rules -> one grammar: a provider's (:mod:`.openai_chat`,
 :mod:`.openai_responses`, :mod:`.anthropic`, :mod:`.gemini`, :mod:`.bedrock`) or an application
-:class:`Contract` (:mod:`.contract_grammar`). The provider comes from :func:`detect` or is named;
-:attr:`StreamChecker.dialect` names the dialect (:mod:`.dialect`) and ``notes`` the known
-provider habits the stream showed.
+:class:`Contract` (:mod:`.contract_grammar`). The provider comes from the registry
+(:func:`replayproxy.core.providers.detect`) or is named; its definition says which grammar and
+framing apply. :attr:`StreamChecker.dialect` names the dialect (:mod:`.dialect`) and ``notes``
+the known provider habits the stream showed.
 """
 
 from __future__ import annotations
@@ -22,10 +23,9 @@ from collections.abc import Iterable
 from replayproxy.core.check.base import GenericSSE, Grammar, Report, RequestOptions, Violation
 from replayproxy.core.check.contract import Contract, parse_contract
 from replayproxy.core.check.contract_grammar import ContractGrammar
-from replayproxy.core.check.detect import PROVIDERS, detect, normalize
 from replayproxy.core.check.dialect import DialectSniffer
 from replayproxy.core.check.grammars.anthropic import Anthropic
-from replayproxy.core.check.grammars.bedrock import Converse, EventStreamLayer, Invoke
+from replayproxy.core.check.grammars.bedrock import Converse, EventStreamLayer, Invoke, InvokeChunks
 from replayproxy.core.check.grammars.gemini import Gemini
 from replayproxy.core.check.grammars.openai_chat import OpenAIChat
 from replayproxy.core.check.grammars.openai_responses import OpenAIResponses
@@ -33,8 +33,10 @@ from replayproxy.core.check.jsonload import loads
 from replayproxy.core.check.ndjson import NDJSONLayer
 from replayproxy.core.check.rules import RULES, Rule, Severity
 from replayproxy.core.check.sse_rules import SSELayer
+from replayproxy.core.providers import STREAM_PROVIDERS, Framing, Provider, definition, parse
 
 __all__ = [
+    "GRAMMARS",
     "PROVIDERS",
     "RULES",
     "Contract",
@@ -45,21 +47,24 @@ __all__ = [
     "Violation",
     "check_body",
     "check_frames",
-    "detect",
-    "normalize",
     "parse_contract",
     "request_options",
 ]
 
-_GRAMMARS: dict[str, type[Grammar]] = {
-    "openai-chat": OpenAIChat,
-    "openai-responses": OpenAIResponses,
-    "anthropic": Anthropic,
-    "gemini": Gemini,
-    "bedrock-converse": Converse,
-    "bedrock-invoke": Invoke,
-    "sse": GenericSSE,
+PROVIDERS = tuple(p.value for p in STREAM_PROVIDERS)
+"""The names ``check --provider`` accepts (aliases aside), from the registry."""
+
+GRAMMARS: dict[Provider, type[Grammar]] = {
+    Provider.OPENAI_CHAT: OpenAIChat,
+    Provider.OPENAI_RESPONSES: OpenAIResponses,
+    Provider.ANTHROPIC: Anthropic,
+    Provider.GEMINI: Gemini,
+    Provider.BEDROCK_CONVERSE: Converse,
+    Provider.BEDROCK_INVOKE: Invoke,
+    Provider.BEDROCK_INVOKE_NATIVE: InvokeChunks,
+    Provider.SSE: GenericSSE,
 }
+"""The grammar of each stream API of the registry (its definition names the rule set)."""
 
 
 def request_options(body: bytes | None) -> RequestOptions:
@@ -84,7 +89,7 @@ class StreamChecker:
 
     def __init__(
         self,
-        provider: str | Contract,
+        provider: str | Provider | Contract,
         *,
         request: RequestOptions | None = None,
         content_type: str | None = None,
@@ -102,10 +107,11 @@ class StreamChecker:
             else:
                 self._layer = SSELayer(self.report, grammar)
         else:
-            self.provider = normalize(provider)
-            self._sniffer = DialectSniffer(self.provider, url)
-            grammar = _GRAMMARS[self.provider](self.report, request or RequestOptions())
-            if self.provider.startswith("bedrock"):
+            api = parse(provider)
+            self.provider = api.value
+            self._sniffer = DialectSniffer(api, url)
+            grammar = GRAMMARS[api](self.report, request or RequestOptions())
+            if definition(api).framing is Framing.EVENTSTREAM:
                 self._layer = EventStreamLayer(self.report, grammar)
             else:
                 self._layer = SSELayer(self.report, grammar, self._sniffer.observe)
@@ -163,7 +169,7 @@ class StreamChecker:
 
 def check_frames(
     frames: Iterable[bytes],
-    provider: str | Contract,
+    provider: str | Provider | Contract,
     *,
     request: RequestOptions | None = None,
     content_type: str | None = None,
@@ -178,7 +184,7 @@ def check_frames(
 
 def check_body(
     body: bytes,
-    provider: str | Contract,
+    provider: str | Provider | Contract,
     *,
     request: RequestOptions | None = None,
     content_type: str | None = None,

@@ -4,8 +4,9 @@ OpenAI-compatible server with its vendor where it can be told.
 Told from the request URL's host when there is one, else from the first few payloads: fields
 only one vendor sends (``x_groq``, Azure's ``prompt_filter_results``, OpenRouter's
 ``provider``, Perplexity's ``citations``, vLLM's ``stop_reason`` ...) and, last, the model
-name. A dialect only names the stream; the rules are the provider family's (``openai-chat``,
-``anthropic`` ...). Pure: payloads in, a name out.
+name. A dialect only names the stream; the rules are the provider API's (a
+:class:`~replayproxy.core.providers.Provider`), whose definition gives the dialect named when
+nothing more is told. Pure: payloads in, a name out.
 """
 
 from __future__ import annotations
@@ -13,10 +14,15 @@ from __future__ import annotations
 from typing import Any, Final
 from urllib.parse import urlsplit
 
+from replayproxy.core.providers import Provider, definition
+
 __all__ = ["DialectSniffer", "vendor_from_url"]
 
 SNIFF_EVENTS: Final = 3  # payloads looked at: every marker below shows in the first ones
 
+# host prefix -> vendor, before the suffixes: Bedrock Mantle, the OpenAI-compatible endpoint of
+# Bedrock, is bedrock-mantle.REGION.api.aws (and api.aws names other AWS services too)
+_HOST_PREFIXES: Final = (("bedrock-mantle.", "Bedrock Mantle"),)
 # host suffix -> vendor; the first match wins (most specific first)
 _HOSTS: Final = (
     ("api.openai.com", "OpenAI"),
@@ -42,6 +48,7 @@ _HOSTS: Final = (
     ("dashscope-intl.aliyuncs.com", "Alibaba"),
     ("api.cerebras.ai", "Cerebras"),
     ("api.githubcopilot.com", "GitHub Copilot"),
+    ("snowflakecomputing.com", "Snowflake"),  # Cortex: ACCOUNT.snowflakecomputing.com
 )
 _PORTS: Final = {11434: "Ollama", 1234: "LM Studio", 8000: "vLLM"}
 # model name prefix -> vendor (only when no structural marker told it)
@@ -62,7 +69,9 @@ _MODELS: Final = (
     ("command", "Cohere"),
 )
 _OPENAI_MODELS: Final = ("gpt-", "o1", "o3", "o4", "chatgpt-", "codex-", "computer-use")
-_OPENAI_FAMILY: Final = frozenset({"openai-chat", "openai-responses"})
+_OPENAI_FAMILY: Final = frozenset({Provider.OPENAI_CHAT, Provider.OPENAI_RESPONSES})
+# the Anthropic events a Claude message id tells the host of
+_ANTHROPIC_EVENTS: Final = frozenset({Provider.ANTHROPIC, Provider.BEDROCK_INVOKE})
 
 
 def vendor_from_url(url: str | None) -> str | None:
@@ -75,6 +84,9 @@ def vendor_from_url(url: str | None) -> str | None:
         port = parts.port
     except ValueError:  # a malformed URL names no vendor
         return None
+    for prefix, vendor in _HOST_PREFIXES:
+        if host.startswith(prefix):
+            return vendor
     for suffix, vendor in _HOSTS:
         # "-" too: Vertex hosts are REGION-aiplatform.googleapis.com
         if host == suffix or host.endswith(("." + suffix, "-" + suffix)):
@@ -122,10 +134,10 @@ def _is_openai(p: dict[str, Any], model: Any) -> bool:
 
 
 class DialectSniffer:
-    """Names the dialect of one stream of provider family ``provider``."""
+    """Names the dialect of one stream of the provider API ``provider``."""
 
-    def __init__(self, provider: str, url: str | None = None) -> None:
-        self.provider = provider
+    def __init__(self, provider: Provider | str, url: str | None = None) -> None:
+        self.provider = Provider(provider)
         self.vendor = vendor_from_url(url)
         self._from_url = self.vendor is not None
         self._openai = False
@@ -137,10 +149,10 @@ class DialectSniffer:
         if self._from_url or self._seen >= SNIFF_EVENTS or not isinstance(payload, dict):
             return
         self._seen += 1
-        if self.provider == "openai-chat" and self.vendor is None:
+        if self.provider is Provider.OPENAI_CHAT and self.vendor is None:
             self.vendor = _chat_vendor(payload)
             self._openai = self._openai or _is_openai(payload, payload.get("model"))
-        elif self.provider == "openai-responses" and self.vendor is None:
+        elif self.provider is Provider.OPENAI_RESPONSES and self.vendor is None:
             response = payload.get("response")
             if isinstance(response, dict):
                 if "content_filters" in response:
@@ -149,14 +161,14 @@ class DialectSniffer:
                     model = response.get("model")
                     self.vendor = _model_vendor(model)
                     self._openai = self._openai or _is_openai(response, model)
-        elif self.provider in ("anthropic", "bedrock-invoke"):
+        elif self.provider in _ANTHROPIC_EVENTS:
             message = payload.get("message")
             mid = message.get("id") if isinstance(message, dict) else None
             if isinstance(mid, str) and mid.startswith("msg_vrtx_"):
                 self._anthropic_host = "Vertex AI"
             elif isinstance(mid, str) and mid.startswith("msg_bdrk_"):
                 self._anthropic_host = "Bedrock"
-        elif self.provider == "gemini" and "createTime" in payload:
+        elif self.provider is Provider.GEMINI and "createTime" in payload:
             self.vendor = "Vertex AI"
 
     @property
@@ -167,15 +179,11 @@ class DialectSniffer:
             if vendor in ("OpenAI", "Azure OpenAI"):
                 return vendor
             if vendor is None:
-                return "OpenAI" if self._openai else "OpenAI-compatible"
+                return "OpenAI" if self._openai else definition(provider).dialect
             return f"OpenAI-compatible ({vendor})"
-        if provider == "anthropic":
+        if provider is Provider.ANTHROPIC:
             host = self._anthropic_host or (vendor if vendor in ("Vertex AI", "Bedrock") else None)
-            return f"Anthropic on {host}" if host else "Anthropic"
-        if provider == "bedrock-invoke":
-            return "Anthropic on Bedrock (InvokeModelWithResponseStream)"
-        if provider == "bedrock-converse":
-            return "Bedrock (ConverseStream)"
-        if provider == "gemini":
-            return "Vertex AI (Gemini)" if vendor == "Vertex AI" else "Gemini"
-        return "generic SSE"
+            return f"Anthropic on {host}" if host else definition(provider).dialect
+        if provider is Provider.GEMINI and vendor == "Vertex AI":
+            return "Vertex AI (Gemini)"
+        return definition(provider).dialect

@@ -1,8 +1,8 @@
 """What each provider sends when things go wrong: error events, error bodies, keepalives.
 
-Detection reuses the checker's (request path, ``anthropic-version``), on the request alone.
-The bytes follow the providers' wire formats (see
-``/work/shared/reference/wire-formats-and-peers.md`` §3 and ``faults-in-the-wild.md`` F1, F9):
+Which provider, and which shapes it has (its in-band error event, keepalive, terminal event,
+error body), come from the provider registry (:mod:`replayproxy.core.providers`), on the
+request alone. The bytes follow the providers' wire formats (docs/faults.md):
 
 - Anthropic: ``event: error`` + ``{"type":"error","error":{"type":"overloaded_error",...}}``,
   then the stream ends (no ``message_stop``); keepalive is ``event: ping``.
@@ -16,12 +16,20 @@ from __future__ import annotations
 import http
 import json
 from collections.abc import Sequence
-from typing import Any, Literal
-from urllib.parse import urlsplit
+from typing import Any, Final
 
+from replayproxy.core import providers
 from replayproxy.core.cassette.model import Header, Interaction
-from replayproxy.core.check.detect import detect as check_detect
 from replayproxy.core.json import limits
+from replayproxy.core.providers import (
+    DEFINITIONS,
+    ErrorShape,
+    Framing,
+    InBandError,
+    Keepalive,
+    Provider,
+    definition,
+)
 from replayproxy.core.wire.events import EventSpan
 
 __all__ = [
@@ -34,50 +42,38 @@ __all__ = [
     "terminal_index",
 ]
 
-Provider = Literal["anthropic", "openai-chat", "openai-responses", "gemini", "bedrock"]
-
-_PROVIDERS: dict[str, Provider] = {
-    "anthropic": "anthropic",
-    "openai-chat": "openai-chat",
-    "openai-responses": "openai-responses",
-    "gemini": "gemini",
-    "bedrock-converse": "bedrock",
-    "bedrock-invoke": "bedrock",
-}
-
-_TERMINAL_NAMES = {
-    "message_stop",
-    "response.completed",
-    "response.incomplete",
-    "response.failed",
-    "messageStop",
-}
+# Every stream API's terminal event: the planner cuts before the last one, whatever the API
+# (a WebSocket API's, Realtime's response.done, is no HTTP stream's).
+_STREAMS: Final = tuple(d for d in DEFINITIONS if d.framing is not Framing.WEBSOCKET)
+_TERMINAL_NAMES: Final = frozenset(name for d in _STREAMS for name in d.terminal.events)
+_TERMINAL_DATA: Final = tuple(dict.fromkeys(data for d in _STREAMS for data in d.terminal.data))
 
 
 def detect(interaction: Interaction) -> Provider | None:
-    """The provider API an interaction talks to, or ``None`` when it is not recognised.
+    """The provider whose error event, error body and keepalive the faults build for an
+    interaction, from the registry on the request alone (so a JSON response still gets its
+    provider's error shapes).
 
-    Reuses the checker's detection (:func:`replayproxy.core.check.detect.detect`) on the
-    request alone, so a JSON (non-stream) response still gets its provider's error shapes.
+    ``None`` when the API is not recognised, and also when its definition has no in-band error
+    event (Bedrock's event-stream, the WebSocket APIs): the planner refuses ``error`` for
+    ``None``, and ``status`` and ``keepalive`` then build the default shapes, which is what
+    those APIs got before the registry (an OpenAI-shaped status body, a comment keepalive).
     """
     req = interaction.request
-    headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in req.headers}
-    found = check_detect(req.url, content_type=None, request_headers=headers)
-    if found is None and "anthropic" in (urlsplit(req.url).hostname or ""):
-        found = "anthropic"
-    return _PROVIDERS.get(found or "")
+    found = providers.detect(req, websocket=interaction.websocket is not None)
+    if found is None or definition(found).in_band_error is None:
+        return None
+    return found
 
 
 def terminal_index(body: bytes, spans: Sequence[EventSpan]) -> int | None:
     """Index of the stream's terminal event (``[DONE]``, ``message_stop``, ``response.completed``
     and its failed/incomplete siblings, Gemini's ``finishReason`` chunk), or ``None``."""
     for span in reversed(spans):
-        raw = body[span.start : span.end]
         if span.name in _TERMINAL_NAMES:
             return span.index
-        if span.name == "message" and (b"data: [DONE]" in raw or b"data:[DONE]" in raw):
-            return span.index
-        if span.name == "message" and b'"finishReason"' in raw:
+        raw = body[span.start : span.end]
+        if span.name == "message" and any(data in raw for data in _TERMINAL_DATA):
             return span.index
     return None
 
@@ -116,12 +112,13 @@ def error_event(
 
     ``upto`` is the number of events already sent (for OpenAI Responses' ``sequence_number``).
     """
+    kind = definition(provider).in_band_error
     eol = _line_end(body)
-    if provider == "anthropic":
+    if kind is InBandError.ANTHROPIC_EVENT:
         err = {"type": etype or "overloaded_error", "message": message or "Overloaded"}
         payload = _dumps({"type": "error", "error": err})
         return b"event: error" + eol + b"data: " + payload + eol + eol
-    if provider == "openai-chat":
+    if kind is InBandError.OPENAI_CHAT_CHUNK:
         oerr: dict[str, Any] = {
             "message": message or "The server had an error while processing your request.",
             "type": etype or "server_error",
@@ -129,7 +126,7 @@ def error_event(
             "code": None,
         }
         return b"data: " + _dumps({"error": oerr}) + eol + eol
-    if provider == "openai-responses":
+    if kind is InBandError.RESPONSE_FAILED:
         created = _last_json(body, spans, "response.created") or {}
         response: dict[str, Any] = dict(created.get("response") or {})
         response.update(
@@ -140,7 +137,7 @@ def error_event(
         response.setdefault("output", [])
         event = {"type": "response.failed", "sequence_number": upto, "response": response}
         return b"event: response.failed" + eol + b"data: " + _dumps(event) + eol + eol
-    if provider == "gemini":
+    if kind is InBandError.GEMINI_CHUNK:
         gerr: dict[str, Any] = {
             "code": 503,
             "message": message or "The model is overloaded. Please try again later.",
@@ -151,9 +148,11 @@ def error_event(
 
 
 def error_body(provider: Provider | None, status: int, message: str | None) -> bytes:
-    """The JSON body ``provider`` sends with HTTP ``status`` (OpenAI's shape when unknown)."""
+    """The JSON body ``provider`` sends with HTTP ``status`` (OpenAI's shape when unknown, and
+    for Bedrock, whose ``{"message"}`` body is read with a header this fault does not set)."""
     text = message or reason_phrase(status) or "error"
-    if provider == "anthropic":
+    shape = definition(provider).error_shape if provider is not None else ErrorShape.OPENAI
+    if shape is ErrorShape.ANTHROPIC:
         kinds = {
             400: "invalid_request_error",
             401: "authentication_error",
@@ -166,7 +165,7 @@ def error_body(provider: Provider | None, status: int, message: str | None) -> b
         default = "Overloaded" if status == 529 else text
         err = {"type": kinds.get(status, "api_error"), "message": message or default}
         return _dumps({"type": "error", "error": err})
-    if provider == "gemini":
+    if shape is ErrorShape.GEMINI:
         statuses = {
             400: "INVALID_ARGUMENT",
             401: "UNAUTHENTICATED",
@@ -196,9 +195,11 @@ def reason_phrase(status: int) -> str:
 
 
 def keepalive_bytes(provider: Provider | None, kind: str, text: str, body: bytes) -> bytes:
-    """One keepalive: Anthropic's ``ping`` event, or an SSE comment (OpenRouter style)."""
+    """One keepalive: the ``ping`` event of a provider that sends one (Anthropic), or an SSE
+    comment (OpenRouter style)."""
     eol = _line_end(body)
-    if kind == "ping" or (kind == "auto" and provider == "anthropic"):
+    ping = provider is not None and definition(provider).keepalive is Keepalive.PING_EVENT
+    if kind == "ping" or (kind == "auto" and ping):
         return b"event: ping" + eol + b'data: {"type": "ping"}' + eol + eol
     return b": " + text.encode() + eol + eol
 

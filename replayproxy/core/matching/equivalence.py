@@ -6,9 +6,10 @@ the Vercel AI SDK, litellm and pydantic-ai send message content as one text part
 ``tool_choice: "auto"`` next to their tools, or leave ``stream_options`` out. The provider
 treats each pair the same, so the matcher should too.
 
-Each :class:`Equivalence` is one row of :data:`EQUIVALENCES`: the API it applies to (by path
-suffix), what it makes equal, and a pure function that rewrites a parsed JSON body into a
-canonical form. :func:`canonical` applies every row that fits a path; two bodies are
+Each :class:`Equivalence` is one row of :data:`EQUIVALENCES`: the provider API it applies to
+(whose registry definition lists it by name), what it makes equal, and a pure function that
+rewrites a parsed JSON body into a canonical form. :func:`canonical` applies the rows of the
+API the registry tells from the path (:func:`replayproxy.core.providers.detect`); two bodies are
 equivalent when their canonical forms are equal. The functions never mutate their input (the
 matcher caches parsed bodies): they copy what they change. Why each row holds, with the
 provider documentation it rests on, is in ``docs/replay.md`` ("Equivalent requests").
@@ -20,7 +21,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["EQUIVALENCES", "Equivalence", "api_of", "canonical"]
+from replayproxy.core.providers import Provider, definition, detect
+
+__all__ = ["EQUIVALENCES", "Equivalence", "canonical"]
 
 Json = Any
 
@@ -30,23 +33,11 @@ class Equivalence:
     """One documented equivalence: on ``api`` requests, ``apply`` rewrites a body canonically."""
 
     name: str
-    api: str
-    """``openai-chat``, ``openai-responses`` or ``anthropic`` (see :func:`api_of`)."""
+    api: Provider
+    """The provider API whose requests it applies to."""
     summary: str
     """What it makes equal, for ``docs/replay.md`` and ``--help``."""
     apply: Callable[[Json], Json]
-
-
-def api_of(path: str) -> str | None:
-    """Which request grammar a path belongs to (by suffix, so proxies' prefixes are fine)."""
-    path = path.rstrip("/")
-    if path.endswith("/chat/completions"):
-        return "openai-chat"
-    if path.endswith("/responses"):
-        return "openai-responses"
-    if path.endswith("/messages"):
-        return "anthropic"
-    return None
 
 
 # -- helpers (copy on write) --------------------------------------------------------------------
@@ -192,50 +183,50 @@ def _anthropic_tool_choice_auto(doc: Json) -> Json:
 EQUIVALENCES: tuple[Equivalence, ...] = (
     Equivalence(
         "text-part",
-        "openai-chat",
+        Provider.OPENAI_CHAT,
         'message content "Hello" = [{"type": "text", "text": "Hello"}]',
         _chat_text_parts,
     ),
     Equivalence(
         "tool-choice-auto",
-        "openai-chat",
+        Provider.OPENAI_CHAT,
         'tool_choice "auto" = absent, when tools are given',
         _chat_tool_choice_auto,
     ),
     Equivalence(
         "stream-options-usage",
-        "openai-chat",
+        Provider.OPENAI_CHAT,
         "stream_options holding only include_usage = absent",
         _chat_stream_options_usage,
     ),
     Equivalence(
         "documented-defaults",
-        "openai-chat",
+        Provider.OPENAI_CHAT,
         "n 1, presence_penalty 0, frequency_penalty 0 = absent",
         _chat_defaults,
     ),
     Equivalence(
         "input-text",
-        "openai-responses",
+        Provider.OPENAI_RESPONSES,
         'input "Hello" = [{"role": "user", "content": "Hello"}] = one input_text part; '
         'type "message" = absent',
         _responses_input,
     ),
     Equivalence(
         "tool-choice-auto",
-        "openai-responses",
+        Provider.OPENAI_RESPONSES,
         'tool_choice "auto" = absent, when tools are given',
         _responses_tool_choice_auto,
     ),
     Equivalence(
         "text-block",
-        "anthropic",
+        Provider.ANTHROPIC,
         'content and system "Hello" = [{"type": "text", "text": "Hello"}]',
         _anthropic_text_blocks,
     ),
     Equivalence(
         "tool-choice-auto",
-        "anthropic",
+        Provider.ANTHROPIC,
         'tool_choice {"type": "auto"} = absent, when tools are given',
         _anthropic_tool_choice_auto,
     ),
@@ -245,10 +236,11 @@ EQUIVALENCES: tuple[Equivalence, ...] = (
 
 def canonical(path: str, doc: Json) -> Json:
     """``doc`` (a parsed JSON body sent to ``path``) in canonical form; unchanged elsewhere."""
-    api = api_of(path)
+    api = detect(path)
     if api is None:
         return doc
+    names = definition(api).equivalences
     for rule in EQUIVALENCES:
-        if rule.api == api:
+        if rule.api is api and rule.name in names:
             doc = rule.apply(doc)
     return doc

@@ -3,12 +3,13 @@
 replayproxy answers some requests itself with a 5xx (an unmatched request, an internal error).
 A plain-text body reaches the user only if their client prints bodies; the SDKs instead parse
 the provider's error shape and put its message in the exception. :func:`error_body` picks the
-shape from the request path (pure; no I/O):
+shape of the provider the registry (:mod:`replayproxy.core.providers`) tells from the request
+path (pure; no I/O):
 
 - OpenAI (Chat Completions, Responses, and anything unknown, the shape OpenAI-compatible
   servers and litellm use): ``{"error": {"message", "type", "param", "code"}}``;
   the ``openai`` SDK's ``APIStatusError`` message includes it, ``e.body`` is the inner object.
-- Anthropic (``/v1/messages``, ``/v1/complete``):
+- Anthropic (``/v1/messages``, ``/v1/complete``, Claude on Vertex AI):
   ``{"type": "error", "error": {"type": "api_error", "message"}}``.
 - Gemini (``:generateContent``, ``:streamGenerateContent``, ...):
   ``{"error": {"code", "message", "status"}}`` as in Google's ``google.rpc.Status`` JSON.
@@ -20,6 +21,8 @@ from __future__ import annotations
 
 import json
 
+from replayproxy.core.providers import ErrorShape, definition, detect
+
 __all__ = ["ERROR_TYPE", "error_body", "error_family"]
 
 ERROR_TYPE = "replayproxy_error"
@@ -28,18 +31,10 @@ ERROR_TYPE = "replayproxy_error"
 _GOOGLE_STATUS = {500: "INTERNAL", 501: "UNIMPLEMENTED", 502: "UNAVAILABLE", 503: "UNAVAILABLE"}
 
 
-def error_family(path: str) -> str:
-    """``anthropic``, ``gemini``, ``bedrock`` or ``openai`` (the default shape) for a path."""
-    path = path.split("?", 1)[0].rstrip("/")
-    if path.endswith(("/messages", "/complete", "/messages/count_tokens")):
-        return "anthropic"
-    if ":" in path.rsplit("/", 1)[-1] and "/models/" in path:
-        return "gemini"  # /v1beta/models/gemini-2.0-flash:streamGenerateContent
-    if path.startswith("/model/") and path.endswith(
-        ("/converse", "/converse-stream", "/invoke", "/invoke-with-response-stream")
-    ):
-        return "bedrock"
-    return "openai"
+def error_family(path: str) -> ErrorShape:
+    """The error shape of the provider API a request path belongs to (OpenAI's when none)."""
+    provider = detect(path.split("?", 1)[0])
+    return definition(provider).error_shape if provider is not None else ErrorShape.OPENAI
 
 
 def error_body(
@@ -54,9 +49,9 @@ def error_body(
     family = error_family(path)
     headers: list[tuple[bytes, bytes]] = [(b"content-type", b"application/json")]
     doc: object
-    if family == "anthropic":
+    if family is ErrorShape.ANTHROPIC:
         doc = {"type": "error", "error": {"type": "api_error", "message": message}}
-    elif family == "gemini":
+    elif family is ErrorShape.GEMINI:
         doc = {
             "error": {
                 "code": status,
@@ -64,7 +59,7 @@ def error_body(
                 "status": _GOOGLE_STATUS.get(status, "INTERNAL"),
             }
         }
-    elif family == "bedrock":
+    elif family is ErrorShape.BEDROCK:
         doc = {"message": message}
         headers.append((b"x-amzn-errortype", b"InternalServerException"))
     else:

@@ -541,3 +541,11 @@ def test_the_invoke_report_is_exact(name: str) -> None:
     """Each InvokeModelWithResponseStream body reports exactly these rules, at these events,
     with these messages (the Anthropic rules inside the chunks included)."""
     assert check_events("bedrock-invoke", INVOKE[name]) == INVOKE_EXPECTED[name]
+
+
+@pytest.mark.parametrize("name", list(INVOKE))
+def test_invoke_of_another_vendors_model_checks_the_chunks_only(name: str) -> None:
+    """bedrock-invoke-native (Amazon Nova, Meta ... models) reports the chunk and exception
+    rules of InvokeModelWithResponseStream exactly, and none of Anthropic's."""
+    chunk_rules = [f for f in INVOKE_EXPECTED[name] if f[0].startswith("bedrock.")]
+    assert check_events("bedrock-invoke-native", INVOKE[name]) == chunk_rules

@@ -12,7 +12,8 @@ import pytest
 
 from replayproxy.checking import check, check_interaction
 from replayproxy.core.check import RULES
-from replayproxy.core.check.grammars.realtime import RULE_PREFIXES, check_session, detect_ws
+from replayproxy.core.check.grammars.realtime import RULE_PREFIXES, check_session
+from replayproxy.core.providers import detect
 from replayproxy.core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
 from replayproxy.testing import MS, ws_interaction
 
@@ -137,14 +138,15 @@ def test_missing_response_done_says_how_the_session_ended() -> None:
 
 def test_detect_from_the_upgrade_url() -> None:
     """/v1/realtime is OpenAI Realtime, BidiGenerateContent is Gemini Live."""
-    assert detect_ws("wss://api.openai.com/v1/realtime?model=x") == "openai-realtime"
+    assert detect("wss://api.openai.com/v1/realtime?model=x", websocket=True) == "openai-realtime"
     assert (
-        detect_ws(
-            "wss://generativelanguage.googleapis.com/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent"
+        detect(
+            "wss://generativelanguage.googleapis.com/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent",
+            websocket=True,
         )
         == "gemini-live"
     )
-    assert detect_ws("wss://example.com/socket") is None
+    assert detect("wss://example.com/socket", websocket=True) is None
 
 
 def test_checking_an_interaction_applies_its_faults() -> None:

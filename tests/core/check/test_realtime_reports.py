@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from replayproxy.core.check.grammars.realtime import check_session, detect_ws
+from replayproxy.core.check.grammars.realtime import check_session
+from replayproxy.core.providers import detect
 from replayproxy.core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
 
 CLOSED = WsClose(0, WsCloseKind.CLOSE, 1000, "", True)
@@ -469,4 +470,4 @@ def test_the_gemini_live_report_is_exact(name: str) -> None:
 def test_detect_ws_from_the_upgrade_path(url: str, provider: str | None) -> None:
     """The path decides: ending in /realtime (trailing slashes aside), or holding
     BidiGenerateContent; the query string does not count."""
-    assert detect_ws(url) == provider
+    assert detect(url, websocket=True) == provider

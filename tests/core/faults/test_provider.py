@@ -139,7 +139,7 @@ _OPENAI_500 = (
         ),
         ("openai-chat", 500, None, _OPENAI_500),
         (None, 500, None, _OPENAI_500),
-        ("bedrock", 500, None, _OPENAI_500),
+        ("bedrock-converse", 500, None, _OPENAI_500),
         (
             "openai-responses",
             499,
@@ -410,8 +410,8 @@ def test_line_ends_are_sniffed_from_the_first_4096_bytes() -> None:
 
 def test_bedrock_has_no_in_band_error() -> None:
     """Bedrock errors are not SSE events: asking for one is a programming error."""
-    with pytest.raises(ValueError, match=r"^no in-band error format for bedrock$"):
-        error_event("bedrock", b"", [], 0, None, None)
+    with pytest.raises(ValueError, match=r"^no in-band error format for bedrock-converse$"):
+        error_event("bedrock-converse", b"", [], 0, None, None)
 
 
 @pytest.mark.parametrize(
@@ -449,6 +449,7 @@ def test_keepalive_bytes(provider: str | None, kind: str, body: bytes, expected:
         (b"event: x\ndata: [DONE]\n\n", None),
         (b'event: x\ndata: {"finishReason":1}\n\n', None),
         (b"event: message_stop\ndata: {}\n\nevent: message_stop\ndata: {}\n\n", 1),
+        (b"event: response.done\ndata: {}\n\n", None),  # Realtime's, a WebSocket API's
     ],
 )
 def test_terminal_index(body: bytes, index: int | None) -> None:
@@ -478,20 +479,23 @@ def _interaction(url: str, headers: tuple[tuple[bytes, bytes], ...] = ()) -> Int
             ((b"Anthropic-Version", b"2023-06-01"),),
             "anthropic",
         ),
-        ("https://proxy.example/v2/complete", (), None),
+        # /complete is Anthropic's (legacy) path: the error bodies said so already
+        ("https://proxy.example/v2/complete", (), "anthropic"),
         ("https://g.example/v1beta/models/g:streamGenerateContent", (), "gemini"),
-        ("https://bedrock-runtime.x.amazonaws.com/model/m/converse-stream", (), "bedrock"),
+        # Bedrock has no in-band error event: the faults get None (their defaults)
+        ("https://bedrock-runtime.x.amazonaws.com/model/m/converse-stream", (), None),
         (
             "https://bedrock-runtime.x.amazonaws.com/model/m/invoke-with-response-stream",
             (),
-            "bedrock",
+            None,
         ),
         ("https://example.com/v2/other", (), None),
         ("/v2/other", (), None),
     ],
 )
 def test_detect(url: str, headers: tuple[tuple[bytes, bytes], ...], provider: str | None) -> None:
-    """The provider comes from the request; an anthropic host is Anthropic whatever the path."""
+    """The provider comes from the request (an anthropic host is Anthropic whatever the path);
+    None for an API without an in-band error event."""
     assert detect(_interaction(url, headers)) == provider
 
 

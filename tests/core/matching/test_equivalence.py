@@ -15,8 +15,9 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from replayproxy.core.cassette.model import Ending, EndKind, Interaction, Request
-from replayproxy.core.matching.equivalence import EQUIVALENCES, api_of, canonical
+from replayproxy.core.matching.equivalence import EQUIVALENCES, canonical
 from replayproxy.core.matching.matcher import Hit, Matcher, MatchOptions, Miss, diff_requests
+from replayproxy.core.providers import detect
 
 CHAT = "https://api.openai.com/v1/chat/completions"
 RESPONSES = "https://api.openai.com/v1/responses"
@@ -198,7 +199,7 @@ def test_every_equivalence_has_a_matching_case() -> None:
         for case in SAME:
             url, recorded, requested = case.values
             path = url.split(".com", 1)[1]
-            if api_of(path) != rule.api:
+            if detect(path) != rule.api:
                 continue
             assert isinstance(recorded, dict) and isinstance(requested, dict)
             if rule.apply(requested) != requested or rule.apply(recorded) != recorded:

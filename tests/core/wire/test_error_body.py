@@ -149,6 +149,13 @@ def test_default_status_is_500() -> None:
         ("/model/m/converse-stream?x=1", "bedrock"),
         ("/v1/model/m/converse", "openai"),
         ("/model/m/other", "openai"),
+        # the registry's one answer: Claude on Vertex is Anthropic's, another publisher's
+        # rawPredict is not Gemini's, a streaming Bedrock path is Bedrock's behind a prefix
+        ("/v1/projects/p/locations/l/publishers/anthropic/models/c:streamRawPredict", "anthropic"),
+        ("/v1/projects/p/locations/l/publishers/mistralai/models/m:rawPredict", "openai"),
+        ("/proxy/model/m/converse-stream", "bedrock"),
+        ("/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent", "gemini"),
+        ("//v1/messages", "anthropic"),
     ],
 )
 def test_family_edges(path: str, family: str) -> None:

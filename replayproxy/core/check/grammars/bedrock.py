@@ -6,7 +6,8 @@ decoder's error codes are the rule ids), checks the ``:message-type`` headers an
 payloads, and hands events to a grammar. :class:`Converse` checks the ConverseStream order
 (``messageStart`` -> content blocks by ascending ``contentBlockIndex`` -> ``messageStop`` ->
 ``metadata``); :class:`Invoke` unwraps ``{"bytes": base64}`` chunks and checks the Anthropic
-events inside with the Anthropic grammar. Rules ``bedrock.*``.
+events inside with the Anthropic grammar; :class:`InvokeChunks` checks only the chunks, for
+models whose chunks hold their own JSON. Rules ``bedrock.*``.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from replayproxy.core.wire.eventstream import (
     EventStreamMessage,
 )
 
-__all__ = ["Converse", "EventStreamLayer", "Invoke"]
+__all__ = ["Converse", "EventStreamLayer", "Invoke", "InvokeChunks"]
 
 _MESSAGE_TYPES = frozenset({"event", "exception", "error"})
 
@@ -229,16 +230,16 @@ class Converse(_Terminal):
             )
 
 
-class Invoke(_Terminal):
-    """InvokeModelWithResponseStream: ``chunk`` events wrapping Anthropic events."""
-
-    def __init__(self, report: Report, request: RequestOptions) -> None:
-        super().__init__(report, request)
-        self.inner = Anthropic(report, request)
+class InvokeChunks(_Terminal):
+    """InvokeModelWithResponseStream of a model whose chunks hold its own JSON (Amazon Nova
+    and Titan, Meta, Mistral ...): the ``chunk`` wrapping is checked, not what is inside."""
 
     def event(self, ev: StreamEvent) -> None:
-        if self._after_exception(ev) or ev.payload is INVALID:
-            return
+        if not self._after_exception(ev) and ev.payload is not INVALID:
+            self._unwrap(ev)
+
+    def _unwrap(self, ev: StreamEvent) -> StreamEvent | None:
+        """The event inside a ``chunk`` (its decoded ``bytes``), or ``None`` (reported)."""
         p = ev.payload
         raw = p.get("bytes") if isinstance(p, dict) else None
         if ev.name != "chunk" or not isinstance(raw, str):
@@ -247,15 +248,31 @@ class Invoke(_Terminal):
                 ev,
                 f"{ev.name} event without a string 'bytes' field; expected chunk events",
             )
-            return
+            return None
         try:
             inner_data = base64.b64decode(raw, validate=True).decode("utf-8")
             inner = loads(inner_data)
         except (binascii.Error, UnicodeDecodeError, ValueError) as e:
             self.report.at("bedrock.invoke-chunk", ev, f"chunk bytes are not base64 JSON ({e})")
-            return
+            return None
         name = inner.get("type") if isinstance(inner, dict) else None
-        self.inner.event(StreamEvent(ev.index, ev.start, ev.end, name, inner_data, inner))
+        return StreamEvent(ev.index, ev.start, ev.end, name, inner_data, inner)
+
+
+class Invoke(InvokeChunks):
+    """InvokeModelWithResponseStream of Claude: ``chunk`` events wrapping Anthropic events,
+    checked with the Anthropic grammar."""
+
+    def __init__(self, report: Report, request: RequestOptions) -> None:
+        super().__init__(report, request)
+        self.inner = Anthropic(report, request)
+
+    def event(self, ev: StreamEvent) -> None:
+        if self._after_exception(ev) or ev.payload is INVALID:
+            return
+        inner = self._unwrap(ev)
+        if inner is not None:
+            self.inner.event(inner)
 
     def finish(self, end: int) -> None:
         if self.exception is None:

@@ -9,22 +9,22 @@ for ``response.done`` and accumulate deltas by ``item_id``; google-genai's ``liv
 waits for ``setupComplete`` and a turn for ``turnComplete``.
 
 Rule ids: ``realtime.*`` and ``gemini.live.*`` (see :data:`~replayproxy.core.check.rules.RULES`
-and docs/checker.md). :func:`detect_ws` tells the grammar from the upgrade URL.
+and docs/checker.md). Which grammar applies is the provider registry's answer for the upgrade
+URL (:func:`replayproxy.core.providers.detect` with ``websocket=True``).
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any
-from urllib.parse import urlsplit
 
 from replayproxy.core.check.base import Report, Violation
+from replayproxy.core.providers import DEFINITIONS, Framing, Provider
 from replayproxy.core.websocket.model import WebSocketSession, WsCloseKind, WsMessage
 
-__all__ = ["RULE_PREFIXES", "WS_PROVIDERS", "check_session", "detect_ws"]
+__all__ = ["RULE_PREFIXES", "check_session"]
 
-WS_PROVIDERS = ("openai-realtime", "gemini-live")
-RULE_PREFIXES = ("realtime.", "gemini.live.")
+RULE_PREFIXES = tuple(d.grammar + "." for d in DEFINITIONS if d.framing is Framing.WEBSOCKET)
 """The rule ids of WebSocket grammars start with these (the others are stream-body rules)."""
 
 # Delta events and the .done event that repeats their joined text, by field name (GA names,
@@ -42,16 +42,6 @@ _DELTAS: dict[str, tuple[str, str | None]] = {
     ]
 }
 _DONE_OF = {done: (delta, field) for delta, (done, field) in _DELTAS.items()}
-
-
-def detect_ws(url: str) -> str | None:
-    """``openai-realtime`` for ``.../realtime``, ``gemini-live`` for ``...BidiGenerateContent``."""
-    path = urlsplit(url).path.rstrip("/")
-    if path.endswith("/realtime"):
-        return "openai-realtime"
-    if "BidiGenerateContent" in path:
-        return "gemini-live"
-    return None
 
 
 def _json(m: WsMessage) -> Any:
@@ -209,11 +199,12 @@ def _how_it_ended(session: WebSocketSession) -> str:
     return f"was closed by the {who} with {close.code}"
 
 
-def check_session(session: WebSocketSession, provider: str) -> list[Violation]:
+def check_session(session: WebSocketSession, provider: Provider | str) -> list[Violation]:
     """The violations of ``session``'s server messages against ``provider``'s grammar
-    (``openai-realtime`` or ``gemini-live``)."""
+    (:attr:`Provider.OPENAI_REALTIME` or :attr:`Provider.GEMINI_LIVE`)."""
     report = Report()
-    grammar = _Realtime(report) if provider == "openai-realtime" else _GeminiLive(report)
+    api = Provider(provider)
+    grammar = _Realtime(report) if api is Provider.OPENAI_REALTIME else _GeminiLive(report)
     for n, m in enumerate(session.server_messages):
         grammar.message(n, m)
     grammar.finish(session)

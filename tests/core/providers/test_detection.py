@@ -1,10 +1,11 @@
-"""Provider detection, provider names and request options of the checker."""
+"""Provider detection from a request and its response content type, and provider names."""
 
 from __future__ import annotations
 
 import pytest
 
-from replayproxy.core.check import PROVIDERS, RequestOptions, detect, normalize, request_options
+from replayproxy.core.check import PROVIDERS
+from replayproxy.core.providers import detect, parse
 from replayproxy.errors import UsageError
 
 
@@ -45,17 +46,32 @@ from replayproxy.errors import UsageError
          "anthropic/models/claude:streamRawPredict", "text/event-stream", None, "anthropic"),
         ("https://us-east5-aiplatform.googleapis.com/v1/projects/p/locations/l/publishers/"
          "mistralai/models/mistral:streamRawPredict", "text/event-stream", None, "sse"),
+        # rawPredict (not streamed) is Claude's too: its error bodies are Anthropic's
         ("https://us-east5-aiplatform.googleapis.com/v1/projects/p/locations/l/publishers/"
-         "anthropic/models/claude:rawPredict", "text/event-stream", None, "sse"),
+         "anthropic/models/claude:rawPredict", "text/event-stream", None, "anthropic"),
         ("http://[::1/v1/chat/completions", "text/event-stream", None, "sse"),  # bad IPv6
+        # the content type tells the framing: an SSE body is no Bedrock stream, a JSON one none
+        ("https://bedrock-runtime.us-east-1.amazonaws.com/model/m/converse-stream",
+         "text/event-stream", None, "sse"),
+        ("https://bedrock-runtime.us-east-1.amazonaws.com/model/m/converse-stream",
+         "application/json", None, None),
+        ("https://bedrock-runtime.us-east-1.amazonaws.com/model/m/invoke",
+         "application/vnd.amazon.eventstream", None, "bedrock-invoke"),
+        # one answer for every reader: Anthropic's other paths and hosts are Anthropic's
+        ("https://api.anthropic.com/v1/complete", "text/event-stream", None, "anthropic"),
+        ("https://my.anthropic.example/v2/other", "text/event-stream", None, "anthropic"),
+        ("https://api.anthropic.com/v1/chat/completions", "text/event-stream", None,
+         "openai-chat"),  # a path of another API wins over the host
+        ("https://g.example/v1beta/models/g:generateContent", None, None, "gemini"),
+        ("https://g.example/v1beta/tunedModels/g:generateContent", None, None, None),
     ],
 )  # fmt: skip
 def test_detect(
     url: str, content_type: str | None, headers: dict[str, str] | None, expected: str | None
 ) -> None:
-    """The provider follows from the URL path, request headers and response content type;
-    non-stream responses (JSON) give None."""
-    assert detect(url, content_type=content_type, request_headers=headers) == expected
+    """The provider follows from the URL path, request headers and host, and the response
+    content type tells the framing; non-stream responses (JSON) give None."""
+    assert detect(url, content_type, headers=headers, websocket=False) == expected
 
 
 @pytest.mark.parametrize(
@@ -65,31 +81,14 @@ def test_detect(
 )  # fmt: skip
 def test_normalize_names_and_aliases(name: str, expected: str) -> None:
     """Provider names are case-insensitive and accept a few aliases."""
-    assert normalize(name) == expected
+    assert parse(name) == expected
 
 
 def test_unknown_provider_is_a_one_line_usage_error() -> None:
     """An unknown provider name raises UsageError listing the valid names."""
     with pytest.raises(UsageError) as raised:
-        normalize("cohere")
+        parse("cohere")
     assert str(raised.value) == (
         "unknown provider 'cohere'; choose one of: openai-chat, openai-responses, anthropic, "
-        "gemini, bedrock-converse, bedrock-invoke, sse"
+        "gemini, bedrock-converse, bedrock-invoke, bedrock-invoke-native, sse"
     )
-
-
-@pytest.mark.parametrize(
-    ("body", "expected"),
-    [
-        (b'{"stream": true, "stream_options": {"include_usage": true}}', True),
-        (b'{"stream": true, "stream_options": {"include_usage": false}}', False),
-        (b'{"stream": true}', False),
-        (b"not json", None),
-        (b"[1, 2]", None),
-        (b"", None),
-        (None, None),
-    ],
-)
-def test_request_options(body: bytes | None, expected: bool | None) -> None:
-    """include_usage is read from a JSON request body; unknown when there is none."""
-    assert request_options(body) == RequestOptions(include_usage=expected)

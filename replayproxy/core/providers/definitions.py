@@ -1,0 +1,229 @@
+"""One :class:`~.model.ProviderDef` per provider API: the registry's data.
+
+The order of :data:`DEFINITIONS` is the order detection tries them (the first whose path or
+header rule fits wins; host rules come after every path and header rule), so the more specific
+come first: Bedrock InvokeModel for non-Anthropic models before InvokeModel, Claude on Vertex
+(an Anthropic path under ``/models/``) before Gemini. Wire facts are from
+``docs/checker.md`` and the providers' API references.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from replayproxy.core.providers.model import (
+    ErrorShape,
+    Framing,
+    InBandError,
+    Keepalive,
+    PathRule,
+    Provider,
+    ProviderDef,
+    Terminal,
+    WebSocketProtocol,
+)
+
+__all__ = ["DEFINITIONS"]
+
+# Bedrock model ids name their vendor: "amazon.nova-lite-v1:0", "us.meta.llama3-...",
+# "arn:...:foundation-model/mistral.mistral-large-...". These vendors' InvokeModel chunks carry
+# the model's own JSON, not Anthropic's events.
+_NATIVE_VENDORS: Final = frozenset(
+    {
+        "ai21",
+        "amazon",
+        "cohere",
+        "deepseek",
+        "google",
+        "luma",
+        "meta",
+        "minimax",
+        "mistral",
+        "moonshot",
+        "moonshotai",
+        "nvidia",
+        "openai",
+        "qwen",
+        "stability",
+        "twelvelabs",
+        "writer",
+    }
+)
+
+_CONVERSE_PATHS: Final = (PathRule(suffix="/converse-stream"), PathRule("/converse", "/model/"))
+_INVOKE_PATHS: Final = (
+    PathRule(suffix="/invoke-with-response-stream"),
+    PathRule("/invoke", "/model/"),
+)
+_BEDROCK_TERMINAL: Final = Terminal(
+    "ConverseStream: messageStop, then metadata; an exception message ends the stream",
+    events=("messageStop",),
+)
+_INVOKE_TERMINAL: Final = Terminal(
+    "the chunk holding Anthropic's message_stop; an exception message ends the stream"
+)
+
+DEFINITIONS: Final[tuple[ProviderDef, ...]] = (
+    ProviderDef(
+        Provider.BEDROCK_CONVERSE,
+        "Amazon Bedrock ConverseStream",
+        aliases=("bedrock", "converse"),
+        framing=Framing.EVENTSTREAM,
+        paths=_CONVERSE_PATHS,
+        grammar="bedrock",
+        error_shape=ErrorShape.BEDROCK,
+        in_band_error=None,
+        terminal=_BEDROCK_TERMINAL,
+        keepalive=Keepalive.NONE,
+        dialect="Bedrock (ConverseStream)",
+    ),
+    ProviderDef(
+        Provider.BEDROCK_INVOKE_NATIVE,
+        "Amazon Bedrock InvokeModelWithResponseStream, a non-Anthropic model (each chunk "
+        "holds the model's own JSON)",
+        aliases=(),
+        framing=Framing.EVENTSTREAM,
+        paths=_INVOKE_PATHS,
+        grammar="bedrock",
+        error_shape=ErrorShape.BEDROCK,
+        in_band_error=None,
+        terminal=Terminal(
+            "none the checker knows: the model's own; an exception message ends the stream"
+        ),
+        keepalive=Keepalive.NONE,
+        dialect="Bedrock (InvokeModelWithResponseStream)",
+        model_vendors=_NATIVE_VENDORS,
+    ),
+    ProviderDef(
+        Provider.BEDROCK_INVOKE,
+        "Amazon Bedrock InvokeModelWithResponseStream of Claude (Anthropic events in "
+        '{"bytes": base64} chunks)',
+        aliases=(),
+        framing=Framing.EVENTSTREAM,
+        paths=_INVOKE_PATHS,
+        grammar="bedrock",
+        error_shape=ErrorShape.BEDROCK,
+        in_band_error=None,
+        terminal=_INVOKE_TERMINAL,
+        keepalive=Keepalive.NONE,
+        dialect="Anthropic on Bedrock (InvokeModelWithResponseStream)",
+    ),
+    ProviderDef(
+        Provider.OPENAI_CHAT,
+        "OpenAI Chat Completions (and OpenAI-compatible servers)",
+        aliases=("openai", "chat"),
+        framing=Framing.SSE,
+        paths=(PathRule(suffix="/chat/completions"),),
+        grammar="openai.chat",
+        error_shape=ErrorShape.OPENAI,
+        in_band_error=InBandError.OPENAI_CHAT_CHUNK,
+        terminal=Terminal("data: [DONE]", data=(b"data: [DONE]", b"data:[DONE]")),
+        keepalive=Keepalive.SSE_COMMENT,
+        dialect="OpenAI-compatible",
+        equivalences=(
+            "text-part",
+            "tool-choice-auto",
+            "stream-options-usage",
+            "documented-defaults",
+        ),
+    ),
+    ProviderDef(
+        Provider.OPENAI_RESPONSES,
+        "OpenAI Responses",
+        aliases=("responses",),
+        framing=Framing.SSE,
+        paths=(PathRule(suffix="/responses"),),
+        grammar="openai.responses",
+        error_shape=ErrorShape.OPENAI,
+        in_band_error=InBandError.RESPONSE_FAILED,
+        terminal=Terminal(
+            "response.completed, .failed or .incomplete",
+            events=("response.completed", "response.incomplete", "response.failed"),
+        ),
+        keepalive=Keepalive.SSE_COMMENT,
+        dialect="OpenAI-compatible",
+        equivalences=("input-text", "tool-choice-auto"),
+    ),
+    ProviderDef(
+        Provider.ANTHROPIC,
+        "Anthropic Messages (also Claude on Vertex AI)",
+        aliases=("claude",),
+        framing=Framing.SSE,
+        paths=(
+            PathRule(suffix="/messages"),
+            PathRule(suffix="/messages/count_tokens"),
+            PathRule(suffix="/complete"),
+            # Claude on Vertex AI: .../publishers/anthropic/models/M:streamRawPredict
+            PathRule(contains="/publishers/anthropic/", segment=":"),
+        ),
+        grammar="anthropic",
+        error_shape=ErrorShape.ANTHROPIC,
+        in_band_error=InBandError.ANTHROPIC_EVENT,
+        terminal=Terminal("message_stop", events=("message_stop",)),
+        keepalive=Keepalive.PING_EVENT,
+        dialect="Anthropic",
+        equivalences=("text-block", "tool-choice-auto"),
+        headers=("anthropic-version",),
+        hosts=("anthropic",),
+    ),
+    ProviderDef(
+        Provider.GEMINI,
+        "Google Gemini streamGenerateContent?alt=sse (Gemini API and Vertex AI)",
+        aliases=("google",),
+        framing=Framing.SSE,
+        paths=(
+            PathRule(contains=":streamGenerateContent"),
+            # models/NAME:generateContent, :countTokens ...; on Vertex AI only Google's own
+            # models (another publisher's rawPredict speaks that vendor's format)
+            PathRule(contains="/publishers/google/models/", segment=":"),
+            PathRule(contains="/models/", segment=":", excludes="/publishers/"),
+        ),
+        grammar="gemini",
+        error_shape=ErrorShape.GEMINI,
+        in_band_error=InBandError.GEMINI_CHUNK,
+        terminal=Terminal("the chunk carrying finishReason", data=(b'"finishReason"',)),
+        keepalive=Keepalive.SSE_COMMENT,
+        dialect="Gemini",
+    ),
+    ProviderDef(
+        Provider.OPENAI_REALTIME,
+        "OpenAI Realtime (WebSocket)",
+        aliases=(),
+        framing=Framing.WEBSOCKET,
+        paths=(PathRule(suffix="/realtime"),),
+        grammar="realtime",
+        error_shape=ErrorShape.OPENAI,
+        in_band_error=None,
+        terminal=Terminal("response.done ends each response", events=("response.done",)),
+        keepalive=Keepalive.NONE,
+        dialect="OpenAI Realtime",
+        websocket=WebSocketProtocol("session.created", "response.done"),
+    ),
+    ProviderDef(
+        Provider.GEMINI_LIVE,
+        "Gemini Live (BidiGenerateContent WebSocket)",
+        aliases=(),
+        framing=Framing.WEBSOCKET,
+        paths=(PathRule(contains="BidiGenerateContent"),),
+        grammar="gemini.live",
+        error_shape=ErrorShape.GEMINI,
+        in_band_error=None,
+        terminal=Terminal("serverContent.turnComplete ends each turn"),
+        keepalive=Keepalive.NONE,
+        dialect="Gemini Live",
+        websocket=WebSocketProtocol("setupComplete", "turnComplete"),
+    ),
+    ProviderDef(
+        Provider.SSE,
+        "any other text/event-stream: the generic SSE rules only",
+        aliases=(),
+        framing=Framing.SSE,
+        paths=(),  # never told from a request: the fallback for an unknown SSE response
+        grammar="sse",
+        error_shape=ErrorShape.OPENAI,  # the shape OpenAI-compatible servers and litellm use
+        in_band_error=None,
+        terminal=Terminal("none: the generic rules accept [DONE] as a sentinel"),
+        keepalive=Keepalive.SSE_COMMENT,
+        dialect="generic SSE",
+    ),
+)
