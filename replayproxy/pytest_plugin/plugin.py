@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
-from replayproxy.core.replay.options import REPLAY_OPTIONS, Kind, OptionDef
+from replayproxy.core.replay.options import Front, Kind, OptionDef, options_for, settings_from
 from replayproxy.pytest_plugin.naming import cassette_name
 
 if TYPE_CHECKING:
@@ -39,7 +39,11 @@ class ReplayproxyUnusedWarning(UserWarning):
     """A test left recorded interactions of its cassette unused."""
 
 
-# Options of the plugin alone (the replay options come from REPLAY_OPTIONS).
+# The table's options this plugin takes (replay and record groups): flags, ini keys, marker
+# keywords and replayproxy_config keys alike.
+_OPTIONS = options_for(Front.PYTEST)
+
+# Options of the plugin alone (command line and ini only).
 _PLUGIN_OPTIONS: tuple[OptionDef, ...] = (
     OptionDef(
         "cassette_dir",
@@ -78,6 +82,8 @@ _PLUGIN_OPTIONS: tuple[OptionDef, ...] = (
     ),
 )
 
+_BY_NAME = {o.name: o for o in _OPTIONS}
+
 _IniType = Literal["string", "linelist", "bool"]
 _INI_TYPES: dict[Kind, _IniType] = {
     Kind.NUMBER: "string",
@@ -93,7 +99,7 @@ def _dest(opt: OptionDef) -> str:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("replayproxy", "replayproxy: record once, replay offline")
-    for opt in (*REPLAY_OPTIONS, *_PLUGIN_OPTIONS):
+    for opt in (*_OPTIONS, *_PLUGIN_OPTIONS):
         kwargs: dict[str, Any] = {"dest": _dest(opt), "default": None, "help": opt.help}
         if opt.kind is Kind.FLAG:
             kwargs["action"] = "store_true"
@@ -112,12 +118,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         parser.addini(opt.ini_name, opt.help, type=_INI_TYPES[opt.kind], default=default)
 
 
+def marker_signature() -> str:
+    """The marker as ``pytest --markers`` shows it: every keyword it takes."""
+    shown = {Kind.LIST: "[...]"}
+    keywords = ", ".join(f"{o.name}={shown.get(o.kind, '...')}" for o in _OPTIONS)
+    return f"{MARKER}(cassette=None, upstream=None, {keywords})"
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        f"{MARKER}(cassette=None, upstream=None, record_mode=..., speed=..., faults=[...], "
-        "ignore_query=[...], ignore_body_field=[...], allow_repeats=..., match_host=...): "
-        "serve this test's cassette through replayproxy (see docs/pytest.md).",
+        f"{marker_signature()}: serve this test's cassette through replayproxy "
+        "(see docs/pytest.md).",
     )
 
 
@@ -195,21 +207,21 @@ def replayproxy(
 
     config = request.config
     item = request.node
-    values: dict[str, Any] = {}
-    for opt in REPLAY_OPTIONS:
-        value, _ = _setting(config, opt)
-        if value not in (None, "", []):
-            values[opt.name] = value
-    values.update(replayproxy_config)
-    values.update(_marker_kwargs(item))
-    for opt in REPLAY_OPTIONS:  # the command line wins, faults add up
+    ini: dict[str, Any] = {}
+    command_line: dict[str, Any] = {}
+    for opt in _OPTIONS:
         value, explicit = _setting(config, opt)
-        if not explicit:
-            continue
-        if opt.name == "faults":
+        if explicit:
+            command_line[opt.name] = value
+        elif value not in (None, "", []):
+            ini[opt.name] = value
+    marker = _marker_kwargs(item)
+    values: dict[str, Any] = {**ini, **replayproxy_config, **marker}
+    for name, value in command_line.items():  # the command line wins, faults add up
+        if name == "faults":
             values["faults"] = [*_as_list(values.get("faults", [])), *value]
         else:
-            values[opt.name] = value
+            values[name] = value
     cassette = values.pop("cassette", None)
     upstream = values.pop("upstream", None)
     if cassette is None:
@@ -223,6 +235,14 @@ def replayproxy(
     confdir, _ = _setting(config, _plugin_option("confdir"))
     block, _ = _setting(config, _plugin_option("block_network"))
     try:
+        # Each level on its own first, so a bad value is named where it was set.
+        for level, words in [
+            (ini, _ini_words),
+            (replayproxy_config, _config_words),
+            (marker, _marker_words),
+            (command_line, _flag_words),
+        ]:
+            settings_from({k: v for k, v in level.items() if k not in _MARKER_ONLY}, where=words)
         with use_cassette(
             path,
             upstream=upstream,
@@ -243,6 +263,22 @@ def replayproxy(
         return
     # Outside the except block: the one-line message without "During handling of...".
     pytest.fail(f"replayproxy: {error}", pytrace=False)
+
+
+def _ini_words(name: str) -> str:
+    return f"ini key {_BY_NAME[name].ini_name}"
+
+
+def _config_words(name: str) -> str:
+    return f"replayproxy_config key {name!r}"
+
+
+def _marker_words(name: str) -> str:
+    return f"@pytest.mark.{MARKER} keyword {name!r}"
+
+
+def _flag_words(name: str) -> str:
+    return f"option {_BY_NAME[name].pytest_flag}"
 
 
 def _as_list(value: Any) -> list[Any]:

@@ -79,7 +79,7 @@ def test_proxy_mode_sets_the_environment_for_the_block_only(
 def test_bad_arguments_are_one_line_errors(pool: HostPool, tmp_path: Path) -> None:
     """An unknown option, a bad mode or an upstream with a path is refused before starting."""
     for kwargs, message in [
-        ({"sped": 0}, "unknown replay option 'sped'"),
+        ({"sped": 0}, "unknown option 'sped'"),
         ({"record_mode": "rewrite"}, "record mode must be one of"),
         ({"upstream": "https://api.openai.com/v1"}, "give only scheme://HOST"),
     ]:

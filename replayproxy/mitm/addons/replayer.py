@@ -66,7 +66,14 @@ from mitmproxy.utils import human
 
 from replayproxy.core.cassette.model import Interaction
 from replayproxy.core.matching.matcher import Miss
-from replayproxy.core.replay.options import REPLAY_OPTIONS, Kind, settings_from
+from replayproxy.core.replay.options import (
+    OPTIONS,
+    REPLAY_OPTIONS,
+    Kind,
+    RecordSettings,
+    mitm_words,
+    settings_from,
+)
 from replayproxy.core.replay.schedule import FinishKind, instant_body
 from replayproxy.engine import resolving
 from replayproxy.engine.failsafe import ReplayFailure, describe, failure_of, failure_response
@@ -155,8 +162,14 @@ class Replayer:
             self.session = None
             if opts.replayproxy_replay:
                 try:
+                    # The record group is the recorder's (redaction), when it is loaded too.
                     settings = settings_from(
-                        {o.name: getattr(opts, o.mitm_name) for o in REPLAY_OPTIONS}
+                        {
+                            o.name: getattr(opts, o.mitm_name)
+                            for o in OPTIONS
+                            if o.mitm_name in opts
+                        },
+                        where=mitm_words,
                     )
                     self.session = ReplaySession.from_settings(
                         opts.replayproxy_replay,
@@ -297,6 +310,11 @@ class Replayer:
         except ReplayProxyError as e:
             session.errors.append(str(e))
             log.error("%s", e)
+
+    def record_settings(self, flow: http.HTTPFlow) -> RecordSettings:
+        """How to record a forwarded flow: as the session that forwarded it says (redaction)."""
+        session = self._passthrough.get(flow.id)
+        return RecordSettings() if session is None else session.record_settings
 
     def pending(self, session: ReplaySession) -> int:
         """How many forwarded flows of ``session`` are not recorded yet (still streaming)."""
