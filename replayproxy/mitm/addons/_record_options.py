@@ -49,7 +49,7 @@ def declare_options(loader: Any) -> None:
     """Declare ``replayproxy_record``, its write mode and the record group's options."""
     loader.add_option("replayproxy_record", str, "", "Record every flow to this cassette file.")
     loader.add_option(
-        # Named before record modes existed; its values are write modes, kept as users type them.
+        # A name users type, kept as it is: its values are write modes, not record modes.
         "replayproxy_record_mode",
         str,
         CassetteWrite.NEW.value,
