@@ -79,9 +79,10 @@ def test_cli_commands_take_their_options_and_only_listed_others(
     assert set(params) - {o.name for o in options_for(front)} == others
 
 
-def test_mitmproxy_addons_declare_their_group() -> None:
+def test_mitmproxy_addons_declare_their_group(tmp_path: Path) -> None:
     """With both addons loaded (as `mitmdump -s`'s replay script does), every option with a
-    mitmproxy front end is an addon option, and takes its sample value."""
+    mitmproxy front end is an addon option and takes its sample value; in a record mode the
+    replay addon's session records with the recorder's redaction options."""
     replayer = Replayer()
     recorder = Recorder(sink=replayer)
     with taddons.context(replayer, recorder) as tctx:
@@ -90,6 +91,15 @@ def test_mitmproxy_addons_declare_their_group() -> None:
         values = {o.mitm_name: SAMPLES[o.name] for o in options_for(Front.MITM)}
         tctx.configure(recorder, **values)
         assert recorder.settings.tls_failures
+        tctx.configure(
+            replayer,
+            replayproxy_replay=str(tmp_path / "c.cassette"),
+            replayproxy_replay_record_mode="once",
+            replayproxy_no_redact=False,
+        )
+        assert replayer.session is not None and replayer.session.policy.records
+        recording = replayer.session.record_settings
+        assert "x-custom-key" in recording.redactor.headers and recording.tls_failures
 
 
 def test_use_cassette_takes_every_python_option(tmp_path: Path) -> None:
