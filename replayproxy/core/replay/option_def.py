@@ -72,8 +72,9 @@ class OptionDef:
     :func:`~replayproxy.core.replay.options.settings_from` key); ``flag`` the CLI spelling
     without dashes (``fault`` for ``faults``); ``mitm`` the mitmproxy option name without the
     ``replayproxy_`` prefix, when it differs from ``name``. ``parse`` turns a collected value
-    into the Python value (raising a one-line UsageError). ``skip``: front ends of the group
-    that do not take this one.
+    into the Python value (raising a one-line UsageError); ``self_named``: its messages name
+    the option already ("speed must be ...", "fault 'stall': ..."), so they are not prefixed
+    with where it was set. ``skip``: front ends of the group that do not take this one.
     """
 
     name: str
@@ -86,6 +87,7 @@ class OptionDef:
     mitm: str = ""
     group: Group = Group.REPLAY
     parse: Callable[[Any], Any] = field(default=_unchanged, compare=False, repr=False)
+    self_named: bool = False
     skip: frozenset[Front] = frozenset()
 
     @property

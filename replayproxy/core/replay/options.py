@@ -65,6 +65,7 @@ OPTIONS: tuple[OptionDef, ...] = (
         # The recorder's replayproxy_record_mode is its write mode (new/append/overwrite).
         mitm="replay_record_mode",
         parse=parse.record_mode,
+        self_named=True,
         skip=_NOT_THE_ENGINE,  # the engine alone never forwards
     ),
     OptionDef(
@@ -74,6 +75,7 @@ OPTIONS: tuple[OptionDef, ...] = (
         "Replay speed: 1 = as recorded, 2 = twice as fast, 0 = no waiting.",
         metavar="FACTOR",
         parse=parse.speed,
+        self_named=True,
     ),
     OptionDef(
         "faults",
@@ -83,6 +85,7 @@ OPTIONS: tuple[OptionDef, ...] = (
         metavar="SPEC",
         flag="fault",
         parse=parse.fault_specs,
+        self_named=True,
     ),
     OptionDef(
         "ignore_query",
@@ -231,10 +234,13 @@ def mitm_words(name: str) -> str:
 
 def parse_value(opt: OptionDef, value: Any, where: Callable[[str], str] = python_words) -> Any:
     """``value`` parsed by ``opt``'s parser; a bad one is a one-line error of the parser's
-    class (UsageError, FaultSpecError) starting with ``where(opt.name)``."""
+    class (UsageError, FaultSpecError) starting with ``where(opt.name)``, unless the parser
+    names the option itself (``OptionDef.self_named``: those messages are as they were)."""
     try:
         return opt.parse(value)
     except UsageError as e:
+        if opt.self_named:
+            raise
         raise type(e)(f"{where(opt.name)}: {e}") from None
 
 
