@@ -42,6 +42,7 @@ __all__ = [
     "RecordSettings",
     "ReplaySettings",
     "cli_words",
+    "mitm_settings",
     "mitm_words",
     "option",
     "options_for",
@@ -242,6 +243,14 @@ def parse_value(opt: OptionDef, value: Any, where: Callable[[str], str] = python
         if opt.self_named:
             raise
         raise type(e)(f"{where(opt.name)}: {e}") from None
+
+
+def mitm_settings(opts: Any) -> ReplaySettings:
+    """:func:`settings_from` mitmproxy's options (anything with ``in`` and attributes): every
+    option an addon declared (the replay group; the record group when the recorder is loaded
+    too), errors naming the mitmproxy option."""
+    values = {o.name: getattr(opts, o.mitm_name) for o in OPTIONS if o.mitm_name in opts}
+    return settings_from(values, where=mitm_words)
 
 
 def settings_from(

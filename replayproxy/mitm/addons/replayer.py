@@ -66,14 +66,7 @@ from mitmproxy.utils import human
 
 from replayproxy.core.cassette.model import Interaction
 from replayproxy.core.matching.matcher import Miss
-from replayproxy.core.replay.options import (
-    OPTIONS,
-    REPLAY_OPTIONS,
-    Kind,
-    RecordSettings,
-    mitm_words,
-    settings_from,
-)
+from replayproxy.core.replay.options import REPLAY_OPTIONS, Kind, RecordSettings, mitm_settings
 from replayproxy.core.replay.schedule import FinishKind, instant_body
 from replayproxy.engine import resolving
 from replayproxy.engine.failsafe import ReplayFailure, describe, failure_of, failure_response
@@ -162,15 +155,7 @@ class Replayer:
             self.session = None
             if opts.replayproxy_replay:
                 try:
-                    # The record group is the recorder's (redaction), when it is loaded too.
-                    settings = settings_from(
-                        {
-                            o.name: getattr(opts, o.mitm_name)
-                            for o in OPTIONS
-                            if o.mitm_name in opts
-                        },
-                        where=mitm_words,
-                    )
+                    settings = mitm_settings(opts)  # with the recorder's, if it is loaded
                     self.session = ReplaySession.from_settings(
                         opts.replayproxy_replay,
                         settings,
