@@ -29,6 +29,7 @@ from pathlib import Path
 
 from replayproxy.core.cassette import codec
 from replayproxy.core.cassette.model import Cassette, Interaction
+from replayproxy.core.replay.cassette_write import CassetteWrite
 from replayproxy.errors import CassetteError, CassetteExistsError, CassetteWarning
 
 try:  # POSIX; elsewhere appends are not locked (one recorder per cassette)
@@ -133,9 +134,11 @@ def _write_atomically(p: Path, data: bytes) -> None:
 class CassetteWriter:
     """Append-only writer used while recording. Thread-safe; one record per ``os.write``.
 
-    ``mode`` is ``"new"`` (refuse an existing file), ``"append"`` (keep what is there; a torn
-    tail is cut off first, with a warning, so new records do not land after garbage; a damaged
-    or foreign file is refused and left untouched) or ``"overwrite"`` (start a fresh file).
+    ``mode`` is the write mode (:class:`~replayproxy.core.replay.cassette_write.CassetteWrite`
+    or its value): ``"new"`` (refuse an existing file), ``"append"`` (keep what is there; a
+    torn tail is cut off first, with a warning, so new records do not land after garbage; a
+    damaged or foreign file is refused and left untouched) or ``"overwrite"`` (start a fresh
+    file).
     Appended records keep the existing file's format version, so a version 1 cassette stays
     one readable file.
     """
@@ -143,19 +146,25 @@ class CassetteWriter:
     def __init__(
         self,
         path: str | os.PathLike[str],
-        mode: str = "new",
+        mode: CassetteWrite | str = CassetteWrite.NEW,
         *,
         meta: tuple[tuple[str, str], ...] = (),
         on_warning: WarningHandler | None = None,
     ) -> None:
-        if mode not in ("new", "append", "overwrite"):
-            raise ValueError(f"unknown writer mode {mode!r}")
+        try:
+            write = CassetteWrite(mode)
+        except ValueError:
+            raise ValueError(f"unknown write mode {mode!r}") from None
         self.path = Path(path)
         self.count = 0
         self.version = codec.FORMAT_VERSION
         self._lock = threading.Lock()
         flags = os.O_RDWR | os.O_APPEND | os.O_CREAT
-        flags |= {"new": os.O_EXCL, "append": 0, "overwrite": os.O_TRUNC}[mode]
+        flags |= {
+            CassetteWrite.NEW: os.O_EXCL,
+            CassetteWrite.APPEND: 0,
+            CassetteWrite.OVERWRITE: os.O_TRUNC,
+        }[write]
         try:
             self._fd: int | None = os.open(self.path, flags, 0o600)
         except FileExistsError:

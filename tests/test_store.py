@@ -15,7 +15,11 @@ from hypothesis import strategies as st
 from replayproxy import store
 from replayproxy.cli import cli
 from replayproxy.core.cassette import codec
-from replayproxy.core.cassette.model import Cassette, Interaction
+from replayproxy.core.cassette.model import (
+    Cassette,
+    Interaction,
+)
+from replayproxy.core.replay.cassette_write import CassetteWrite
 from replayproxy.errors import (
     CassetteError,
     CassetteExistsError,
@@ -203,6 +207,19 @@ def test_new_append_overwrite(tmp_path: Path) -> None:
     with store.CassetteWriter(tmp_path / "fresh.cassette", "append") as w:
         w.append(_interaction(3))
     assert store.load(tmp_path / "fresh.cassette").interactions == (_interaction(3),)
+
+
+def test_write_modes_are_cassette_write_values(tmp_path: Path) -> None:
+    """The writer takes a CassetteWrite as well as its value; anything else is refused."""
+    path = tmp_path / "c.cassette"
+    with store.CassetteWriter(path, CassetteWrite.NEW) as w:
+        w.append(_interaction(0))
+    with store.CassetteWriter(path, CassetteWrite.OVERWRITE) as w:
+        w.append(_interaction(1))
+    assert store.load(path).interactions == (_interaction(1),)
+    with pytest.raises(ValueError, match="unknown write mode 'once'"):
+        store.CassetteWriter(path, "once")  # a record mode is not a write mode
+    assert store.load(path).interactions == (_interaction(1),)
 
 
 def test_records_are_loadable_as_soon_as_appended(tmp_path: Path) -> None:

@@ -1,5 +1,9 @@
-"""Click options generated from the one table of replay options
-(:mod:`replayproxy.core.replay.options`)."""
+"""Click options generated from the one option table (:mod:`replayproxy.core.replay.options`):
+``replay`` takes the replay and record groups, ``record`` the record group.
+
+Each value is checked as click reads it, by the table's parser, so a bad one is a one-line
+``error: option --redact-header: ...`` naming the flag, before anything starts.
+"""
 
 from __future__ import annotations
 
@@ -8,19 +12,29 @@ from typing import Any, TypeVar
 
 import click
 
-from replayproxy.core.replay.options import REPLAY_OPTIONS, Kind, OptionDef
+from replayproxy.core.replay.options import Front, Kind, OptionDef, cli_words, options_for
+from replayproxy.core.replay.options import parse_value as _parse_value
 
-__all__ = ["replay_options"]
+__all__ = ["record_options", "replay_options"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def _checked(opt: OptionDef) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    def check(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        _parse_value(opt, value, cli_words)  # raises the one-line UsageError
+        return value
+
+    return check
+
+
 def _click_option(opt: OptionDef) -> Callable[[F], F]:
     names = [opt.cli_flag, opt.name]
+    common: dict[str, Any] = {"help": opt.help, "callback": _checked(opt)}
     if opt.kind is Kind.FLAG:
-        return click.option(*names, is_flag=True, default=False, help=opt.help)
+        return click.option(*names, is_flag=True, default=False, **common)
     if opt.kind is Kind.LIST:
-        return click.option(*names, multiple=True, metavar=opt.metavar, help=opt.help)
+        return click.option(*names, multiple=True, metavar=opt.metavar, **common)
     if opt.kind is Kind.NUMBER:
         return click.option(
             *names,
@@ -28,14 +42,25 @@ def _click_option(opt: OptionDef) -> Callable[[F], F]:
             default=opt.default,
             show_default=True,
             metavar=opt.metavar,
-            help=opt.help,
+            **common,
         )
     kind: Any = click.Choice(opt.choices) if opt.choices else str
-    return click.option(*names, type=kind, default=opt.default, show_default=True, help=opt.help)
+    return click.option(*names, type=kind, default=opt.default, show_default=True, **common)
 
 
-def replay_options(f: F) -> F:
-    """Add every replay option (``--record-mode``, ``--speed``, ``--fault``, matching...)."""
-    for opt in reversed(REPLAY_OPTIONS):  # click lists options in decoration order, bottom up
-        f = _click_option(opt)(f)
-    return f
+def _options_of(front: Front) -> Callable[[F], F]:
+    def decorate(f: F) -> F:
+        for opt in reversed(options_for(front)):  # click lists options bottom up
+            f = _click_option(opt)(f)
+        return f
+
+    return decorate
+
+
+replay_options = _options_of(Front.REPLAY_CLI)
+"""Add every option ``replay`` takes (``--record-mode``, ``--speed``, ``--fault``, matching,
+and the record group: ``--redact-header``... for the record modes)."""
+
+record_options = _options_of(Front.RECORD_CLI)
+"""Add the record group (``--redact-header``, ``--redact-query``, ``--redact-body-field``,
+``--no-redact``, ``--record-tls-failures``)."""

@@ -25,6 +25,9 @@ from replayproxy.cli._common import (
     validate_upstream,
     warn_if_exposed,
 )
+from replayproxy.cli._options import record_options
+from replayproxy.core.replay.cassette_write import CassetteWrite
+from replayproxy.core.replay.options import RECORD_OPTIONS, Kind
 from replayproxy.errors import UsageError
 from replayproxy.mitm.trust import trust_bundle
 
@@ -49,59 +52,24 @@ __all__ = ["COMMANDS", "record"]
     is_flag=True,
     help="Do not verify upstream HTTPS certificates at all.",
 )
-@click.option(
-    "--record-tls-failures",
-    is_flag=True,
-    help="Also record requests that failed because the upstream certificate was not "
-    "trusted (as no_response); by default they are reported with the --upstream-ca hint.",
-)
 @listen_option
 @confdir_option
+# The write mode (CassetteWrite): new without either flag.
 @click.option("--append", is_flag=True, help="Add to an existing cassette.")
 @click.option("--overwrite", is_flag=True, help="Replace an existing cassette.")
-@click.option(
-    "--redact-header",
-    "redact_headers",
-    multiple=True,
-    metavar="NAME",
-    help="Also redact this header (repeatable); credentials and cookies always are.",
-)
-@click.option(
-    "--redact-query",
-    "redact_query",
-    multiple=True,
-    metavar="NAME",
-    help="Also redact this URL query parameter (repeatable); 'key' always is.",
-)
-@click.option(
-    "--redact-body-field",
-    "redact_body_fields",
-    multiple=True,
-    metavar="POINTER",
-    help="Also redact this JSON body field, in requests and responses (JSON pointer, "
-    "e.g. /user or /messages/*/name; repeatable).",
-)
-@click.option(
-    "--no-redact",
-    is_flag=True,
-    help="Record secrets as they are. The cassette will then contain your API keys.",
-)
+@record_options
 @command_argument
 def record(
     cassette: str,
     upstream: str | None,
     upstream_ca: str | None,
     insecure_upstream: bool,
-    record_tls_failures: bool,
     listen: tuple[str, int],
     confdir: str,
     append: bool,
     overwrite: bool,
-    redact_headers: Sequence[str],
-    redact_query: Sequence[str],
-    redact_body_fields: Sequence[str],
-    no_redact: bool,
     command: Sequence[str],
+    **record_values: Any,
 ) -> None:
     """Record every HTTP(S) exchange through the proxy into CASSETTE.
 
@@ -125,15 +93,19 @@ def record(
     setup_logging()
     warn_if_exposed(listen[0], listen[1], "recording proxy (it forwards to the network)")
     recorder = Recorder()
+    write = CassetteWrite.NEW
+    if append or overwrite:
+        write = CassetteWrite.APPEND if append else CassetteWrite.OVERWRITE
+    # The record group, under the recorder addon's names for it (mitmproxy wants lists).
+    recording = {
+        o.mitm_name: list(record_values[o.name]) if o.kind is Kind.LIST else record_values[o.name]
+        for o in RECORD_OPTIONS
+    }
     with trust_bundle(upstream_ca) as bundle:
         options: dict[str, Any] = {
             "replayproxy_record": cassette,
-            "replayproxy_record_mode": "append" if append else "overwrite" if overwrite else "new",
-            "replayproxy_redact_headers": list(redact_headers),
-            "replayproxy_redact_query": list(redact_query),
-            "replayproxy_redact_body_field": list(redact_body_fields),
-            "replayproxy_no_redact": no_redact,
-            "replayproxy_record_tls_failures": record_tls_failures,
+            "replayproxy_record_mode": write.value,  # the recorder's option for the write mode
+            **recording,
             # Reverse mode connects upstream per request (lazy), so an unreachable upstream
             # gives the client mitmproxy's 502 and a recorded no_response, rather than a
             # dropped connection. Forward mode keeps eager: the client's ALPN then mirrors the

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from replayproxy.core.cassette.model import Interaction
-from replayproxy.core.replay.record_mode import WriteMode
+from replayproxy.core.replay.cassette_write import CassetteWrite
 from replayproxy.errors import CassetteError
 from replayproxy.store import CassetteWriter
 
@@ -23,7 +23,7 @@ __all__ = ["CassetteSink"]
 
 
 class CassetteSink:
-    """Appends interactions to ``path``, opening it (``write_mode``) on the first one.
+    """Appends interactions to ``path``, opening it in ``write_mode`` on the first one.
 
     Missing parent directories are created (a per-test cassette path usually has none yet).
     Thread-safe: the recorder calls :meth:`append` on the proxy thread, a test closes it.
@@ -32,7 +32,7 @@ class CassetteSink:
     def __init__(
         self,
         path: str | os.PathLike[str],
-        write_mode: WriteMode,
+        write_mode: CassetteWrite,
         *,
         on_warning: Callable[[str], None] | None = None,
     ) -> None:
@@ -55,7 +55,7 @@ class CassetteSink:
                         path=self.path,
                     ) from None
                 self._writer = CassetteWriter(
-                    self.path, self.write_mode.value, on_warning=self._on_warning
+                    self.path, self.write_mode, on_warning=self._on_warning
                 )
             self._writer.append(interaction)
             self.count += 1

@@ -15,16 +15,17 @@ import logging
 import os
 import threading
 from collections.abc import Sequence
-from typing import Self
+from typing import Any, Self
 
 from replayproxy.core.cassette.model import Cassette
 from replayproxy.core.faults import FaultSpec
 from replayproxy.core.matching.matcher import MatchOptions
+from replayproxy.core.replay.options import OPTIONS, Front, options_for, settings_from
 from replayproxy.engine import timers
 from replayproxy.engine.failsafe import ReplayFailure
 from replayproxy.engine.origin import Origin
 from replayproxy.engine.session import ErrorHandler, MissHandler, ReplaySession, Summary
-from replayproxy.errors import ReplayProxyError
+from replayproxy.errors import ReplayProxyError, UsageError
 
 __all__ = ["ReplayServer"]
 
@@ -33,6 +34,24 @@ log = logging.getLogger(__name__)
 
 def _log_failure(failure: ReplayFailure) -> None:
     log.error("replayproxy: %s", failure.one_line())
+
+
+def _words(name: str) -> str:
+    return f"ReplayServer keyword {name!r}"
+
+
+def _match_options(options: MatchOptions | None, matching: dict[str, Any]) -> MatchOptions:
+    """The MatchOptions that the option table's keywords (``ignore_query=``...) ask for."""
+    taken = {o.name for o in options_for(Front.SERVER)}
+    for name in sorted(matching):
+        if name not in taken and name in {o.name for o in OPTIONS}:
+            raise UsageError(
+                f"{_words(name)}: the replay engine alone never forwards or records; record "
+                "with use_cassette(record_mode=...) or replayproxy replay --record-mode"
+            )
+    if options is not None:
+        raise UsageError("ReplayServer takes options=MatchOptions(...) or its keywords, not both")
+    return settings_from(matching, where=_words).match
 
 
 class ReplayServer:
@@ -49,7 +68,11 @@ class ReplayServer:
         cassette: a :class:`~replayproxy.core.cassette.model.Cassette` or a path to load.
         speed: 1 = as recorded, 2 = twice as fast, 0 = no waiting.
         faults: fault specs (strings or parsed ``FaultSpec``) applied to every response.
-        options: :class:`~replayproxy.core.matching.matcher.MatchOptions`.
+        options: :class:`~replayproxy.core.matching.matcher.MatchOptions`; or, instead, the
+            matching options of the option table as keywords, named as everywhere else
+            (``ignore_query=``, ``ignore_body_field=``, ``allow_repeats=``, ``match_host=``,
+            ``no_equivalence=``). The record options (``record_mode``, ``redact_header``...)
+            are refused: the engine alone never forwards, so it never records.
         equivalence: ``False`` compares request bodies exactly instead of treating requests
             the provider documents as identical as equal (overrides ``options.equivalence``).
         on_miss: called (on the server thread) with each
@@ -84,7 +107,10 @@ class ReplayServer:
         port: int = 0,
         host: str = "127.0.0.1",
         upstream: str | None = None,
+        **matching: Any,
     ) -> None:
+        if matching:
+            options = _match_options(options, matching)
         if equivalence is not None:
             options = dataclasses.replace(options or MatchOptions(), equivalence=equivalence)
         session = ReplaySession(

@@ -32,7 +32,7 @@ from replayproxy.core.faults import FaultSpec
 from replayproxy.core.matching.matcher import Matcher, MatchOptions, Miss, describe_request
 from replayproxy.core.replay import resume
 from replayproxy.core.replay.checks import check_speed  # re-exported: checked there, once
-from replayproxy.core.replay.options import ReplaySettings
+from replayproxy.core.replay.options import RecordSettings, ReplaySettings
 from replayproxy.core.replay.record_mode import (
     RecordMode,
     RecordPolicy,
@@ -188,6 +188,7 @@ class ReplaySession:
     the file exists decides the :class:`~replayproxy.core.replay.record_mode.RecordPolicy`, and new
     interactions are appended to it. ``missing_ok``: in ``none`` mode, a missing file is an
     empty cassette (every request a miss) instead of an error; :attr:`exists` tells which.
+    ``record_settings``: how what it forwards is recorded (redaction; read by the recorder).
     """
 
     def __init__(
@@ -202,8 +203,10 @@ class ReplaySession:
         record_mode: RecordMode | str = RecordMode.NONE,
         missing_ok: bool = False,
         on_error: ErrorHandler | None = None,
+        record_settings: RecordSettings | None = None,
     ) -> None:
         mode = parse_record_mode(record_mode)
+        self.record_settings = record_settings or RecordSettings()
         self.path: Path | None = None if isinstance(cassette, Cassette) else Path(cassette)
         if self.path is None and mode is not RecordMode.NONE:
             raise UsageError(f"record mode {mode} needs a cassette path to record to")
@@ -253,6 +256,7 @@ class ReplaySession:
             faults=settings.faults,
             options=settings.match,
             record_mode=settings.record_mode,
+            record_settings=settings.record,
             **kwargs,
         )
 

@@ -18,8 +18,10 @@ Two ways clients reach it:
   ``HTTPS_PROXY``/``HTTP_PROXY`` (and lower-case), the CA variables (``SSL_CERT_FILE``,
   ``REQUESTS_CA_BUNDLE``...) and ``REPLAYPROXY_URL``, so clients created inside it use the proxy.
 
-The replay options (``record_mode``, ``speed``, ``faults``, the matching options) are the
-keywords of :data:`replayproxy.core.replay.options.REPLAY_OPTIONS`, the same as ``replay``'s flags.
+The options (``record_mode``, ``speed``, ``faults``, the matching options, and the record
+options ``redact_header``, ``redact_query``, ``redact_body_field``, ``no_redact``,
+``record_tls_failures``) are the keywords of :data:`replayproxy.core.replay.options.OPTIONS`,
+the same as ``replay``'s flags; the record options apply to what this block records.
 Servers are kept in a :class:`~replayproxy.harness.hosts.HostPool` (one per process by
 default, closed at exit), so a second block reuses the first one's proxy.
 """
@@ -127,8 +129,11 @@ def use_cassette(
     ``upstream``: base-URL mode, standing in for this ``scheme://host[:port]`` (contacted only
     to record). ``upstream_ca``: a PEM CA to trust for upstream HTTPS when recording.
     ``confdir``: mitmproxy's directory (its CA). ``set_env``: in proxy mode, set the proxy and
-    CA variables in ``os.environ`` for the block. ``options``: ``record_mode``, ``speed``,
-    ``faults``, ``ignore_query``, ``ignore_body_field``, ``allow_repeats``, ``match_host``.
+    CA variables in ``os.environ`` for the block. ``options``: every option of the table
+    (:data:`~replayproxy.core.replay.options.OPTIONS`): ``record_mode``, ``speed``, ``faults``,
+    ``ignore_query``, ``ignore_body_field``, ``allow_repeats``, ``match_host``,
+    ``no_equivalence``; and for what is recorded, ``redact_header``, ``redact_query``,
+    ``redact_body_field``, ``no_redact``, ``record_tls_failures``.
 
     A cassette that does not exist is, with record mode ``none``, an empty one: every request
     is a miss explained by :meth:`CassetteUse.explain`.

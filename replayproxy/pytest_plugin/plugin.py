@@ -2,7 +2,10 @@
 
 Settings, from weakest to strongest: the option table's defaults, ini keys, the
 ``replayproxy_config`` fixture, ``@pytest.mark.replayproxy(...)`` markers (module, class,
-function: the closest wins), the command line. ``faults`` add up instead of replacing.
+function: the closest wins), the command line. ``faults`` from the command line add to the
+others instead of replacing them; the names to redact add up across every level (a narrower
+level never drops a secret a wider one names). The options are the table's
+(:mod:`replayproxy.core.replay.options`), replay and record groups alike.
 
 A test uses replayproxy when it carries the marker or asks for the ``replayproxy`` fixture. For
 its duration the fixture serves its cassette through a per-process server (see
@@ -21,7 +24,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
-from replayproxy.core.replay.options import REPLAY_OPTIONS, Kind, OptionDef
+from replayproxy.core.replay.option_values import strings
+from replayproxy.core.replay.options import Front, Kind, OptionDef, options_for, settings_from
 from replayproxy.pytest_plugin.naming import cassette_name
 
 if TYPE_CHECKING:
@@ -39,7 +43,11 @@ class ReplayproxyUnusedWarning(UserWarning):
     """A test left recorded interactions of its cassette unused."""
 
 
-# Options of the plugin alone (the replay options come from REPLAY_OPTIONS).
+# The table's options this plugin takes (replay and record groups): flags, ini keys, marker
+# keywords and replayproxy_config keys alike.
+_OPTIONS = options_for(Front.PYTEST)
+
+# Options of the plugin alone (command line and ini only).
 _PLUGIN_OPTIONS: tuple[OptionDef, ...] = (
     OptionDef(
         "cassette_dir",
@@ -78,6 +86,8 @@ _PLUGIN_OPTIONS: tuple[OptionDef, ...] = (
     ),
 )
 
+_BY_NAME = {o.name: o for o in _OPTIONS}
+
 _IniType = Literal["string", "linelist", "bool"]
 _INI_TYPES: dict[Kind, _IniType] = {
     Kind.NUMBER: "string",
@@ -93,7 +103,7 @@ def _dest(opt: OptionDef) -> str:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("replayproxy", "replayproxy: record once, replay offline")
-    for opt in (*REPLAY_OPTIONS, *_PLUGIN_OPTIONS):
+    for opt in (*_OPTIONS, *_PLUGIN_OPTIONS):
         kwargs: dict[str, Any] = {"dest": _dest(opt), "default": None, "help": opt.help}
         if opt.kind is Kind.FLAG:
             kwargs["action"] = "store_true"
@@ -112,12 +122,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         parser.addini(opt.ini_name, opt.help, type=_INI_TYPES[opt.kind], default=default)
 
 
+def marker_signature() -> str:
+    """The marker as ``pytest --markers`` shows it: every keyword it takes."""
+    shown = {Kind.LIST: "[...]"}
+    keywords = ", ".join(f"{o.name}={shown.get(o.kind, '...')}" for o in _OPTIONS)
+    return f"{MARKER}(cassette=None, upstream=None, {keywords})"
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        f"{MARKER}(cassette=None, upstream=None, record_mode=..., speed=..., faults=[...], "
-        "ignore_query=[...], ignore_body_field=[...], allow_repeats=..., match_host=...): "
-        "serve this test's cassette through replayproxy (see docs/pytest.md).",
+        f"{marker_signature()}: serve this test's cassette through replayproxy "
+        "(see docs/pytest.md).",
     )
 
 
@@ -136,14 +152,14 @@ def _setting(config: pytest.Config, opt: OptionDef) -> tuple[Any, bool]:
     return config.getini(opt.ini_name), False
 
 
-def _marker_kwargs(item: pytest.Item) -> dict[str, Any]:
-    """The markers' keyword arguments, the closest (function, class, module) winning."""
-    merged: dict[str, Any] = {}
+def _marker_levels(item: pytest.Item) -> list[dict[str, Any]]:
+    """Each marker's keyword arguments, the farthest (module) first, the function's last."""
+    levels = []
     for mark in reversed(list(item.iter_markers(MARKER))):
         if mark.args:
             raise pytest.UsageError(f"@pytest.mark.{MARKER} takes keyword arguments only")
-        merged.update(mark.kwargs)
-    return merged
+        levels.append(dict(mark.kwargs))
+    return levels
 
 
 @pytest.fixture
@@ -195,34 +211,20 @@ def replayproxy(
 
     config = request.config
     item = request.node
-    values: dict[str, Any] = {}
-    for opt in REPLAY_OPTIONS:
-        value, _ = _setting(config, opt)
-        if value not in (None, "", []):
-            values[opt.name] = value
-    values.update(replayproxy_config)
-    values.update(_marker_kwargs(item))
-    for opt in REPLAY_OPTIONS:  # the command line wins, faults add up
-        value, explicit = _setting(config, opt)
-        if not explicit:
-            continue
-        if opt.name == "faults":
-            values["faults"] = [*_as_list(values.get("faults", [])), *value]
-        else:
-            values[opt.name] = value
-    cassette = values.pop("cassette", None)
-    upstream = values.pop("upstream", None)
-    if cassette is None:
-        class_name = item.cls.__name__ if getattr(item, "cls", None) is not None else None
-        path = replayproxy_cassette_dir / cassette_name(item.name, class_name)
-    else:
-        path = Path(cassette)
-        if not path.is_absolute():
-            path = Path(item.path).parent / path
     ca, _ = _setting(config, _plugin_option("upstream_ca"))
     confdir, _ = _setting(config, _plugin_option("confdir"))
     block, _ = _setting(config, _plugin_option("block_network"))
     try:
+        values = _settings(config, item, replayproxy_config)
+        cassette = values.pop("cassette", None)
+        upstream = values.pop("upstream", None)
+        if cassette is None:
+            class_name = item.cls.__name__ if getattr(item, "cls", None) is not None else None
+            path = replayproxy_cassette_dir / cassette_name(item.name, class_name)
+        else:
+            path = Path(cassette)
+            if not path.is_absolute():
+                path = Path(item.path).parent / path
         with use_cassette(
             path,
             upstream=upstream,
@@ -243,6 +245,61 @@ def replayproxy(
         return
     # Outside the except block: the one-line message without "During handling of...".
     pytest.fail(f"replayproxy: {error}", pytrace=False)
+
+
+def _settings(
+    config: pytest.Config, item: pytest.Item, replayproxy_config: dict[str, Any]
+) -> dict[str, Any]:
+    """The test's option values, every level merged (module docstring); each level is checked
+    on its own first, so a bad value is named where it was set (a UsageError)."""
+    ini: dict[str, Any] = {}
+    command_line: dict[str, Any] = {}
+    for opt in _OPTIONS:
+        value, explicit = _setting(config, opt)
+        if explicit:
+            command_line[opt.name] = value
+        elif value not in (None, "", []):
+            ini[opt.name] = value
+    markers = _marker_levels(item)
+    checked = [(ini, _ini_words), (replayproxy_config, _config_words)]
+    checked += [(m, _marker_words) for m in markers] + [(command_line, _flag_words)]
+    for level, words in checked:
+        settings_from({k: v for k, v in level.items() if k not in _MARKER_ONLY}, where=words)
+    values: dict[str, Any] = {**ini, **replayproxy_config}
+    for level in markers:  # the closest (function) wins
+        values.update(level)
+    for name, value in command_line.items():  # the command line wins, faults add up
+        if name == "faults":
+            values["faults"] = [*_as_list(values.get("faults", [])), *value]
+        else:
+            values[name] = value
+    for name in _ADDED_UP:
+        # A secret named at any level stays redacted: a narrower level adds names to redact,
+        # it never drops the ones a wider level (conftest, ini) asked for.
+        found = [strings(level[name]) for level, _ in checked if name in level]
+        if found:
+            values[name] = [n for names in found for n in names]
+    return values
+
+
+def _ini_words(name: str) -> str:
+    return f"ini key {_BY_NAME[name].ini_name}"
+
+
+def _config_words(name: str) -> str:
+    return f"replayproxy_config key {name!r}"
+
+
+def _marker_words(name: str) -> str:
+    return f"@pytest.mark.{MARKER} keyword {name!r}"
+
+
+def _flag_words(name: str) -> str:
+    return f"option {_BY_NAME[name].pytest_flag}"
+
+
+_ADDED_UP = ("redact_header", "redact_query", "redact_body_field")
+"""Options whose values every level adds to, instead of the closest replacing them."""
 
 
 def _as_list(value: Any) -> list[Any]:

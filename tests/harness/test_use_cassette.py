@@ -80,7 +80,7 @@ def test_bad_arguments_are_one_line_errors(pool: HostPool, tmp_path: Path) -> No
     """An unknown option, a bad mode, an upstream with a path or a bad port, or a speed out of
     range is refused before starting."""
     for kwargs, message in [
-        ({"sped": 0}, "unknown replay option 'sped'"),
+        ({"sped": 0}, "unknown option 'sped'"),
         ({"record_mode": "rewrite"}, "record mode must be one of"),
         ({"upstream": "https://api.openai.com/v1"}, "give only scheme://HOST"),
         (

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from replayproxy import store
-from replayproxy.core.replay.record_mode import WriteMode
+from replayproxy.core.replay.cassette_write import CassetteWrite
 from replayproxy.engine.cassette_sink import CassetteSink
 from replayproxy.errors import CassetteError
 from replayproxy.testing import cassette, interaction
@@ -26,17 +26,17 @@ def test_nothing_recorded_creates_nothing(tmp_path: Path) -> None:
     """A sink that never gets an interaction creates neither the file nor its directory, and
     closes without error."""
     path = tmp_path / "new" / "dir" / "t.cassette"
-    sink = CassetteSink(path, WriteMode.CREATE)
+    sink = CassetteSink(path, CassetteWrite.OVERWRITE)
     sink.close()
     assert not (tmp_path / "new").exists()
-    assert (sink.path, sink.write_mode, sink.count) == (path, WriteMode.CREATE, 0)
+    assert (sink.path, sink.write_mode, sink.count) == (path, CassetteWrite.OVERWRITE, 0)
 
 
 def test_first_append_creates_the_directories_and_the_file(tmp_path: Path) -> None:
     """The first append creates the missing parents and the file; each append is loadable at
     once and counted."""
     path = tmp_path / "a" / "b" / "t.cassette"
-    sink = CassetteSink(str(path), WriteMode.CREATE)
+    sink = CassetteSink(str(path), CassetteWrite.OVERWRITE)
     sink.append(ONE)
     assert sink.count == 1
     assert store.load(path).interactions == (ONE,)
@@ -47,10 +47,10 @@ def test_first_append_creates_the_directories_and_the_file(tmp_path: Path) -> No
 
 
 @pytest.mark.parametrize(
-    ("mode", "expected"), [(WriteMode.CREATE, (TWO,)), (WriteMode.APPEND, (ONE, TWO))]
+    ("mode", "expected"), [(CassetteWrite.OVERWRITE, (TWO,)), (CassetteWrite.APPEND, (ONE, TWO))]
 )
 def test_write_mode_decides_what_happens_to_an_existing_cassette(
-    tmp_path: Path, mode: WriteMode, expected: tuple[object, ...]
+    tmp_path: Path, mode: CassetteWrite, expected: tuple[object, ...]
 ) -> None:
     """CREATE replaces the recorded interactions, APPEND adds after them; either way only once
     the first new interaction arrives."""
@@ -70,7 +70,7 @@ def test_append_to_a_torn_cassette_warns_through_on_warning(tmp_path: Path) -> N
     whole = path.read_bytes()
     path.write_bytes(whole[:-3])  # the second record's last bytes were never written
     warnings: list[str] = []
-    sink = CassetteSink(path, WriteMode.APPEND, on_warning=warnings.append)
+    sink = CassetteSink(path, CassetteWrite.APPEND, on_warning=warnings.append)
     sink.append(TWO)
     sink.close()
     assert len(warnings) == 1
@@ -82,7 +82,7 @@ def test_a_directory_that_cannot_be_created_is_one_cassette_error(tmp_path: Path
     """A parent that is a file: CassetteError naming the directory, the reason and the path."""
     (tmp_path / "file").write_bytes(b"")
     path = tmp_path / "file" / "t.cassette"
-    sink = CassetteSink(path, WriteMode.CREATE)
+    sink = CassetteSink(path, CassetteWrite.OVERWRITE)
     with pytest.raises(CassetteError) as info:
         sink.append(ONE)
     assert info.value.reason == f"cannot create directory {tmp_path / 'file'} (File exists)"
@@ -94,7 +94,7 @@ def test_a_directory_that_cannot_be_created_is_one_cassette_error(tmp_path: Path
 def test_close_releases_the_file(tmp_path: Path) -> None:
     """close() closes the cassette's file descriptor (once: a second close does nothing)."""
     before = _open_fds()
-    sink = CassetteSink(tmp_path / "t.cassette", WriteMode.CREATE)
+    sink = CassetteSink(tmp_path / "t.cassette", CassetteWrite.OVERWRITE)
     sink.append(ONE)
     assert _open_fds() == before + 1
     sink.close()

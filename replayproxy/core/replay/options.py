@@ -1,93 +1,60 @@
-"""The replay options, declared once: the CLI, the mitmproxy addon and the pytest plugin
-generate their own flags, addon options and ini keys from :data:`REPLAY_OPTIONS` (pure).
+"""Every user option, declared once: the CLI, the mitmproxy addons, the pytest plugin, the
+Python API and :class:`~replayproxy.engine.server.ReplayServer` take their flags, addon options,
+ini keys and keywords from :data:`OPTIONS` (pure).
 
-Each :class:`OptionDef` names the option in every interface, so they cannot drift apart; for
-``speed``: ``replay --speed`` (CLI), ``replayproxy_speed`` (mitmproxy ``--set``),
-``--replayproxy-speed`` and the ini key ``replayproxy_speed`` (pytest), ``speed=`` (marker and
-Python API), and so on for every row. :func:`settings_from` turns the collected values (a
-mapping from :attr:`OptionDef.name` to value, as any of the shells parsed them) into one
-validated :class:`ReplaySettings`, the only place a
-:class:`~replayproxy.core.matching.matcher.MatchOptions` is
-built from user input.
+Each :class:`~replayproxy.core.replay.option_def.OptionDef` names the option in every
+interface, so they cannot drift apart; for ``speed``: ``replay --speed`` (CLI),
+``replayproxy_speed`` (mitmproxy ``--set``), ``--replayproxy-speed`` and the ini key
+``replayproxy_speed`` (pytest), ``speed=`` (marker, ``replayproxy_config`` and the Python
+API), and so on for every row. Its group says what the option is about (serving and matching,
+or what a recording keeps) and so which front ends take it (``OptionDef.fronts``); a test
+checks that each of them does.
+
+:func:`settings_from` turns the collected values (a mapping from ``OptionDef.name`` to value,
+as any of the shells parsed them) into one validated :class:`ReplaySettings`, the only place a
+:class:`~replayproxy.core.matching.matcher.MatchOptions` or a recording's
+:class:`~replayproxy.core.redaction.secrets.Redactor` is built from user input. Its one-line
+errors name the option as the user wrote it where they set it (``where``).
 """
 
 from __future__ import annotations
 
-import enum
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from replayproxy.core import faults as faults_mod
 from replayproxy.core.faults import FaultSpec
 from replayproxy.core.matching.matcher import MatchOptions
+from replayproxy.core.redaction.secrets import NO_REDACTION, Redactor
+from replayproxy.core.replay import option_values as parse
 from replayproxy.core.replay.checks import check_speed
-from replayproxy.core.replay.record_mode import RecordMode, parse_record_mode
+from replayproxy.core.replay.option_def import Front, Group, Kind, OptionDef
+from replayproxy.core.replay.record_mode import RecordMode
 from replayproxy.errors import UsageError
 
 __all__ = [
+    "OPTIONS",
+    "RECORD_OPTIONS",
     "REPLAY_OPTIONS",
+    "Front",
+    "Group",
     "Kind",
     "OptionDef",
+    "RecordSettings",
     "ReplaySettings",
+    "cli_words",
+    "mitm_settings",
+    "mitm_words",
     "option",
+    "options_for",
+    "parse_value",
+    "python_words",
     "settings_from",
 ]
 
+_NOT_THE_ENGINE = frozenset({Front.SERVER})
 
-class Kind(enum.StrEnum):
-    """The value type of an option, which each shell maps to its own parser."""
-
-    NUMBER = "number"
-    """A float (``--speed 2``); kept as text in mitmproxy, which has no float options."""
-    TEXT = "text"
-    """A string, optionally one of :attr:`OptionDef.choices`."""
-    LIST = "list"
-    """Repeatable (``--fault A --fault B``); a list in mitmproxy, lines in an ini file."""
-    FLAG = "flag"
-    """A boolean switch, off by default."""
-
-
-@dataclass(frozen=True, slots=True)
-class OptionDef:
-    """One replay option and its name in each interface.
-
-    ``name`` is the Python name (marker keyword, :func:`settings_from` key); ``flag`` the CLI
-    spelling without dashes (``fault`` for ``faults``); ``mitm`` the mitmproxy option name
-    without the ``replayproxy_`` prefix, when it differs from ``name``.
-    """
-
-    name: str
-    kind: Kind
-    default: Any
-    help: str
-    metavar: str = ""
-    choices: tuple[str, ...] = ()
-    flag: str = ""
-    mitm: str = ""
-
-    @property
-    def cli_flag(self) -> str:
-        """``--speed``, ``--fault``, ``--record-mode``."""
-        return "--" + (self.flag or self.name).replace("_", "-")
-
-    @property
-    def mitm_name(self) -> str:
-        """``replayproxy_speed``: the mitmproxy option (``--set`` key)."""
-        return "replayproxy_" + (self.mitm or self.name)
-
-    @property
-    def pytest_flag(self) -> str:
-        """``--replayproxy-speed``: prefixed, so it never clashes with pytest-recording."""
-        return "--replayproxy-" + (self.flag or self.name).replace("_", "-")
-
-    @property
-    def ini_name(self) -> str:
-        """``replayproxy_speed``: the pytest ini key."""
-        return "replayproxy_" + (self.flag or self.name)
-
-
-REPLAY_OPTIONS: tuple[OptionDef, ...] = (
+OPTIONS: tuple[OptionDef, ...] = (
     OptionDef(
         "record_mode",
         Kind.TEXT,
@@ -97,8 +64,11 @@ REPLAY_OPTIONS: tuple[OptionDef, ...] = (
         "record everything again.",
         metavar="MODE",
         choices=tuple(m.value for m in RecordMode),
-        # The recorder's replayproxy_record_mode (new/append/overwrite) is another option.
+        # The recorder's replayproxy_record_mode is its write mode (new/append/overwrite).
         mitm="replay_record_mode",
+        parse=parse.record_mode,
+        self_named=True,
+        skip=_NOT_THE_ENGINE,  # the engine alone never forwards
     ),
     OptionDef(
         "speed",
@@ -106,6 +76,8 @@ REPLAY_OPTIONS: tuple[OptionDef, ...] = (
         1.0,
         "Replay speed: 1 = as recorded, 2 = twice as fast, 0 = no waiting.",
         metavar="FACTOR",
+        parse=check_speed,
+        self_named=True,
     ),
     OptionDef(
         "faults",
@@ -114,6 +86,8 @@ REPLAY_OPTIONS: tuple[OptionDef, ...] = (
         "Inject a fault into every replayed response (NAME:PARAM=VALUE,...). Repeatable.",
         metavar="SPEC",
         flag="fault",
+        parse=parse.fault_specs,
+        self_named=True,
     ),
     OptionDef(
         "ignore_query",
@@ -121,6 +95,7 @@ REPLAY_OPTIONS: tuple[OptionDef, ...] = (
         (),
         "Ignore this query parameter when matching. Repeatable.",
         metavar="NAME",
+        parse=parse.strings,
     ),
     OptionDef(
         "ignore_body_field",
@@ -129,18 +104,21 @@ REPLAY_OPTIONS: tuple[OptionDef, ...] = (
         "Ignore this JSON body field (JSON pointer, e.g. /stream_options) when matching. "
         "Repeatable.",
         metavar="POINTER",
+        parse=parse.strings,
     ),
     OptionDef(
         "allow_repeats",
         Kind.FLAG,
         False,
         "Once the matching interactions are used up, serve the last one again.",
+        parse=parse.flag,
     ),
     OptionDef(
         "match_host",
         Kind.FLAG,
         False,
         "Also require the host to match (ignored by default).",
+        parse=parse.flag,
     ),
     OptionDef(
         "no_equivalence",
@@ -149,10 +127,64 @@ REPLAY_OPTIONS: tuple[OptionDef, ...] = (
         "Compare request bodies exactly (key order still ignored), not the shapes the provider "
         "documents as identical (a string vs one text part, tool_choice auto, ...; see "
         "docs/replay.md).",
+        parse=parse.flag,
+    ),
+    OptionDef(
+        "redact_header",
+        Kind.LIST,
+        (),
+        "Also redact this header (repeatable); credentials and cookies always are.",
+        metavar="NAME",
+        mitm="redact_headers",  # the addon option's name since 0.1
+        group=Group.RECORD,
+        parse=parse.names_to_redact,
+    ),
+    OptionDef(
+        "redact_query",
+        Kind.LIST,
+        (),
+        "Also redact this URL query parameter (repeatable); 'key' always is.",
+        metavar="NAME",
+        group=Group.RECORD,
+        parse=parse.names_to_redact,
+    ),
+    OptionDef(
+        "redact_body_field",
+        Kind.LIST,
+        (),
+        "Also redact this JSON body field, in requests and responses (JSON pointer, "
+        "e.g. /user or /messages/*/name; repeatable).",
+        metavar="POINTER",
+        group=Group.RECORD,
+        parse=parse.body_fields_to_redact,
+    ),
+    OptionDef(
+        "no_redact",
+        Kind.FLAG,
+        False,
+        "Record secrets as they are. The cassette will then contain your API keys.",
+        group=Group.RECORD,
+        parse=parse.flag,
+    ),
+    OptionDef(
+        "record_tls_failures",
+        Kind.FLAG,
+        False,
+        "Also record requests that failed because the upstream certificate was not "
+        "trusted (as no_response); by default they are reported with the --upstream-ca hint.",
+        group=Group.RECORD,
+        parse=parse.flag,
     ),
 )
+"""Every option: the replay group, then the record group."""
 
-_BY_NAME = {o.name: o for o in REPLAY_OPTIONS}
+REPLAY_OPTIONS: tuple[OptionDef, ...] = tuple(o for o in OPTIONS if o.group is Group.REPLAY)
+"""How a cassette is served and matched (the replay addon's options)."""
+
+RECORD_OPTIONS: tuple[OptionDef, ...] = tuple(o for o in OPTIONS if o.group is Group.RECORD)
+"""What a recording keeps: redaction, failed TLS requests (the recorder addon's options)."""
+
+_BY_NAME = {o.name: o for o in OPTIONS}
 
 
 def option(name: str) -> OptionDef:
@@ -160,44 +192,98 @@ def option(name: str) -> OptionDef:
     return _BY_NAME[name]
 
 
+def options_for(front: Front) -> tuple[OptionDef, ...]:
+    """The options ``front`` takes, in table order."""
+    return tuple(o for o in OPTIONS if front in o.fronts)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordSettings:
+    """How a session records what it forwards: the redaction, and whether a request whose
+    upstream certificate failed verification is recorded (as ``no_response``) or only
+    reported."""
+
+    redactor: Redactor = field(default_factory=Redactor)
+    tls_failures: bool = False
+
+
 @dataclass(frozen=True, slots=True)
 class ReplaySettings:
-    """Validated replay settings: what a :class:`~replayproxy.engine.session.ReplaySession`
-    is built from, whichever interface the user set them in."""
+    """Validated settings: what a :class:`~replayproxy.engine.session.ReplaySession` is built
+    from, whichever interface the user set them in."""
 
     record_mode: RecordMode = RecordMode.NONE
     speed: float = 1.0
     faults: tuple[FaultSpec, ...] = ()
     match: MatchOptions = field(default_factory=MatchOptions)
+    record: RecordSettings = field(default_factory=RecordSettings)
 
 
-def _strings(value: Any) -> tuple[str, ...]:
-    if isinstance(value, str):
-        # An ini value or a single marker keyword: one item per non-empty line.
-        return tuple(line.strip() for line in value.splitlines() if line.strip())
-    if isinstance(value, FaultSpec):
-        return (value,)  # type: ignore[return-value]  # parsed specs pass through
-    return tuple(value)
+def python_words(name: str) -> str:
+    """How the Python API (a mapping of settings) names an option: ``option 'speed'``."""
+    return f"option {name!r}"
 
 
-def settings_from(values: Mapping[str, Any]) -> ReplaySettings:
+def cli_words(name: str) -> str:
+    """How the command line names an option: ``option --redact-header``."""
+    return f"option {_BY_NAME[name].cli_flag}" if name in _BY_NAME else f"option {name!r}"
+
+
+def mitm_words(name: str) -> str:
+    """How mitmproxy names an option: ``option replayproxy_redact_headers``."""
+    return f"option {_BY_NAME[name].mitm_name}" if name in _BY_NAME else f"option {name!r}"
+
+
+def parse_value(opt: OptionDef, value: Any, where: Callable[[str], str] = python_words) -> Any:
+    """``value`` parsed by ``opt``'s parser; a bad one is a one-line error of the parser's
+    class (UsageError, FaultSpecError) starting with ``where(opt.name)``, unless the parser
+    names the option itself (``OptionDef.self_named``: those messages are as they were)."""
+    try:
+        return opt.parse(value)
+    except UsageError as e:
+        if opt.self_named:
+            raise
+        raise type(e)(f"{where(opt.name)}: {e}") from None
+
+
+def mitm_settings(opts: Any) -> ReplaySettings:
+    """:func:`settings_from` mitmproxy's options (anything with ``in`` and attributes): every
+    option an addon declared (the replay group; the record group when the recorder is loaded
+    too), errors naming the mitmproxy option."""
+    values = {o.name: getattr(opts, o.mitm_name) for o in OPTIONS if o.mitm_name in opts}
+    return settings_from(values, where=mitm_words)
+
+
+def settings_from(
+    values: Mapping[str, Any], *, where: Callable[[str], str] = python_words
+) -> ReplaySettings:
     """Build :class:`ReplaySettings` from ``{option name: value}``; absent names take their
-    defaults. Unknown names and bad values raise a one-line UsageError / FaultSpecError."""
+    defaults. Unknown names and bad values raise a one-line UsageError / FaultSpecError that
+    names the option as ``where`` spells it (``option --speed``, ``marker keyword 'speed'``)."""
     unknown = sorted(set(values) - set(_BY_NAME))
     if unknown:
-        known = ", ".join(_BY_NAME)
-        raise UsageError(f"unknown replay option {unknown[0]!r} (known: {known})")
-    get = {name: values.get(name, opt.default) for name, opt in _BY_NAME.items()}
-    faults: Sequence[Any] = _strings(get["faults"])
+        raise UsageError(f"unknown {where(unknown[0])} (known: {', '.join(_BY_NAME)})")
+    got = {
+        name: parse_value(opt, values[name], where) if name in values else opt.parse(opt.default)
+        for name, opt in _BY_NAME.items()
+    }
+    redactor = (
+        NO_REDACTION
+        if got["no_redact"]
+        else Redactor.with_extra(
+            got["redact_header"], got["redact_query"], got["redact_body_field"]
+        )
+    )
     return ReplaySettings(
-        record_mode=parse_record_mode(get["record_mode"]),
-        speed=check_speed(get["speed"]),
-        faults=tuple(f if isinstance(f, FaultSpec) else faults_mod.parse(f) for f in faults),
+        record_mode=got["record_mode"],
+        speed=got["speed"],
+        faults=got["faults"],
         match=MatchOptions(
-            ignore_query=frozenset(_strings(get["ignore_query"])),
-            ignore_body_fields=_strings(get["ignore_body_field"]),
-            match_host=bool(get["match_host"]),
-            allow_repeats=bool(get["allow_repeats"]),
-            equivalence=not get["no_equivalence"],
+            ignore_query=frozenset(got["ignore_query"]),
+            ignore_body_fields=got["ignore_body_field"],
+            match_host=got["match_host"],
+            allow_repeats=got["allow_repeats"],
+            equivalence=not got["no_equivalence"],
         ),
+        record=RecordSettings(redactor=redactor, tls_failures=got["record_tls_failures"]),
     )

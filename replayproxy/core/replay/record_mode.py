@@ -15,7 +15,9 @@ mode                  cassette missing            cassette exists
 
 A :class:`RecordPolicy` is decided once per cassette (:func:`policy_for`), from the mode and
 whether the cassette file exists when the session starts; the session then asks it what to do
-with each request. Nothing here touches files: the caller says whether the cassette exists.
+with each request, and opens the file in the policy's write mode
+(:class:`~replayproxy.core.replay.cassette_write.CassetteWrite`, how the file is opened, which
+is not a record mode). Nothing here touches files: the caller says whether the cassette exists.
 """
 
 from __future__ import annotations
@@ -23,9 +25,10 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from replayproxy.core.replay.cassette_write import CassetteWrite
 from replayproxy.errors import UsageError
 
-__all__ = ["RecordMode", "RecordPolicy", "WriteMode", "parse_record_mode", "policy_for"]
+__all__ = ["RecordMode", "RecordPolicy", "parse_record_mode", "policy_for"]
 
 
 class RecordMode(enum.StrEnum):
@@ -39,15 +42,6 @@ class RecordMode(enum.StrEnum):
     """Replay what matches; forward, stream and append what does not."""
     ALL = "all"
     """Forward and record everything, replacing the cassette's interactions."""
-
-
-class WriteMode(enum.StrEnum):
-    """How the cassette file is opened for the first recorded interaction."""
-
-    CREATE = "overwrite"
-    """Start a fresh file (it does not exist, or its interactions are being replaced)."""
-    APPEND = "append"
-    """Keep the recorded interactions and add the new ones after them."""
 
 
 def parse_record_mode(value: str | RecordMode) -> RecordMode:
@@ -65,13 +59,14 @@ class RecordPolicy:
 
     ``replay``: requests are matched against the cassette. ``forward_misses``: a request that
     does not match is forwarded upstream and recorded instead of being a miss. ``write_mode``:
-    how the file is opened for the first new interaction (``None``: nothing is ever recorded).
+    how the file is opened for the first new interaction, never ``new`` (``None``: nothing is
+    ever recorded).
     """
 
     mode: RecordMode
     replay: bool
     forward_misses: bool
-    write_mode: WriteMode | None
+    write_mode: CassetteWrite | None
 
     @property
     def records(self) -> bool:
@@ -84,6 +79,7 @@ def policy_for(mode: RecordMode, cassette_exists: bool) -> RecordPolicy:
     if mode is RecordMode.NONE or (mode is RecordMode.ONCE and cassette_exists):
         return RecordPolicy(mode, replay=True, forward_misses=False, write_mode=None)
     if mode is RecordMode.NEW_EPISODES and cassette_exists:
-        return RecordPolicy(mode, replay=True, forward_misses=True, write_mode=WriteMode.APPEND)
-    # once / new_episodes without a cassette, and all: record everything into a fresh file.
-    return RecordPolicy(mode, replay=False, forward_misses=True, write_mode=WriteMode.CREATE)
+        return RecordPolicy(mode, replay=True, forward_misses=True, write_mode=CassetteWrite.APPEND)
+    # once / new_episodes without a cassette, and all: record everything into a fresh file
+    # (overwrite, not new: the file may exist, and `all` replaces it).
+    return RecordPolicy(mode, replay=False, forward_misses=True, write_mode=CassetteWrite.OVERWRITE)

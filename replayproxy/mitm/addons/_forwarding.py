@@ -49,6 +49,10 @@ class Forwarding:
     def __contains__(self, flow: http.HTTPFlow) -> bool:
         return flow.id in self._sessions
 
+    def session_of(self, flow: http.HTTPFlow) -> ReplaySession | None:
+        """The session that forwarded ``flow``, until it is recorded."""
+        return self._sessions.get(flow.id)
+
     def record(self, flow: http.HTTPFlow, interaction: Interaction) -> None:
         """Record a forwarded flow into the session that forwarded it; a recording error is
         the session's (counted, logged), never the proxy's."""

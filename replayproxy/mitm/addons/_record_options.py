@@ -1,10 +1,12 @@
-"""The recording addon's mitmproxy options: declared once, and the redactor they configure.
+"""The recording addon's mitmproxy options: declared once, and the record settings they give.
 
 Kept apart from :mod:`~replayproxy.mitm.addons.recorder`, which holds the hooks that record
-flows: this is configuration (what is declared, what is a valid name or pointer to redact),
-and it changes for reasons of its own, such as a new secret to redact by default. The
-cassette target is checked here too, before the proxy starts, so a bad path fails the start
-with one line and creates nothing.
+flows: this is configuration. The cassette target and its write mode
+(:class:`~replayproxy.core.replay.cassette_write.CassetteWrite`) are the recorder's own; the
+redaction and failed-TLS options are the record group of the option table
+(:data:`~replayproxy.core.replay.options.RECORD_OPTIONS`), which the CLI, the pytest plugin and
+``use_cassette()`` take too. The cassette target is checked here, before the proxy starts, so
+a bad path fails the start with one line and creates nothing.
 """
 
 from __future__ import annotations
@@ -15,91 +17,75 @@ from typing import Any
 
 from mitmproxy import exceptions
 
-from replayproxy.core.redaction.secrets import NO_REDACTION, Redactor
-from replayproxy.errors import CassetteError, CassetteExistsError
+from replayproxy.core.replay.cassette_write import CassetteWrite
+from replayproxy.core.replay.options import (
+    RECORD_OPTIONS,
+    Kind,
+    RecordSettings,
+    mitm_words,
+    settings_from,
+)
+from replayproxy.errors import CassetteError, CassetteExistsError, UsageError
 from replayproxy.store import load
 
-__all__ = ["RECORD_MODES", "OptionsError", "check_target", "declare_options", "redactor_from"]
+__all__ = [
+    "WRITE_MODES",
+    "OptionsError",
+    "check_target",
+    "declare_options",
+    "record_settings_from",
+]
 
-RECORD_MODES = ("new", "append", "overwrite")
+WRITE_MODES = tuple(m.value for m in CassetteWrite)
+"""The values of ``replayproxy_record_mode``, the recorder's write mode (not a record mode)."""
 
 # mitmproxy 11's exception classes are untyped; keep mypy strict quiet on both versions.
 OptionsError: Any = exceptions.OptionsError
 
+_MITM_TYPES: dict[Kind, Any] = {Kind.LIST: Sequence[str], Kind.FLAG: bool}
+
 
 def declare_options(loader: Any) -> None:
-    """Declare the ``replayproxy_record*`` and redaction options on mitmproxy's loader."""
+    """Declare ``replayproxy_record``, its write mode and the record group's options."""
     loader.add_option("replayproxy_record", str, "", "Record every flow to this cassette file.")
     loader.add_option(
+        # A name users type, kept as it is: its values are write modes, not record modes.
         "replayproxy_record_mode",
         str,
-        "new",
-        "new: refuse an existing cassette; append: add to it; overwrite: replace it.",
-        choices=RECORD_MODES,
+        CassetteWrite.NEW.value,
+        "The write mode: new: refuse an existing cassette; append: add to it; overwrite: "
+        "replace it.",
+        choices=WRITE_MODES,
     )
-    loader.add_option(
-        "replayproxy_redact_headers",
-        Sequence[str],
-        [],
-        "More header names whose values are redacted (authorization, x-api-key, "
-        "api-key, x-goog-api-key, x-amz-security-token, ocp-apim-subscription-key, "
-        "x-auth-token, proxy-authorization, cookie, set-cookie always are).",
-    )
-    loader.add_option(
-        "replayproxy_redact_query",
-        Sequence[str],
-        [],
-        "More URL query parameters whose values are redacted (key, api_key and "
-        "access_token always are).",
-    )
-    loader.add_option(
-        "replayproxy_redact_body_field",
-        Sequence[str],
-        [],
-        "JSON pointers of body fields redacted in requests and responses (e.g. /user).",
-    )
-    loader.add_option(
-        "replayproxy_no_redact", bool, False, "Record secrets as they are (not redacted)."
-    )
-    loader.add_option(
-        "replayproxy_record_tls_failures",
-        bool,
-        False,
-        "Record a request whose upstream certificate could not be verified as a "
-        "no_response interaction (by default it is only reported).",
-    )
+    for opt in RECORD_OPTIONS:  # declared once, in replayproxy.core.replay.options
+        default: Any = list(opt.default) if opt.kind is Kind.LIST else opt.default
+        loader.add_option(opt.mitm_name, _MITM_TYPES[opt.kind], default, opt.help)
 
 
-def redactor_from(opts: Any, updated: set[str]) -> Redactor:
-    """The redactor mitmproxy's current options ask for; :class:`OptionsError` names a bad one."""
-    if updated & {"replayproxy_redact_headers", "replayproxy_redact_query"}:
-        for name in [*opts.replayproxy_redact_headers, *opts.replayproxy_redact_query]:
-            if not name.strip() or any(c in name for c in " \t\r\n:"):
-                raise OptionsError(f"invalid name to redact: {name!r}")
-    if opts.replayproxy_no_redact:
-        return NO_REDACTION
+def record_settings_from(opts: Any) -> RecordSettings:
+    """The record settings mitmproxy's current options ask for; :class:`OptionsError` names a
+    bad one."""
     try:
-        return Redactor.with_extra(
-            opts.replayproxy_redact_headers,
-            opts.replayproxy_redact_query,
-            opts.replayproxy_redact_body_field,
+        settings = settings_from(
+            {o.name: getattr(opts, o.mitm_name) for o in RECORD_OPTIONS}, where=mitm_words
         )
-    except ValueError as e:
-        raise OptionsError(f"invalid body field to redact: {e}") from None
+    except UsageError as e:
+        raise OptionsError(str(e)) from None
+    return settings.record
 
 
 def check_target(path: str, mode: str) -> None:
     """Refuse a cassette target the writer would refuse, before anything is created."""
-    if mode not in RECORD_MODES:
-        raise OptionsError(f"replayproxy_record_mode must be one of {', '.join(RECORD_MODES)}")
+    if mode not in WRITE_MODES:
+        raise OptionsError(f"replayproxy_record_mode must be one of {', '.join(WRITE_MODES)}")
     target = Path(path)
     if target.is_dir():
         raise OptionsError(f"{path}: is a directory, not a cassette file")
     if not (target.parent if str(target.parent) else Path(".")).is_dir():
         raise OptionsError(f"{path}: directory {target.parent} does not exist")
-    if mode == "new" and target.exists():
+    if mode == CassetteWrite.NEW and target.exists():
         raise OptionsError(str(CassetteExistsError(_EXISTS, path=path)))
-    if mode == "append" and target.exists():
+    if mode == CassetteWrite.APPEND and target.exists():
         try:
             load(target, on_warning=lambda message: None)  # the writer reports a torn tail
         except CassetteError as e:

@@ -18,7 +18,7 @@ from typing import Any
 from mitmproxy import exceptions
 
 from replayproxy.core.matching.matcher import Miss
-from replayproxy.core.replay.options import REPLAY_OPTIONS, Kind, settings_from
+from replayproxy.core.replay.options import REPLAY_OPTIONS, Kind, mitm_settings
 from replayproxy.engine.failsafe import ReplayFailure
 from replayproxy.engine.session import ReplaySession
 from replayproxy.errors import ReplayProxyError
@@ -61,7 +61,7 @@ def session_from_options(opts: Any) -> ReplaySession | None:
     if not opts.replayproxy_replay:
         return None
     try:
-        settings = settings_from({o.name: getattr(opts, o.mitm_name) for o in REPLAY_OPTIONS})
+        settings = mitm_settings(opts)  # with the recorder's record group, if it is loaded
         return ReplaySession.from_settings(
             opts.replayproxy_replay,
             settings,

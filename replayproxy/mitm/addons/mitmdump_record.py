@@ -4,9 +4,11 @@
         --set replayproxy_record=session.cassette [--set replayproxy_record_mode=append] \\
         [--set replayproxy_redact_headers=x-my-token] [--mode reverse:https://api.openai.com]
 
-Options: ``replayproxy_record`` (cassette path; empty = off), ``replayproxy_record_mode``
-(``new`` | ``append`` | ``overwrite``), ``replayproxy_redact_headers`` and
-``replayproxy_redact_query`` (more names to redact, repeatable), ``replayproxy_no_redact``.
+Options: ``replayproxy_record`` (cassette path; empty = off), ``replayproxy_record_mode`` (the
+write mode, not a record mode: ``new`` | ``append`` | ``overwrite``), and the record group of
+the option table (docs/recording.md): ``replayproxy_redact_headers``,
+``replayproxy_redact_query``, ``replayproxy_redact_body_field`` (more to redact, repeatable),
+``replayproxy_no_redact``, ``replayproxy_record_tls_failures``.
 Every flow is streamed through to the client and recorded; see
 :mod:`replayproxy.mitm.addons.recorder`. In reverse mode, ``--set connection_strategy=lazy``
 makes an unreachable upstream a recorded ``no_response`` with a 502 for the client.

@@ -1,9 +1,11 @@
 """The recording addon: every HTTP(S) flow becomes one interaction appended to a cassette.
 
-Options (declared and validated in :mod:`~replayproxy.mitm.addons._record_options`):
+Options (declared and validated in :mod:`~replayproxy.mitm.addons._record_options`; all but
+the first two are the record group of the option table, :mod:`replayproxy.core.replay.options`):
 
 - ``replayproxy_record``: cassette path; empty = not recording.
-- ``replayproxy_record_mode``: ``new`` (refuse an existing file), ``append``, ``overwrite``.
+- ``replayproxy_record_mode``: the write mode (not a record mode): ``new`` (refuse an existing
+  file), ``append``, ``overwrite``.
 - ``replayproxy_redact_headers``: more header names to redact (the defaults always apply).
 - ``replayproxy_redact_query``: more query parameters to redact (``key``, ``api_key`` and
   ``access_token`` always apply).
@@ -15,8 +17,9 @@ Options (declared and validated in :mod:`~replayproxy.mitm.addons._record_option
 
 With a ``sink`` (record modes: the :class:`~replayproxy.mitm.addons.replayer.Replayer`, added
 before the recorder), only the flows ``sink.wants(flow)`` are recorded, each handed to
-``sink.write(flow, interaction)`` instead of the ``replayproxy_record`` file; redaction applies
-as always.
+``sink.write(flow, interaction)`` instead of the ``replayproxy_record`` file, and recorded as
+``sink.record_settings(flow)`` says (the redaction of the session that forwarded it: one proxy
+serves test after test, each with its own), not as the options say.
 
 How a flow is recorded (hooks run on mitmproxy's event loop):
 
@@ -63,22 +66,22 @@ from replayproxy.core.cassette.assembly import (
     is_tls_verification_failure,
 )
 from replayproxy.core.cassette.model import Ending, EndKind, Interaction, Request
-from replayproxy.core.redaction.secrets import Redactor
+from replayproxy.core.replay.options import RecordSettings
 from replayproxy.core.websocket.model import WsClose, WsCloseKind, WsMessage
 from replayproxy.errors import CassetteError
 from replayproxy.mitm.addons import ws_record
 from replayproxy.mitm.addons._connections import reader_of, upstream_reset
 from replayproxy.mitm.addons._convert import frame_h2_for_h1_client, head_of, request_of
 from replayproxy.mitm.addons._record_options import (
-    RECORD_MODES,
+    WRITE_MODES,
     OptionsError,
     check_target,
     declare_options,
-    redactor_from,
+    record_settings_from,
 )
 from replayproxy.store import CassetteWriter
 
-__all__ = ["RECORD_MODES", "RecordSink", "Recorder"]
+__all__ = ["WRITE_MODES", "RecordSink", "Recorder"]
 
 logger = logging.getLogger("replayproxy.record")
 
@@ -90,6 +93,8 @@ class RecordSink(Protocol):
 
     def write(self, flow: http.HTTPFlow, interaction: Interaction) -> None: ...
 
+    def record_settings(self, flow: http.HTTPFlow) -> RecordSettings: ...
+
 
 @dataclass
 class _InFlight:
@@ -99,6 +104,7 @@ class _InFlight:
     t0: int
     recorded_at: float
     request: Request
+    settings: RecordSettings
     head: ResponseHead | None = None
     frames: list[tuple[int, bytes]] = field(default_factory=list)
     websocket: list[WsMessage] | None = None  # set once the flow upgraded to a WebSocket
@@ -123,7 +129,7 @@ class Recorder:
         self.sink = sink
         self._clock = clock
         self.writer: CassetteWriter | None = None
-        self.redactor = Redactor()
+        self.settings = RecordSettings()  # from the options; a sink gives its own per flow
         self.count = 0
         self._flows: dict[str, _InFlight] = {}
         self._readers: dict[str, Any] = {}  # server connection id -> asyncio.StreamReader
@@ -142,9 +148,9 @@ class Recorder:
         from mitmproxy import ctx
 
         opts = ctx.options
-        self.redactor = redactor_from(opts, updated)
+        self.settings = record_settings_from(opts)
         if updated & {"replayproxy_record", "replayproxy_record_mode"}:
-            path, mode = opts.replayproxy_record, opts.replayproxy_record_mode
+            path, mode = opts.replayproxy_record, opts.replayproxy_record_mode  # mode: write mode
             if path:
                 check_target(path, mode)
             self._target = (path, mode) if path else None
@@ -165,7 +171,7 @@ class Recorder:
     def _open(self) -> None:
         target = self._target
         if self.writer is not None and target is not None and str(self.writer.path) == target[0]:
-            return  # the mode alone changed: it only matters when opening
+            return  # the write mode alone changed: it only matters when opening
         self._close()
         if target is None:
             return
@@ -200,8 +206,13 @@ class Recorder:
     def request(self, flow: http.HTTPFlow) -> None:
         if (self.writer is None) if self.sink is None else not self.sink.wants(flow):
             return
+        settings = self.settings if self.sink is None else self.sink.record_settings(flow)
         self._flows[flow.id] = _InFlight(
-            flow, t0=self._clock(), recorded_at=time.time(), request=request_of(flow.request)
+            flow,
+            t0=self._clock(),
+            recorded_at=time.time(),
+            request=request_of(flow.request),
+            settings=settings,
         )
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
@@ -275,11 +286,9 @@ class Recorder:
         end = ending_from_error(
             message, now, got_response=state.head is not None, connection_reset=reset
         )
-        url = self.redactor.url(flow.request.pretty_url)
+        url = state.settings.redactor.url(flow.request.pretty_url)
         if end.kind is EndKind.NO_RESPONSE and is_tls_verification_failure(message):
-            from mitmproxy import ctx
-
-            keep = bool(getattr(ctx.options, "replayproxy_record_tls_failures", False))
+            keep = state.settings.tls_failures
             logger.warning(
                 "cannot verify the TLS certificate of %s (%s): if it uses a private or test CA, "
                 "pass --upstream-ca PEM (or --insecure-upstream); %s",
@@ -313,7 +322,8 @@ class Recorder:
             state = self._flows.pop(flow_id)
             now = self._clock() - state.t0
             message = "recording stopped before the response ended"
-            logger.warning("%s: %s", message, self.redactor.url(state.flow.request.pretty_url))
+            url = state.settings.redactor.url(state.flow.request.pretty_url)
+            logger.warning("%s: %s", message, url)
             if state.websocket is not None:  # the session was still open
                 end = Ending(EndKind.COMPLETE, now)
                 self._write(state.flow, state, end, WsClose(now, WsCloseKind.OPEN))
@@ -332,7 +342,7 @@ class Recorder:
             state.frames,
             end,
             recorded_at=state.recorded_at,
-            redactor=self.redactor,
+            redactor=state.settings.redactor,
         )
         if state.websocket is not None and ws_close is not None:
             session = ws_record.session_of(state.websocket, ws_close)

@@ -57,6 +57,7 @@ from mitmproxy.proxy import server_hooks
 
 from replayproxy.core.cassette.model import Interaction
 from replayproxy.core.matching.matcher import Miss
+from replayproxy.core.replay.options import RecordSettings
 from replayproxy.core.replay.schedule import instant_body
 from replayproxy.engine import resolving
 from replayproxy.engine.failsafe import ReplayFailure, describe, failure_of, failure_response
@@ -209,6 +210,11 @@ class Replayer:
     def write(self, flow: http.HTTPFlow, interaction: Interaction) -> None:
         """Record a forwarded flow into the session that forwarded it (on the proxy thread)."""
         self._forwarded.record(flow, interaction)
+
+    def record_settings(self, flow: http.HTTPFlow) -> RecordSettings:
+        """How to record a forwarded flow: as the session that forwarded it says (redaction)."""
+        session = self._forwarded.session_of(flow)
+        return RecordSettings() if session is None else session.record_settings
 
     def pending(self, session: ReplaySession) -> int:
         """How many forwarded flows of ``session`` are not recorded yet (still streaming)."""

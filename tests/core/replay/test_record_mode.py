@@ -9,8 +9,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from replayproxy.core.faults import FaultSpec
-from replayproxy.core.replay.options import REPLAY_OPTIONS, settings_from
-from replayproxy.core.replay.record_mode import RecordMode, WriteMode, parse_record_mode, policy_for
+from replayproxy.core.replay.cassette_write import CassetteWrite
+from replayproxy.core.replay.options import (
+    OPTIONS,
+    RECORD_OPTIONS,
+    REPLAY_OPTIONS,
+    settings_from,
+)
+from replayproxy.core.replay.record_mode import RecordMode, parse_record_mode, policy_for
 from replayproxy.errors import FaultSpecError, UsageError
 
 
@@ -19,16 +25,16 @@ from replayproxy.errors import FaultSpecError, UsageError
     [
         ("none", False, True, False, None),
         ("none", True, True, False, None),
-        ("once", False, False, True, WriteMode.CREATE),
+        ("once", False, False, True, CassetteWrite.OVERWRITE),
         ("once", True, True, False, None),
-        ("new_episodes", False, False, True, WriteMode.CREATE),
-        ("new_episodes", True, True, True, WriteMode.APPEND),
-        ("all", False, False, True, WriteMode.CREATE),
-        ("all", True, False, True, WriteMode.CREATE),
+        ("new_episodes", False, False, True, CassetteWrite.OVERWRITE),
+        ("new_episodes", True, True, True, CassetteWrite.APPEND),
+        ("all", False, False, True, CassetteWrite.OVERWRITE),
+        ("all", True, False, True, CassetteWrite.OVERWRITE),
     ],
 )
 def test_policy_follows_vcr_table(
-    mode: str, exists: bool, replay: bool, forward: bool, write: WriteMode | None
+    mode: str, exists: bool, replay: bool, forward: bool, write: CassetteWrite | None
 ) -> None:
     """Each mode replays, forwards and opens the file as VCR.py's record modes do."""
     policy = policy_for(RecordMode(mode), exists)
@@ -44,14 +50,16 @@ def test_parse_record_mode_accepts_dashes_and_case_and_names_choices() -> None:
 
 
 def test_every_option_has_distinct_names_in_every_interface() -> None:
-    """No two options share a CLI flag, mitmproxy name, pytest flag or ini key; the pytest
-    names are prefixed so they never clash with pytest-recording's (--record-mode)."""
+    """No two options (replay and record groups) share a CLI flag, mitmproxy name, pytest flag
+    or ini key; the pytest names are prefixed so they never clash with pytest-recording's
+    (--record-mode)."""
     for attr in ("name", "cli_flag", "mitm_name", "pytest_flag", "ini_name"):
-        values = [getattr(o, attr) for o in REPLAY_OPTIONS]
+        values = [getattr(o, attr) for o in OPTIONS]
         assert len(set(values)) == len(values), attr
-    assert all(o.pytest_flag.startswith("--replayproxy-") for o in REPLAY_OPTIONS)
-    # The recorder's own replayproxy_record_mode (new/append/overwrite) is another option.
-    assert "replayproxy_record_mode" not in {o.mitm_name for o in REPLAY_OPTIONS}
+    assert all(o.pytest_flag.startswith("--replayproxy-") for o in OPTIONS)
+    # The recorder's own replayproxy_record_mode is its write mode (new/append/overwrite).
+    assert "replayproxy_record_mode" not in {o.mitm_name for o in OPTIONS}
+    assert [o.name for o in OPTIONS] == [o.name for o in (*REPLAY_OPTIONS, *RECORD_OPTIONS)]
 
 
 def test_settings_from_builds_match_options_faults_and_mode() -> None:
@@ -73,7 +81,7 @@ def test_settings_from_builds_match_options_faults_and_mode() -> None:
     assert s.match.ignore_query == frozenset({"api-version"})
     assert s.match.ignore_body_fields == ("/user", "/metadata")
     assert s.match.allow_repeats and not s.match.match_host
-    assert settings_from({}) == settings_from({o.name: o.default for o in REPLAY_OPTIONS})
+    assert settings_from({}) == settings_from({o.name: o.default for o in OPTIONS})
 
 
 @pytest.mark.parametrize(
@@ -83,7 +91,7 @@ def test_settings_from_builds_match_options_faults_and_mode() -> None:
         ({"speed": "fast"}, UsageError, "speed must be a number, got 'fast'"),
         ({"faults": ["nope"]}, FaultSpecError, "nope"),
         ({"record_mode": "sometimes"}, UsageError, "record mode must be one of"),
-        ({"cassete": "x"}, UsageError, "unknown replay option 'cassete'"),
+        ({"cassete": "x"}, UsageError, "unknown option 'cassete'"),
     ],
 )
 def test_settings_from_rejects_bad_values_in_one_line(

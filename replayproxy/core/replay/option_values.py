@@ -1,0 +1,75 @@
+"""The value parsers of the option table (pure): each turns what a shell collected (a click
+value, a mitmproxy option, an ini line list, a marker keyword) into one Python value, or raises
+a one-line :class:`~replayproxy.errors.UsageError` saying what is wrong with it.
+
+The messages name the value, never the option: the caller
+(:func:`replayproxy.core.replay.options.settings_from`) puts in front of them how the user
+spelled the option in the place they set it (``option --redact-header``, ``marker keyword
+'redact_header'``...).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from replayproxy.core import faults as faults_mod
+from replayproxy.core.faults import FaultSpec
+from replayproxy.core.redaction.body_fields import parse_pointers
+from replayproxy.core.replay.record_mode import RecordMode, parse_record_mode
+from replayproxy.errors import UsageError
+
+__all__ = [
+    "body_fields_to_redact",
+    "fault_specs",
+    "flag",
+    "names_to_redact",
+    "record_mode",
+    "strings",
+]
+
+
+def strings(value: Any) -> tuple[str, ...]:
+    """A repeatable option's values; a string (an ini value, one marker keyword) is one item
+    per non-empty line."""
+    if isinstance(value, str):
+        return tuple(line.strip() for line in value.splitlines() if line.strip())
+    return tuple(value)
+
+
+def flag(value: Any) -> bool:
+    """A switch: any truthy value turns it on."""
+    return bool(value)
+
+
+def record_mode(value: Any) -> RecordMode:
+    """One of VCR.py's record modes."""
+    return parse_record_mode(value)
+
+
+def fault_specs(value: Any) -> tuple[FaultSpec, ...]:
+    """Fault specs (``NAME:PARAM=VALUE,...``); parsed specs pass through."""
+    if isinstance(value, FaultSpec):
+        return (value,)
+    return tuple(f if isinstance(f, FaultSpec) else faults_mod.parse(f) for f in strings(value))
+
+
+def names_to_redact(value: Any) -> tuple[str, ...]:
+    """Header or query parameter names: no blanks, no whitespace or ``:`` inside."""
+    names = strings(value)
+    for name in names:
+        if not isinstance(name, str) or not name.strip() or any(c in name for c in " \t\r\n:"):
+            raise UsageError(f"invalid name to redact: {name!r}")
+    return names
+
+
+def body_fields_to_redact(value: Any) -> tuple[str, ...]:
+    """JSON pointers (``/user``, ``/messages/*/name``)."""
+    pointers = strings(value)
+    bad = [p for p in pointers if not isinstance(p, str)]
+    if bad:
+        raise UsageError(f"invalid body field to redact: {bad[0]!r} is not a JSON pointer")
+    try:
+        parse_pointers(pointers)
+    except ValueError as e:
+        raise UsageError(f"invalid body field to redact: {e}") from None
+    return pointers

@@ -1,0 +1,87 @@
+"""The record group of the option table (pure): settings_from builds the recording's redactor,
+and every error names the option as the caller spells it."""
+
+from __future__ import annotations
+
+import pytest
+
+from replayproxy.core.redaction.secrets import DEFAULT_HEADERS, NO_REDACTION
+from replayproxy.core.replay.option_def import GROUP_FRONTS, Front, Group
+from replayproxy.core.replay.options import (
+    OPTIONS,
+    RECORD_OPTIONS,
+    cli_words,
+    mitm_words,
+    option,
+    options_for,
+    settings_from,
+)
+from replayproxy.errors import FaultSpecError, UsageError
+
+
+def test_record_options_build_the_redactor_and_tls_setting() -> None:
+    """Extra header / query names (lower-cased) and pointers join the defaults; no_redact
+    keeps everything; record_tls_failures is carried as given."""
+    s = settings_from(
+        {
+            "redact_header": ["X-Custom-Key"],
+            "redact_query": "Session\nuser_id",  # an ini linelist arrives as lines
+            "redact_body_field": ("/user",),
+            "record_tls_failures": True,
+        }
+    )
+    assert s.record.redactor.headers == DEFAULT_HEADERS | {"x-custom-key"}
+    assert {"session", "user_id"} <= s.record.redactor.query_params
+    assert s.record.redactor.body_fields == ("/user",)
+    assert s.record.tls_failures
+    assert settings_from({"no_redact": True, "redact_header": ["x"]}).record.redactor == (
+        NO_REDACTION
+    )
+    assert settings_from({}).record == settings_from({o.name: o.default for o in OPTIONS}).record
+
+
+@pytest.mark.parametrize(
+    ("values", "where", "error", "message"),
+    [
+        ({"redact_header": ["a b"]}, cli_words, UsageError,
+         "option --redact-header: invalid name to redact: 'a b'"),
+        ({"redact_query": [""]}, mitm_words, UsageError,
+         "option replayproxy_redact_query: invalid name to redact: ''"),
+        ({"redact_header": ["x:y"]}, mitm_words, UsageError,
+         "option replayproxy_redact_headers: invalid name to redact: 'x:y'"),
+        ({"redact_body_field": ["user"]}, cli_words, UsageError,
+         "option --redact-body-field: invalid body field to redact: JSON pointer must start "
+         "with '/': 'user'"),
+        ({"redact_body_field": [3]}, cli_words, UsageError,
+         "option --redact-body-field: invalid body field to redact: 3 is not a JSON pointer"),
+        # These parsers name the option themselves: their messages are as they always were.
+        ({"faults": ["nope"]}, cli_words, FaultSpecError, "unknown fault 'nope'"),
+        ({"speed": "x"}, mitm_words, UsageError, "speed must be a number, got 'x'"),
+        ({"record_mode": "x"}, cli_words, UsageError, "record mode must be one of none, "),
+        ({"redact_headers": ["x"]}, lambda n: f"keyword {n!r}", UsageError,
+         "unknown keyword 'redact_headers' (known: record_mode, "),
+    ],
+)  # fmt: skip
+def test_errors_name_the_option_as_the_caller_spells_it(
+    values: dict[str, object], where: object, error: type[Exception], message: str
+) -> None:
+    """A bad value is one line of its own class, starting with the option as `where` names
+    it (a flag, a mitmproxy option, a keyword)."""
+    with pytest.raises(error) as info:
+        settings_from(values, where=where)  # type: ignore[arg-type]
+    assert str(info.value).startswith(message)
+    assert "\n" not in str(info.value)
+
+
+def test_groups_decide_the_front_ends() -> None:
+    """The record group is taken everywhere something records, never by the engine alone;
+    record_mode is not taken by the engine either; the replay CLI takes both groups."""
+    assert all(o.group is Group.RECORD for o in RECORD_OPTIONS)
+    assert {o.name for o in RECORD_OPTIONS} == {
+        "redact_header", "redact_query", "redact_body_field", "no_redact", "record_tls_failures",
+    }  # fmt: skip
+    assert Front.SERVER not in GROUP_FRONTS[Group.RECORD]
+    assert Front.SERVER not in option("record_mode").fronts
+    assert options_for(Front.RECORD_CLI) == RECORD_OPTIONS
+    assert options_for(Front.REPLAY_CLI) == OPTIONS
+    assert options_for(Front.PYTEST) == OPTIONS == options_for(Front.PYTHON)
