@@ -20,8 +20,8 @@ from replayproxy.mitm import stack as stack_mod
 from replayproxy.mitm.addons.recorder import Recorder
 from replayproxy.mitm.addons.replayer import Replayer
 from replayproxy.mitm.stack import MitmStack, build_stack, proxy_mode
+from replayproxy.testing import cassette, interaction
 from tests.replay.conftest import ReplayTarget
-from tests.replay.helpers import cassette, interaction
 
 ROOT = Path(__file__).resolve().parents[2]
 UPSTREAM = "https://api.openai.invalid"

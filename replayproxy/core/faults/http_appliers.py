@@ -152,8 +152,8 @@ def truncate(schedule: Schedule, step: Step) -> Schedule:
 
 def error(schedule: Schedule, step: Step) -> Schedule:
     at = cut(schedule, step, before_terminal=True)
-    provider = providers.detect(step.ctx.interaction)
-    if provider is None or provider == "bedrock":
+    provider = providers.detect(step.ctx.interaction)  # None: no in-band error event
+    if provider is None:
         raise step.error(
             "no in-band error format for this API (anthropic, openai chat/responses, gemini)"
         )

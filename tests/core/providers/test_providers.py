@@ -155,12 +155,8 @@ _NAMES = frozenset(n for d in DEFINITIONS for n in (d.provider.value, *d.aliases
 _SPECIFIC = frozenset(n for n in _NAMES if "-" in n)  # names that cannot mean anything else
 # The provider simulator plays the providers (its streams are fixtures named after them).
 _SKIP = ("core/providers/", "testing/")
-# Known leftovers in files another change owns, each with the line that keeps it.
-_ALLOWED = {
-    # the error fault's guard, dead since faults.provider.detect gives None for Bedrock; the
-    # fault registry rewrite of this file replaces it
-    ("core/faults/__init__.py", 'comparison with "bedrock"'),
-}
+# Known leftovers, each with the line that keeps it (none today).
+_ALLOWED: set[tuple[str, str]] = set()
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
