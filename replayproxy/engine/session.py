@@ -30,7 +30,8 @@ from replayproxy.core import faults as faults_mod
 from replayproxy.core.cassette import validate
 from replayproxy.core.cassette.model import Cassette, Interaction, Request
 from replayproxy.core.faults import FaultSpec
-from replayproxy.core.matching.matcher import Matcher, MatchOptions, Miss, describe_request
+from replayproxy.core.matching.differences import MatchOptions, describe_request
+from replayproxy.core.matching.matcher import Matcher, Miss
 from replayproxy.core.replay import resume
 from replayproxy.core.replay.options import ReplaySettings
 from replayproxy.core.replay.record_mode import (

@@ -15,7 +15,7 @@ import pytest
 from mitmproxy import connection
 from mitmproxy.test import tflow
 
-from replayproxy.core.matching.matcher import MatchOptions
+from replayproxy.core.matching.differences import MatchOptions
 from replayproxy.engine import origin
 from replayproxy.engine.session import ReplaySession
 from replayproxy.mitm.addons import _arrival

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from websockets.sync.client import connect
 
 from replayproxy.core.cassette.model import Cassette, Request
-from replayproxy.core.matching.matcher import MatchOptions
+from replayproxy.core.matching.differences import MatchOptions
 from replayproxy.core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
 from replayproxy.engine.http1_reader import MAX_HEAD, BadRequest, StampedReader, read_request
 from replayproxy.engine.origin import (

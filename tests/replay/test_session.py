@@ -14,7 +14,8 @@ from replayproxy import store
 from replayproxy.core import faults as faults_mod
 from replayproxy.core.cassette.model import Request
 from replayproxy.core.faults import parse
-from replayproxy.core.matching.matcher import MatchOptions, Miss
+from replayproxy.core.matching.differences import MatchOptions
+from replayproxy.core.matching.matcher import Miss
 from replayproxy.core.replay.options import ReplaySettings
 from replayproxy.core.replay.record_mode import RecordMode
 from replayproxy.core.replay.schedule import Write

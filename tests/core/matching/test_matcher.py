@@ -10,15 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from replayproxy.core.cassette.model import Ending, EndKind, Interaction, Request
-from replayproxy.core.matching.matcher import (
-    REDACTED,
-    Hit,
-    Matcher,
-    MatchOptions,
-    Miss,
-    diff_requests,
-    parse_pointer,
-)
+from replayproxy.core.json.pointer import parse_pointer
+from replayproxy.core.matching.differences import REDACTED, MatchOptions, diff_requests
+from replayproxy.core.matching.matcher import Hit, Matcher, Miss
 from replayproxy.errors import UsageError
 
 CHAT = "https://api.openai.com/v1/chat/completions"
@@ -441,3 +435,15 @@ def test_every_difference_listed_is_real_and_the_fix_makes_it_match(a: object, b
         assert isinstance(
             Matcher(recorded(rec), MatchOptions(ignore_body_fields=pointers)).match(req), Hit
         )
+
+
+def test_the_comparison_names_stay_importable_from_the_matcher() -> None:
+    """MatchOptions, diff_requests and the rest moved to differences.py; users' imports from
+    matcher.py still give the very same objects."""
+    from replayproxy.core.matching import differences, explanation, matcher
+
+    for name in ("REDACTED", "MatchOptions", "describe_request", "diff_requests"):
+        assert getattr(matcher, name) is getattr(differences, name), name
+    assert matcher.explain_differences is differences.explain_differences
+    assert (matcher.Miss, matcher.Difference) == (explanation.Miss, explanation.Difference)
+    assert set(matcher.__all__) >= {"MatchOptions", "diff_requests", "explain_differences"}

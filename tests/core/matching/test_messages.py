@@ -8,15 +8,8 @@ import json
 import pytest
 
 from replayproxy.core.cassette.model import Ending, EndKind, Interaction, Request
-from replayproxy.core.matching.matcher import (
-    Difference,
-    Hit,
-    Matcher,
-    MatchOptions,
-    Miss,
-    describe_request,
-    diff_requests,
-)
+from replayproxy.core.matching.differences import MatchOptions, describe_request, diff_requests
+from replayproxy.core.matching.matcher import Difference, Hit, Matcher, Miss
 from replayproxy.errors import UsageError
 
 URL = "https://api.example.test/v1/chat?b=2&a=1"

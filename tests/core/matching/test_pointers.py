@@ -10,7 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from replayproxy.core.cassette.model import Request
-from replayproxy.core.matching.matcher import MatchOptions, diff_requests, parse_pointer
+from replayproxy.core.json.pointer import parse_pointer
+from replayproxy.core.matching.differences import MatchOptions, diff_requests
 from replayproxy.errors import UsageError
 
 
