@@ -99,6 +99,14 @@ TESTS: dict[str, list[str]] = {
         "tests/core/cassette/test_textform_exact.py",
         "tests/core/websocket/test_text.py",
     ],
+    # Split out of textload.py: the same tests reach it.
+    "core/cassette/texttokens.py": [
+        "tests/core/cassette/test_textform.py",
+        "tests/core/cassette/test_textload_escapes.py",
+        "tests/core/cassette/test_textload_errors.py",
+        "tests/core/cassette/test_textform_exact.py",
+        "tests/core/websocket/test_text.py",
+    ],
     "core/cassette/textform.py": [
         "tests/core/cassette/test_textform.py",
         "tests/core/cassette/test_textform_exact.py",
