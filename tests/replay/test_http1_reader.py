@@ -26,14 +26,13 @@ from replayproxy.core.matching.differences import MatchOptions
 from replayproxy.core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
 from replayproxy.engine.http1_reader import MAX_HEAD, BadRequest, StampedReader, read_request
 from replayproxy.engine.origin import (
-    ABSORB_MAX,
     TOKEN_HEADER,
     WRITE_BUFFER_HIGH,
     Origin,
     _base_of,
     _on_upstream,
-    clock_start,
 )
+from replayproxy.engine.pacing import ABSORB_MAX, clock_start
 from replayproxy.engine.server import ReplayServer
 from replayproxy.engine.session import ReplaySession
 from tests.replay.helpers import CHAT_URL, cassette, interaction

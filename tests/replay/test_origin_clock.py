@@ -12,7 +12,7 @@ import socket
 import pytest
 
 from replayproxy.core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
-from replayproxy.engine import origin as origin_module
+from replayproxy.engine import pacing
 from replayproxy.engine.origin import TOKEN_HEADER, Origin
 from tests.replay.virtual_time import VirtualClock, run_virtual
 
@@ -305,6 +305,15 @@ def test_an_overdue_first_write_starts_the_schedule_late_keeping_its_gaps(
     head due at 100 ms, writes at 150 and 200: the head goes at once, 200 ms overdue, and the
     schedule moves back by that much, so the writes keep their recorded gaps (50 and 100 ms
     after the request) instead of all going out at once."""
-    monkeypatch.setattr(origin_module, "ABSORB_MAX", 1.0)
+    monkeypatch.setattr(pacing, "ABSORB_MAX", 1.0)
     head, chunks, end = exchange(schedule(100, [150, 200], 250), VirtualClock(), arrived_ago_ms=300)
     assert (head, [t for t, _ in chunks], end) == (0, [50_000, 100_000], 150_000)
+
+
+def test_the_clock_rule_stays_importable_from_the_origin() -> None:
+    """clock_start and ABSORB_MAX moved to pacing.py; imports from origin.py still give them."""
+    from replayproxy.engine import origin
+
+    assert origin.clock_start is pacing.clock_start
+    assert origin.ABSORB_MAX == pacing.ABSORB_MAX
+    assert {"ABSORB_MAX", "clock_start"} <= set(origin.__all__)
