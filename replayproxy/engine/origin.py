@@ -59,12 +59,13 @@ from replayproxy.engine.failsafe import (
     describe,
     failure_of,
     failure_response,
+    unmatched_response,
 )
 from replayproxy.engine.http1_reader import MAX_HEAD, BadRequest, StampedReader, read_request
 from replayproxy.engine.http1_writer import head_bytes, wire_headers, writes_for
 from replayproxy.engine.memory import ReleaseAfterBigBodies
 from replayproxy.engine.pacing import ABSORB_MAX, clock_start, execute
-from replayproxy.engine.session import Passthrough, ReplaySession, unmatched_response
+from replayproxy.engine.session import Passthrough, ReplaySession
 from replayproxy.engine.websocket import WsServe, serve_websocket
 
 __all__ = [
