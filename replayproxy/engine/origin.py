@@ -62,7 +62,7 @@ from replayproxy.engine.failsafe import (
     unmatched_response,
 )
 from replayproxy.engine.http1_reader import MAX_HEAD, BadRequest, StampedReader, read_request
-from replayproxy.engine.http1_writer import head_bytes, wire_headers, writes_for
+from replayproxy.engine.http1_writer import WritesCache, head_bytes, wire_headers
 from replayproxy.engine.memory import ReleaseAfterBigBodies
 from replayproxy.engine.pacing import ABSORB_MAX, clock_start, execute
 from replayproxy.engine.session import Passthrough, ReplaySession
@@ -157,6 +157,8 @@ class Origin:
         self._tokens = itertools.count(1)
         self._tasks: set[asyncio.Task[None]] = set()
         self._memory = ReleaseAfterBigBodies()
+        # Framed schedules, kept for this origin's life (bounded: http1_writer.CACHE_BYTES).
+        self._writes = WritesCache()
 
     @property
     def url(self) -> str:
@@ -313,10 +315,11 @@ class Origin:
                 status, headers, body = unmatched_response(result)
                 return head_bytes(status, "", headers) + body
             schedule, method, websocket = result.schedule, request.method.upper(), result.websocket
-        return schedule, _compiled(schedule, method), arrived, websocket
+        return schedule, _compiled(self._writes, schedule, method), arrived, websocket
 
 
-_compiled = writes_for  # the seam tests break on purpose (tests/reliability)
+# The seam tests break on purpose (tests/reliability), called with the origin's own cache.
+_compiled = WritesCache.writes_for
 
 
 def failure_of_request(request: str, exc: BaseException) -> ReplayFailure:

@@ -470,7 +470,7 @@ def test_an_origin_without_a_session_explains_a_failure_it_cannot_count(
     the explained 500 naming the request and the error (fail closed)."""
     from replayproxy.engine import origin as origin_module
 
-    def broken(schedule: Schedule, method: str) -> None:
+    def broken(*_: object) -> None:
         raise RuntimeError("framing broke")
 
     monkeypatch.setattr(origin_module, "_compiled", broken)
@@ -779,7 +779,7 @@ def test_a_failure_is_counted_by_the_origins_session(monkeypatch: pytest.MonkeyP
     that session (its failures) as well as answered with the explained 500."""
     from replayproxy.engine import origin as origin_module
 
-    def broken(schedule: Schedule, method: str) -> None:
+    def broken(*_: object) -> None:
         raise RuntimeError("framing broke")
 
     monkeypatch.setattr(origin_module, "_compiled", broken)

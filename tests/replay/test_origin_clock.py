@@ -285,17 +285,30 @@ def test_two_chunk_extensions_are_skipped() -> None:
     assert data.endswith(b"2\r\nyo\r\n0\r\n\r\n")
 
 
-def test_the_compiled_schedule_cache_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_compiled_schedule_cache_stays_bounded() -> None:
     """Framing more distinct schedules than the cache holds evicts the oldest: it never grows
     past its byte bound, and every schedule still frames to its own bytes."""
     from replayproxy.engine import http1_writer
 
-    monkeypatch.setattr(http1_writer, "CACHE_BYTES", 4096)
+    cache = http1_writer.WritesCache(max_bytes=4096)
     keep = [_answer(200, b"%02x" % (i % 256)) for i in range(300)]
     for s in keep:
-        steps = tuple(http1_writer.writes_for(s, "GET"))
+        steps = tuple(cache.writes_for(s, "GET"))
         assert steps[1][1] == b"2\r\n%s\r\n" % s.writes[0].data
-        assert http1_writer._cached_bytes <= 4096
+        assert cache.size <= 4096
+
+
+def test_each_origin_frames_a_reused_schedule_once_in_its_own_cache() -> None:
+    """The same schedule asked for twice on one origin is framed once, in that origin's cache
+    (none is shared between origins or kept by the process); both answers are the same bytes."""
+    origin, other = Origin(), Origin()
+    answer = _answer(200, b"yo")
+    tokens = [origin.expect(answer, "GET"), origin.expect(answer, "GET")]
+    data = pipelined(origin, [_request("GET", t) for t in tokens])
+    first, second = data.split(b"0\r\n\r\n")[:2]
+    assert first == second and first.endswith(b"2\r\nyo\r\n")
+    assert len(origin._writes) == 1
+    assert len(other._writes) == 0 and origin._writes is not other._writes
 
 
 def test_an_overdue_first_write_starts_the_schedule_late_keeping_its_gaps(
