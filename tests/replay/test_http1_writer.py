@@ -84,6 +84,21 @@ def test_a_new_schedule_never_gets_the_writes_of_a_freed_one() -> None:
         assert got[1] == (10, b"3\r\n%s\r\n" % data)
 
 
+def test_a_cache_entry_for_another_method_is_not_used() -> None:
+    """An entry for this very schedule but framed for another method is not returned, even
+    under the same hash: a HEAD response never gets the body framed for a POST."""
+    s = sched(Write(10, b"ab"))
+    cache = http1_writer.WritesCache()
+    post = cache.writes_for(s, "POST")
+    ((key, framed),) = cache._entries.items()
+    key._hash = http1_writer._Same(s, "HEAD")._hash  # the same hash, another method
+    cache._entries = {key: framed}
+    assert list(cache.writes_for(s, "HEAD")) == [
+        (0, b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n")
+    ]
+    assert post[0] == (0, WIRE_HEAD)
+
+
 def test_an_equal_but_distinct_schedule_is_framed_on_its_own() -> None:
     """Schedules are found by identity (hashing the value costs per write, on every request):
     an equal schedule that is another object gets its own entry, with the same bytes."""
