@@ -69,17 +69,11 @@ from replayproxy.core.matching.matcher import Miss
 from replayproxy.core.replay.options import REPLAY_OPTIONS, Kind, settings_from
 from replayproxy.core.replay.schedule import FinishKind, instant_body
 from replayproxy.engine import resolving
-from replayproxy.engine.failsafe import (
-    ReplayFailure,
-    describe,
-    failure_of,
-    failure_response,
-    unmatched_response,
-)
+from replayproxy.engine.failsafe import ReplayFailure, describe, failure_of, failure_response
 from replayproxy.engine.memory import ReleaseAfterBigBodies
 from replayproxy.engine.origin import TOKEN_HEADER, Origin
 from replayproxy.engine.origin_process import OriginProcess, OriginProcessError
-from replayproxy.engine.session import Passthrough, ReplaySession
+from replayproxy.engine.session import Passthrough, ReplaySession, unmatched_response
 from replayproxy.engine.websocket import ClientArrivals
 from replayproxy.errors import ReplayProxyError, UpstreamError
 from replayproxy.mitm.addons import _handoff
