@@ -55,7 +55,7 @@ SSE = ((b"content-type", b"text/event-stream"),)
 
 _ENGINE = """
 import sys, time
-from replayproxy.core.matching.matcher import MatchOptions
+from replayproxy.core.matching.differences import MatchOptions
 from replayproxy.engine.server import ReplayServer
 faults = sys.argv[2:]
 with ReplayServer(sys.argv[1], speed=0 if not faults else 1, faults=faults,

@@ -14,7 +14,7 @@ import click
 
 from replayproxy import store
 from replayproxy.cli._cassette_common import interaction_option, load_cassette
-from replayproxy.core.cassette import textload
+from replayproxy.core.cassette import texttokens
 from replayproxy.core.cassette.model import EndKind
 from replayproxy.core.tools.edit import Edits, apply
 from replayproxy.errors import UsageError
@@ -40,7 +40,7 @@ def _insert(text: str) -> tuple[int, bytes]:
     if not sep or not _is_number(n.strip()):
         raise UsageError(f"bad --insert-event {text!r}: expected N=TEXT (TEXT may use \\n)")
     try:
-        return int(n), textload.unescape(data)
+        return int(n), texttokens.unescape(data)
     except UsageError as e:
         raise UsageError(f"bad --insert-event {text!r}: {e}") from None
 

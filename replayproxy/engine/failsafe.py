@@ -1,15 +1,22 @@
-"""Fail closed: any exception while answering a replayed request becomes an explained 5xx.
+"""Fail closed: a request replay cannot serve gets an explained 500, never the network.
 
-Replay promises that nothing reaches the network. mitmproxy treats an exception in a ``request``
-hook as "log it and carry on", which would forward the request, credentials included, to the
-real upstream; the direct origin would drop the connection without a word. So every replay
-shell wraps its whole request handling in one ``except Exception`` and answers with
-:func:`failure_response` instead:
+Replay promises that nothing reaches the network. Two kinds of request cannot be served, and
+every replay shell answers both the same way:
 
-- status :data:`ERROR_STATUS` (500) and the header ``x-replayproxy-error: 1``,
-- a body naming the request and the exception in one line (``RecursionError: ...``),
-- one line on stderr (the session's ``on_error``) and a count in the exit summary, which makes
-  ``replay -- COMMAND`` exit non-zero.
+- **a miss** (nothing recorded matches, or a fault cannot apply): :func:`unmatched_response`,
+  status :data:`UNMATCHED_STATUS` in the provider's JSON error shape, its message the full
+  explanation of the miss (so SDK exceptions show it), with :data:`UNMATCHED_HEADER` and the
+  one-line :data:`UNMATCHED_EXPLANATION_HEADER`;
+- **a failure** (any exception while answering). mitmproxy treats an exception in a ``request``
+  hook as "log it and carry on", which would forward the request, credentials included, to the
+  real upstream; the direct origin would drop the connection without a word. So every replay
+  shell wraps its whole request handling in one ``except Exception`` and answers with
+  :func:`failure_response` instead:
+
+  - status :data:`ERROR_STATUS` (500) and the header ``x-replayproxy-error: 1``,
+  - a body naming the request and the exception in one line (``RecursionError: ...``),
+  - one line on stderr (the session's ``on_error``) and a count in the exit summary, which
+    makes ``replay -- COMMAND`` exit non-zero.
 
 What a failure says about the request goes to logs, so credential query parameters are
 redacted (:func:`describe`), and the exception text is cut to one short line.
@@ -20,22 +27,33 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from replayproxy.core.matching.matcher import Miss
 from replayproxy.core.redaction.secrets import DEFAULT_QUERY_PARAMS, redact_url
+from replayproxy.core.wire.error_body import error_body
 from replayproxy.errors import ReplayProxyError
 
 __all__ = [
     "ERROR_HEADER",
     "ERROR_STATUS",
+    "UNMATCHED_EXPLANATION_HEADER",
+    "UNMATCHED_HEADER",
+    "UNMATCHED_STATUS",
     "ReplayFailure",
     "describe",
     "failure_of",
     "failure_response",
+    "unmatched_response",
 ]
 
 ERROR_STATUS = 500
 ERROR_HEADER = "x-replayproxy-error"
 
 _MAX_SUMMARY = 240
+
+UNMATCHED_STATUS = 500
+UNMATCHED_HEADER = "x-replayproxy-unmatched"
+UNMATCHED_EXPLANATION_HEADER = "x-replayproxy-explanation"
+"""A one-line, ASCII form of the explanation (:meth:`Miss.short`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,3 +110,24 @@ def failure_response(failure: ReplayFailure) -> tuple[int, tuple[tuple[bytes, by
         (b"content-length", str(len(body)).encode()),
     )
     return ERROR_STATUS, headers, body
+
+
+def unmatched_response(
+    miss: Miss, path: str | None = None
+) -> tuple[int, tuple[tuple[bytes, bytes], ...], bytes]:
+    """Status, headers and body of the response sent for an unmatched request.
+
+    The body is the provider's JSON error shape for ``path`` (by default the path in
+    ``miss.request``), its message the full explanation, so SDK exceptions show it
+    (:func:`~replayproxy.core.wire.error_body.error_body`).
+    """
+    if path is None:
+        path = urlsplit(miss.request.partition(" ")[2]).path
+    extra, body = error_body(path, miss.explain(), status=UNMATCHED_STATUS)
+    headers = (
+        *extra,
+        (UNMATCHED_HEADER.encode(), b"1"),
+        (UNMATCHED_EXPLANATION_HEADER.encode(), miss.short().encode("ascii")),
+        (b"content-length", str(len(body)).encode()),
+    )
+    return UNMATCHED_STATUS, headers, body

@@ -8,8 +8,9 @@ and an event-loop round per chunk. Pieces due at different instants are never jo
 Memory is bounded per connection: a joined write holds at most :data:`JOIN_MAX` bytes, a
 longer chunk is sent as its size line, slices of at most ``JOIN_MAX`` bytes (views of the
 recorded frame, not copies) and its CRLF, all due at the chunk's instant. Small schedules
-(at most :data:`CACHE_ITEM` body bytes) are framed once and cached, bounded in total by
-:data:`CACHE_BYTES`; bigger ones are framed lazily, write by write, as the transport drains.
+(at most :data:`CACHE_ITEM` body bytes) are framed once and cached by their origin
+(:class:`WritesCache`), bounded in total by :data:`CACHE_BYTES`; bigger ones are framed lazily,
+write by write, as the transport drains.
 Before, ``--speed 0`` joined a whole 50 MB body into one write per client.
 """
 
@@ -17,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import http
-import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -29,6 +29,7 @@ __all__ = [
     "CACHE_ITEM",
     "JOIN_MAX",
     "Compiled",
+    "WritesCache",
     "compile_schedule",
     "has_body",
     "head_bytes",
@@ -43,7 +44,7 @@ CACHE_ITEM = 1 * 2**20
 """Schedules with more body bytes than this are framed lazily, never cached."""
 
 CACHE_BYTES = 32 * 2**20
-"""Total framed bytes kept in the cache of compiled schedules (per process)."""
+"""Total framed bytes one :class:`WritesCache` keeps (one per origin)."""
 
 # Framing is ours to choose (always chunked); connection management is per hop.
 _DROPPED = {b"content-length", b"transfer-encoding", b"connection", b"keep-alive"}
@@ -126,31 +127,66 @@ def compile_schedule(schedule: Schedule, method: str) -> Compiled:
     return Compiled(tuple(steps(schedule, method)))
 
 
-# Fault-free schedules are planned once per interaction and reused (see faults.plan), so the
-# same Schedule object comes back request after request: frame it once too. Keyed by
-# identity; the entry keeps the schedule alive, so its id cannot be reused while cached.
-# Bounded by bytes (CACHE_BYTES), oldest out first.
-_CACHE: dict[tuple[int, str], tuple[Schedule, Compiled]] = {}
-_cache_lock = threading.Lock()  # ReplayServers and mitmproxy may run on several threads
-_cached_bytes = 0
+class _Same:
+    """A cache key that is one schedule *object* and a method.
+
+    Equal only to a key for the very same object: its value would do too, but hashing a
+    schedule's value costs about a microsecond per write, on every request. The key holds the
+    schedule, so while it is in a cache the object cannot be freed and no other schedule can
+    ever come to match it (an ``id()`` could, once its object is garbage collected).
+    """
+
+    __slots__ = ("_hash", "method", "schedule")
+
+    def __init__(self, schedule: Schedule, method: str) -> None:
+        self.schedule = schedule
+        self.method = method
+        self._hash = hash((object.__hash__(schedule), method))  # identity, not value
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, _Same)
+            and other.schedule is self.schedule
+            and other.method == self.method
+        )
 
 
-def writes_for(schedule: Schedule, method: str) -> Iterable[tuple[int, bytes]]:
-    """The socket writes for ``schedule``: cached when small, else framed lazily."""
-    global _cached_bytes
-    if sum(len(w.data) for w in schedule.writes) > CACHE_ITEM:
-        return steps(schedule, method)
-    key = (id(schedule), method)
-    with _cache_lock:
-        hit = _CACHE.get(key)
-    if hit is not None and hit[0] is schedule:
-        return hit[1].steps
-    out = compile_schedule(schedule, method)
-    with _cache_lock:
-        if key not in _CACHE:
-            _CACHE[key] = (schedule, out)
-            _cached_bytes += out.size
-        while _cached_bytes > CACHE_BYTES and _CACHE:
-            _, old = _CACHE.pop(next(iter(_CACHE)))  # oldest first
-            _cached_bytes -= old.size
-    return out.steps
+class WritesCache:
+    """The socket writes of small schedules, framed once; one per owner (each
+    :class:`~replayproxy.engine.origin.Origin` has its own, gone with it).
+
+    Fault-free schedules are planned once per interaction and reused (see faults.plan), so the
+    same Schedule object comes back request after request: it is framed once. Schedules with
+    more than ``max_item`` body bytes are framed lazily and never kept; the rest are kept up
+    to ``max_bytes`` framed bytes in all, oldest out first. Not thread-safe: an origin uses
+    it from its own event loop only.
+    """
+
+    def __init__(self, *, max_bytes: int = CACHE_BYTES, max_item: int = CACHE_ITEM) -> None:
+        self.max_bytes = max_bytes
+        self.max_item = max_item
+        self.size = 0
+        """The framed bytes kept now (at most ``max_bytes``)."""
+        self._entries: dict[_Same, Compiled] = {}
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def writes_for(self, schedule: Schedule, method: str) -> Iterable[tuple[int, bytes]]:
+        """The socket writes for ``schedule``: cached when small, else framed lazily."""
+        key = _Same(schedule, method)
+        hit = self._entries.get(key)
+        if hit is not None:  # only small schedules are ever kept
+            return hit.steps
+        if sum(len(w.data) for w in schedule.writes) > self.max_item:
+            return steps(schedule, method)
+        out = compile_schedule(schedule, method)
+        self._entries[key] = out
+        self.size += out.size
+        while self.size > self.max_bytes and self._entries:
+            old = self._entries.pop(next(iter(self._entries)))  # oldest first
+            self.size -= old.size
+        return out.steps

@@ -29,16 +29,13 @@ Three ways in:
 - directly (:class:`~replayproxy.engine.server.ReplayServer`, no mitmproxy): the origin
   matches requests itself through a :class:`~replayproxy.engine.session.ReplaySession`.
 
-When the clock starts (docs/replay.md, "When the clock starts"): offsets count from the moment
-the *whole request* reached replayproxy, the analogue of the recording, whose offsets count from
-when the complete request was sent upstream. Directly, that is the socket read that delivered
-the request's last byte (stamped in ``data_received``, before this handler even wakes up);
-behind mitmproxy it is mitmproxy's own ``request.timestamp_end``, which the addon passes to
-:meth:`Origin.expect` as ``arrived``. Either way the time spent parsing, matching, running hooks
-and (behind mitmproxy) opening the hop to the origin is absorbed by the schedule instead of
-being added to it, up to the first write's offset: a request that arrives after its first
-write was due starts the schedule late, keeping the recorded gaps (:func:`_execute`). Behind
-mitmproxy at most :data:`ABSORB_MAX` is absorbed (:func:`clock_start`).
+How a schedule is sent against the clock (:mod:`~replayproxy.engine.pacing`): its offsets
+count from the moment the *whole request* reached replayproxy. Directly, that is the socket
+read that delivered the request's last byte (stamped in ``data_received``, before this handler
+even wakes up); behind mitmproxy it is mitmproxy's own ``request.timestamp_end``, which the
+addon passes to :meth:`Origin.expect` as ``arrived``, at most
+:data:`~replayproxy.engine.pacing.ABSORB_MAX` before the origin read it
+(:func:`~replayproxy.engine.pacing.clock_start`).
 """
 
 from __future__ import annotations
@@ -55,19 +52,20 @@ from urllib.parse import urlsplit, urlunsplit
 from replayproxy.core.cassette.model import Request
 from replayproxy.core.matching.matcher import Miss
 from replayproxy.core.replay import schedule_wire
-from replayproxy.core.replay.schedule import FinishKind, Schedule
+from replayproxy.core.replay.schedule import Schedule
 from replayproxy.engine import resolving
 from replayproxy.engine.failsafe import (
     ReplayFailure,
     describe,
     failure_of,
     failure_response,
+    unmatched_response,
 )
 from replayproxy.engine.http1_reader import MAX_HEAD, BadRequest, StampedReader, read_request
-from replayproxy.engine.http1_writer import head_bytes, wire_headers, writes_for
+from replayproxy.engine.http1_writer import WritesCache, head_bytes, wire_headers
 from replayproxy.engine.memory import ReleaseAfterBigBodies
-from replayproxy.engine.session import Passthrough, ReplaySession, unmatched_response
-from replayproxy.engine.sockets import reset_after_drain
+from replayproxy.engine.pacing import ABSORB_MAX, clock_start, execute
+from replayproxy.engine.session import Passthrough, ReplaySession
 from replayproxy.engine.websocket import WsServe, serve_websocket
 
 __all__ = [
@@ -96,14 +94,6 @@ FAILURE_HEADER = "x-replayproxy-failure"
 """On an origin with a secret, the explained 500 also carries the failure's summary here, so
 the proxy can count it in its session (the proxy removes it before the client sees it)."""
 
-ABSORB_MAX = 0.010
-"""At most this many seconds of proxy-side latency are absorbed by a schedule (see
-"When the clock starts" in docs/replay.md). A healthy mitmproxy hop takes a few
-milliseconds; a request that took longer reached us through a saturated proxy, and starting
-its schedule at once would put its first writes in the middle of that proxy's backlog (200
-streams starting together: gap error p99 1.5x plain mitmdump's); the rest of the latency is
-added, as a slow network would add it."""
-
 LISTEN_BACKLOG = 1024
 """Connections the kernel completes before the origin accepts them. asyncio's default (100)
 is below a burst of 200 clients connecting at once: the ones past it had their SYN dropped
@@ -131,14 +121,6 @@ def _on_upstream(request: Request, base: tuple[str, str]) -> Request:
     """``request`` as if sent to the upstream ``base`` (:func:`_base_of`)."""
     target = urlsplit(request.url)
     return replace(request, url=urlunsplit((*base, target.path or "/", target.query, "")))
-
-
-async def _reset(writer: asyncio.StreamWriter) -> None:
-    """End the connection with a TCP RST, after the bytes already written reached the peer."""
-    sock = writer.get_extra_info("socket")
-    transport = writer.transport
-    if sock is None or not await reset_after_drain(transport, sock):
-        transport.abort()  # the peer left, or no SO_LINGER: end it anyway
 
 
 class Origin:
@@ -175,6 +157,8 @@ class Origin:
         self._tokens = itertools.count(1)
         self._tasks: set[asyncio.Task[None]] = set()
         self._memory = ReleaseAfterBigBodies()
+        # Framed schedules, kept for this origin's life (bounded: http1_writer.CACHE_BYTES).
+        self._writes = WritesCache()
 
     @property
     def url(self) -> str:
@@ -295,7 +279,7 @@ class Origin:
         if websocket is not None:
             await serve_websocket(websocket, request, t0, reader, writer)
             return False
-        return await _execute(schedule, writes, t0, reader, writer)
+        return await execute(schedule, writes, t0, reader, writer)
 
     async def _job(
         self, request: Request
@@ -331,19 +315,11 @@ class Origin:
                 status, headers, body = unmatched_response(result)
                 return head_bytes(status, "", headers) + body
             schedule, method, websocket = result.schedule, request.method.upper(), result.websocket
-        return schedule, _compiled(schedule, method), arrived, websocket
+        return schedule, _compiled(self._writes, schedule, method), arrived, websocket
 
 
-_compiled = writes_for  # the seam tests break on purpose (tests/reliability)
-
-
-def clock_start(received: float, arrived: float | None) -> float:
-    """Where a schedule's clock starts: when the request reached replayproxy (``arrived``,
-    given behind mitmproxy), but never after the origin ``received`` it (whatever the caller's
-    clock said) and at most :data:`ABSORB_MAX` before."""
-    if arrived is None:
-        return received
-    return max(min(received, arrived), received - ABSORB_MAX)
+# The seam tests break on purpose (tests/reliability), called with the origin's own cache.
+_compiled = WritesCache.writes_for
 
 
 def failure_of_request(request: str, exc: BaseException) -> ReplayFailure:
@@ -363,48 +339,3 @@ async def _send_plain(writer: asyncio.StreamWriter, status: int, body: bytes) ->
     with contextlib.suppress(ConnectionError):
         writer.write(_plain(status, body, close=True))
         await writer.drain()
-
-
-async def _execute(
-    schedule: Schedule,
-    writes: Iterable[tuple[int, bytes]],
-    t0: float,
-    reader: asyncio.StreamReader,
-    writer: asyncio.StreamWriter,
-) -> bool:
-    """Send ``schedule``; return whether the connection can serve another request."""
-    loop = asyncio.get_running_loop()
-
-    async def until(at_ns: int) -> None:
-        # Absolute deadlines: a late wake-up does not delay the writes after it.
-        delay = t0 + at_ns / 1e9 - loop.time()
-        if delay > 0:
-            await asyncio.sleep(delay)
-
-    for i, (at_ns, data) in enumerate(writes):
-        if i == 0:
-            # A request that reached us after its first write was due (a proxy or machine so
-            # busy its latency exceeds the recorded time to first byte) starts late: the
-            # later writes keep their recorded gaps from this one instead of all the overdue
-            # ones going out in one catch-up burst. Only what is left of the first offset is
-            # absorbed; the rest is added, as a slow network would add it.
-            t0 = max(t0, loop.time() - at_ns / 1e9)
-        await until(at_ns)
-        writer.write(data)
-        await writer.drain()
-    finish = schedule.finish
-    await until(finish.at_ns)
-    if schedule.head is None:
-        writer.close()
-        return False
-    if finish.kind is FinishKind.COMPLETE:
-        return True
-    if finish.kind is FinishKind.CLOSE:
-        writer.close()
-    elif finish.kind is FinishKind.RESET:
-        await _reset(writer)
-    else:  # HANG: say nothing more, keep the socket open until the peer goes away
-        with contextlib.suppress(ConnectionError):
-            while await reader.read(65536):
-                pass
-    return False

@@ -7,7 +7,7 @@ separate server does. The proxy still matches every request, applies faults and 
 summary, and hands the child the finished schedule inside the forwarded request
 (:mod:`replayproxy.core.replay.schedule_wire`, authenticated by a per-run secret in
 :data:`~replayproxy.engine.origin.PACKED_HEADER`). With the cap on absorbed latency
-(:data:`~replayproxy.engine.origin.ABSORB_MAX`) this took the gap error at 200 streams from
+(:data:`~replayproxy.engine.pacing.ABSORB_MAX`) this took the gap error at 200 streams from
 1.3-1.5x mitmdump's to 0.5-0.8x; either alone did not (docs/replay.md, "Where the origin
 runs"). WebSocket sessions stay on the in-process origin: their replies wait for the client's
 messages, which only the proxy sees.

@@ -1,14 +1,14 @@
 """A replay session: one cassette, its matcher, the replay settings and the running totals.
 
-The session turns an incoming :class:`~replayproxy.core.cassette.model.Request` into what to serve:
-a
-:class:`Served` (the interaction chosen by :mod:`replayproxy.core.matching.matcher` and the
-:class:`~replayproxy.core.replay.schedule.Schedule` built for it by
-:func:`replayproxy.core.faults.plan`), a :class:`~replayproxy.core.matching.matcher.Miss`, or, in a
-record mode (:mod:`replayproxy.core.replay.record_mode`), a :class:`Passthrough`: forward the
-request upstream and hand the interaction to :meth:`ReplaySession.record`, which appends it to the
-cassette (:class:`~replayproxy.engine.cassette_sink.CassetteSink`) and grows the matcher. It also
-keeps the totals reported at exit. Both the mitmproxy addon and the direct
+The session turns an incoming :class:`~replayproxy.core.cassette.model.Request` into what to
+serve: a :class:`Served` (the interaction chosen by :mod:`replayproxy.core.matching.matcher` and
+the :class:`~replayproxy.core.replay.schedule.Schedule` built for it by
+:func:`replayproxy.core.faults.plan`), a :class:`~replayproxy.core.matching.matcher.Miss` (the
+shells answer it with :func:`~replayproxy.engine.failsafe.unmatched_response`, re-exported
+here), or, in a record mode (:mod:`replayproxy.core.replay.record_mode`), a :class:`Passthrough`:
+forward the request upstream and hand the interaction to :meth:`ReplaySession.record`, which
+appends it to the cassette (:class:`~replayproxy.engine.cassette_sink.CassetteSink`) and grows
+the matcher. It also keeps the totals reported at exit. Both the mitmproxy addon and the direct
 :class:`~replayproxy.engine.server.ReplayServer` use it; apart from that append it does no I/O.
 
 Thread-safe: hooks run on mitmproxy's loop while a test or the CLI reads the totals.
@@ -22,14 +22,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from replayproxy import store
 from replayproxy.core import faults as faults_mod
 from replayproxy.core.cassette import validate
 from replayproxy.core.cassette.model import Cassette, Interaction, Request
 from replayproxy.core.faults import FaultSpec
-from replayproxy.core.matching.matcher import Matcher, MatchOptions, Miss, describe_request
+from replayproxy.core.matching.differences import MatchOptions, describe_request
+from replayproxy.core.matching.matcher import Matcher, Miss
 from replayproxy.core.replay import resume
 from replayproxy.core.replay.checks import check_speed  # re-exported: checked there, once
 from replayproxy.core.replay.options import RecordSettings, ReplaySettings
@@ -41,9 +41,15 @@ from replayproxy.core.replay.record_mode import (
 )
 from replayproxy.core.replay.schedule import Schedule, scale
 from replayproxy.core.websocket.conversation import plan_interaction
-from replayproxy.core.wire.error_body import error_body
 from replayproxy.engine.cassette_sink import CassetteSink
-from replayproxy.engine.failsafe import ReplayFailure, failure_of
+from replayproxy.engine.failsafe import (
+    UNMATCHED_EXPLANATION_HEADER,
+    UNMATCHED_HEADER,
+    UNMATCHED_STATUS,
+    ReplayFailure,
+    failure_of,
+    unmatched_response,
+)
 from replayproxy.engine.websocket import WsServe
 from replayproxy.errors import CassetteFormatError, FaultSpecError, ReplayProxyError, UsageError
 
@@ -62,8 +68,6 @@ __all__ = [
     "unmatched_response",
 ]
 
-UNMATCHED_STATUS = 500
-UNMATCHED_HEADER = "x-replayproxy-unmatched"
 
 MissHandler = Callable[[Miss], None]
 ErrorHandler = Callable[[ReplayFailure], None]
@@ -126,31 +130,6 @@ class Summary:
 def _count(n: int, noun: str) -> str:
     """``1 interaction``, ``2 interactions`` (English plural, the nouns used here)."""
     return f"{n} {noun}{'' if n == 1 else 's'}"
-
-
-UNMATCHED_EXPLANATION_HEADER = "x-replayproxy-explanation"
-"""A one-line, ASCII form of the explanation (:meth:`Miss.short`)."""
-
-
-def unmatched_response(
-    miss: Miss, path: str | None = None
-) -> tuple[int, tuple[tuple[bytes, bytes], ...], bytes]:
-    """Status, headers and body of the response sent for an unmatched request.
-
-    The body is the provider's JSON error shape for ``path`` (by default the path in
-    ``miss.request``), its message the full explanation, so SDK exceptions show it
-    (:func:`~replayproxy.core.wire.error_body.error_body`).
-    """
-    if path is None:
-        path = urlsplit(miss.request.partition(" ")[2]).path
-    extra, body = error_body(path, miss.explain(), status=UNMATCHED_STATUS)
-    headers = (
-        *extra,
-        (UNMATCHED_HEADER.encode(), b"1"),
-        (UNMATCHED_EXPLANATION_HEADER.encode(), miss.short().encode("ascii")),
-        (b"content-length", str(len(body)).encode()),
-    )
-    return UNMATCHED_STATUS, headers, body
 
 
 def parse_faults(specs: Sequence[str | FaultSpec]) -> tuple[FaultSpec, ...]:

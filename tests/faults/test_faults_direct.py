@@ -94,7 +94,7 @@ def test_openai_responses_error_and_truncate(fault: str) -> None:
 
     import openai
 
-    from replayproxy.core.matching.matcher import MatchOptions
+    from replayproxy.core.matching.differences import MatchOptions
 
     it = interaction("openai-responses", gap_ms=1, ttfb_ms=1)
     body = json.dumps({"input": "hi", "model": "gpt-4o-mini", "stream": True}).encode()

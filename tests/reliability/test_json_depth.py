@@ -14,7 +14,8 @@ from replayproxy.core.cassette.model import Request
 from replayproxy.core.check import PROVIDERS, check_body
 from replayproxy.core.json import limits
 from replayproxy.core.json.limits import MAX_JSON_DEPTH, JSONTooDeep
-from replayproxy.core.matching.matcher import Hit, Matcher, Miss, diff_requests
+from replayproxy.core.matching.differences import diff_requests
+from replayproxy.core.matching.matcher import Hit, Matcher, Miss
 from replayproxy.core.wire import eventstream
 from replayproxy.testing import CHAT_URL, interaction
 

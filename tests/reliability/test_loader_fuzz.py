@@ -31,7 +31,8 @@ from replayproxy.core.cassette.model import (
     Request,
     Response,
 )
-from replayproxy.core.matching.matcher import Matcher, MatchOptions
+from replayproxy.core.matching.differences import MatchOptions
+from replayproxy.core.matching.matcher import Matcher
 from replayproxy.core.tools.inspect import interaction_rows
 from replayproxy.errors import CassetteFormatError, CassetteVersionError, ReplayProxyError
 

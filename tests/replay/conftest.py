@@ -18,7 +18,7 @@ import pytest
 
 from replayproxy.cli._common import child_env
 from replayproxy.core.cassette.model import Cassette
-from replayproxy.core.matching.matcher import MatchOptions
+from replayproxy.core.matching.differences import MatchOptions
 from replayproxy.engine.origin import PACKED_HEADER, TOKEN_HEADER
 from replayproxy.engine.session import ReplaySession
 from replayproxy.mitm.addons.replayer import Replayer

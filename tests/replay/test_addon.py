@@ -65,7 +65,7 @@ def test_equivalence_option_defaults_on_and_turns_off(cassette_path: Path) -> No
 
 def test_replay_server_equivalence_argument_overrides_options() -> None:
     """ReplayServer(equivalence=False) turns equivalence off, keeping the other options."""
-    from replayproxy.core.matching.matcher import MatchOptions
+    from replayproxy.core.matching.differences import MatchOptions
     from replayproxy.engine.server import ReplayServer
 
     server = ReplayServer(

@@ -15,8 +15,8 @@ import pytest
 from mitmproxy import connection
 from mitmproxy.test import tflow
 
-from replayproxy.core.matching.matcher import MatchOptions
-from replayproxy.engine import origin
+from replayproxy.core.matching.differences import MatchOptions
+from replayproxy.engine import pacing
 from replayproxy.engine.session import ReplaySession
 from replayproxy.mitm.addons import _arrival
 from replayproxy.mitm.addons._arrival import FirstRequests, arrived_at
@@ -73,7 +73,7 @@ def test_a_new_connection_is_counted_from_when_it_was_ready(
     on the same connection counts from its own arrival (600 ms again, not at once)."""
     server, replayer, slow = proxy
     monkeypatch.setattr(_arrival, "FRESH_CONNECTION_S", 1.0)
-    monkeypatch.setattr(origin, "ABSORB_MAX", 1.0)  # 300 ms absorbed: shows the stamp used
+    monkeypatch.setattr(pacing, "ABSORB_MAX", 1.0)  # 300 ms absorbed: shows the stamp used
     monkeypatch.setattr(slow, "delay", DELAY_S)
     replayer.use(ReplaySession(CASSETTE, options=MatchOptions(allow_repeats=True)))
     conn = HTTPConnection("127.0.0.1", server.port, timeout=10)

@@ -22,7 +22,7 @@ from mitmproxy import http
 from mitmproxy.test import tutils
 
 from replayproxy.core.cassette.model import Request
-from replayproxy.engine import origin
+from replayproxy.engine import pacing
 from replayproxy.engine.server import ReplayServer
 from replayproxy.engine.session import ReplaySession, Served
 from replayproxy.mitm.addons._arrival import arrived_at
@@ -98,7 +98,7 @@ def slow_proxy(
 @pytest.fixture
 def no_absorb_cap(monkeypatch: pytest.MonkeyPatch) -> None:
     """Lift ABSORB_MAX (10 ms) so that 300 ms of latency shows which stamp the clock used."""
-    monkeypatch.setattr(origin, "ABSORB_MAX", 1.0)
+    monkeypatch.setattr(pacing, "ABSORB_MAX", 1.0)
 
 
 @pytest.mark.usefixtures("no_absorb_cap")

@@ -22,18 +22,17 @@ from hypothesis import strategies as st
 from websockets.sync.client import connect
 
 from replayproxy.core.cassette.model import Cassette, Request
-from replayproxy.core.matching.matcher import MatchOptions
+from replayproxy.core.matching.differences import MatchOptions
 from replayproxy.core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
 from replayproxy.engine.http1_reader import MAX_HEAD, BadRequest, StampedReader, read_request
 from replayproxy.engine.origin import (
-    ABSORB_MAX,
     TOKEN_HEADER,
     WRITE_BUFFER_HIGH,
     Origin,
     _base_of,
     _on_upstream,
-    clock_start,
 )
+from replayproxy.engine.pacing import ABSORB_MAX, clock_start
 from replayproxy.engine.server import ReplayServer
 from replayproxy.engine.session import ReplaySession
 from replayproxy.testing import CHAT_URL, MS, cassette, interaction, realtime_turns, ws_interaction
@@ -468,7 +467,7 @@ def test_an_origin_without_a_session_explains_a_failure_it_cannot_count(
     the explained 500 naming the request and the error (fail closed)."""
     from replayproxy.engine import origin as origin_module
 
-    def broken(schedule: Schedule, method: str) -> None:
+    def broken(*_: object) -> None:
         raise RuntimeError("framing broke")
 
     monkeypatch.setattr(origin_module, "_compiled", broken)
@@ -777,7 +776,7 @@ def test_a_failure_is_counted_by_the_origins_session(monkeypatch: pytest.MonkeyP
     that session (its failures) as well as answered with the explained 500."""
     from replayproxy.engine import origin as origin_module
 
-    def broken(schedule: Schedule, method: str) -> None:
+    def broken(*_: object) -> None:
         raise RuntimeError("framing broke")
 
     monkeypatch.setattr(origin_module, "_compiled", broken)

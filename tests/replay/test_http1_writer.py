@@ -46,31 +46,68 @@ def test_a_frame_bigger_than_join_max_goes_out_whole_in_slices(
     assert b"".join(d for _, d in got[1:]) == b"a\r\n0123456789\r\n0\r\n\r\n"
 
 
-def test_head_gets_the_head_alone_on_the_lazy_path_too(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_head_gets_the_head_alone_on_the_lazy_path_too() -> None:
     """A schedule too big to cache is framed lazily, and a HEAD request still gets only the
     head (without chunked framing): the method reaches the framer."""
-    monkeypatch.setattr(http1_writer, "CACHE_ITEM", 1)
-    got = list(http1_writer.writes_for(sched(Write(10, b"ab")), "HEAD"))
+    cache = http1_writer.WritesCache(max_item=1)
+    got = list(cache.writes_for(sched(Write(10, b"ab")), "HEAD"))
     assert got == [(0, b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n")]
+    assert len(cache) == 0  # framed lazily: not kept
 
 
-def test_the_cache_keeps_its_byte_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_cache_keeps_its_byte_bound() -> None:
     """Framed schedules are cached (the same object comes back) until the cache would pass
-    CACHE_BYTES; then the oldest go first, and exactly at the bound nothing is evicted."""
-    monkeypatch.setattr(http1_writer, "_CACHE", {})
-    monkeypatch.setattr(http1_writer, "_cached_bytes", 0)
+    its byte bound (CACHE_BYTES by default); then the oldest go first, and exactly at the
+    bound nothing is evicted."""
+    assert http1_writer.WritesCache().max_bytes == http1_writer.CACHE_BYTES
     first = sched(Write(10, b"ab"))
     size = http1_writer.compile_schedule(first, "POST").size
-    monkeypatch.setattr(http1_writer, "CACHE_BYTES", 2 * size)
-    a = http1_writer.writes_for(first, "POST")
-    assert http1_writer.writes_for(first, "POST") is a  # cached
+    cache = http1_writer.WritesCache(max_bytes=2 * size)
+    a = cache.writes_for(first, "POST")
+    assert cache.writes_for(first, "POST") is a  # cached
     second = sched(Write(10, b"cd"))
-    http1_writer.writes_for(second, "POST")
-    assert http1_writer._cached_bytes == 2 * size  # at the bound: both kept
-    assert http1_writer.writes_for(first, "POST") is a
-    http1_writer.writes_for(sched(Write(10, b"ef")), "POST")  # over it: the oldest goes
-    assert http1_writer._cached_bytes == 2 * size
-    assert http1_writer.writes_for(first, "POST") is not a
+    cache.writes_for(second, "POST")
+    assert cache.size == 2 * size  # at the bound: both kept
+    assert cache.writes_for(first, "POST") is a
+    cache.writes_for(sched(Write(10, b"ef")), "POST")  # over it: the oldest goes
+    assert cache.size == 2 * size
+    assert cache.writes_for(first, "POST") is not a
+
+
+def test_a_new_schedule_never_gets_the_writes_of_a_freed_one() -> None:
+    """Entries hold their schedule: a new schedule, even one in the memory of a freed one
+    (where it would have its id()), is framed as itself, never served another's writes."""
+    cache = http1_writer.WritesCache()
+    for i in range(200):
+        data = b"%03d" % i
+        got = list(cache.writes_for(sched(Write(10, data)), "POST"))
+        assert got[1] == (10, b"3\r\n%s\r\n" % data)
+
+
+def test_a_cache_entry_for_another_method_is_not_used() -> None:
+    """An entry for this very schedule but framed for another method is not returned, even
+    under the same hash: a HEAD response never gets the body framed for a POST."""
+    s = sched(Write(10, b"ab"))
+    cache = http1_writer.WritesCache()
+    post = cache.writes_for(s, "POST")
+    ((key, framed),) = cache._entries.items()
+    key._hash = http1_writer._Same(s, "HEAD")._hash  # the same hash, another method
+    cache._entries = {key: framed}
+    assert list(cache.writes_for(s, "HEAD")) == [
+        (0, b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n")
+    ]
+    assert post[0] == (0, WIRE_HEAD)
+
+
+def test_an_equal_but_distinct_schedule_is_framed_on_its_own() -> None:
+    """Schedules are found by identity (hashing the value costs per write, on every request):
+    an equal schedule that is another object gets its own entry, with the same bytes."""
+    cache = http1_writer.WritesCache()
+    first, twin = sched(Write(10, b"ab")), sched(Write(10, b"ab"))
+    a = cache.writes_for(first, "POST")
+    b = cache.writes_for(twin, "POST")
+    assert b is not a and b == a
+    assert len(cache) == 2
 
 
 # -- the head ----------------------------------------------------------------------------------
@@ -202,36 +239,38 @@ def test_compiled_size_is_the_bytes_written() -> None:
 # -- the cache ---------------------------------------------------------------------------------
 
 
-def test_small_schedules_are_cached_per_method(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Up to CACHE_ITEM body bytes a schedule is framed once per method; one byte over, it is
-    framed lazily each time and never cached."""
-    monkeypatch.setattr(http1_writer, "_CACHE", {})
-    monkeypatch.setattr(http1_writer, "_cached_bytes", 0)
-    monkeypatch.setattr(http1_writer, "CACHE_ITEM", 4)
+def test_small_schedules_are_cached_per_method() -> None:
+    """Up to max_item (CACHE_ITEM by default) body bytes a schedule is framed once per method;
+    one byte over, it is framed lazily each time and never cached."""
+    assert http1_writer.WritesCache().max_item == http1_writer.CACHE_ITEM
+    cache = http1_writer.WritesCache(max_item=4)
     at_bound = sched(Write(10, b"ab"), Write(20, b"cd"))
-    post = http1_writer.writes_for(at_bound, "POST")
+    post = cache.writes_for(at_bound, "POST")
     assert isinstance(post, tuple)
-    assert http1_writer.writes_for(at_bound, "POST") is post
-    head = http1_writer.writes_for(at_bound, "HEAD")
+    assert cache.writes_for(at_bound, "POST") is post
+    head = cache.writes_for(at_bound, "HEAD")
     assert list(head) == [(0, b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n")]
-    assert http1_writer.writes_for(at_bound, "HEAD") is head
+    assert cache.writes_for(at_bound, "HEAD") is head
     size = sum(len(d) for _, d in post) + sum(len(d) for _, d in head)
-    assert http1_writer._cached_bytes == size
+    assert cache.size == size
     over = sched(Write(10, b"ab"), Write(20, b"cde"))
-    lazy = http1_writer.writes_for(over, "POST")
+    lazy = cache.writes_for(over, "POST")
     assert not isinstance(lazy, tuple)
     assert list(lazy)[1:] == [(10, b"2\r\nab\r\n"), (20, b"3\r\ncde\r\n"), (100, b"0\r\n\r\n")]
-    assert len(http1_writer._CACHE) == 2 and http1_writer._cached_bytes == size
+    assert len(cache) == 2 and cache.size == size
 
 
-def test_a_cache_entry_for_another_schedule_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
-    """An entry under this schedule's id that holds another schedule (an id reused after the
-    first was freed) is not returned: the schedule is framed afresh."""
+def test_a_cache_entry_for_another_schedule_is_not_used() -> None:
+    """An entry whose key hashes like this schedule's but holds another schedule (what an id()
+    reused after the first was freed would give) is not returned: the schedule is framed
+    afresh."""
     s = sched(Write(10, b"ab"))
     stale = http1_writer.Compiled(((0, b"stale"),))
-    monkeypatch.setattr(http1_writer, "_CACHE", {(id(s), "POST"): (sched(), stale)})
-    monkeypatch.setattr(http1_writer, "_cached_bytes", stale.size)
-    got = http1_writer.writes_for(s, "POST")
+    cache = http1_writer.WritesCache()
+    key = http1_writer._Same(sched(), "POST")
+    key._hash = http1_writer._Same(s, "POST")._hash  # the same hash, another object
+    cache._entries[key] = stale
+    got = cache.writes_for(s, "POST")
     assert list(got) == [(0, WIRE_HEAD), (10, b"2\r\nab\r\n"), (100, b"0\r\n\r\n")]
 
 

@@ -14,7 +14,7 @@ import selectors
 import socket
 import time
 
-from replayproxy.core.matching.matcher import MatchOptions
+from replayproxy.core.matching.differences import MatchOptions
 from replayproxy.engine.origin import Origin
 from replayproxy.engine.server import ReplayServer
 from replayproxy.engine.session import ReplaySession

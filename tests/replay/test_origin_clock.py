@@ -12,7 +12,7 @@ import socket
 import pytest
 
 from replayproxy.core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
-from replayproxy.engine import origin as origin_module
+from replayproxy.engine import pacing
 from replayproxy.engine.origin import TOKEN_HEADER, Origin
 from replayproxy.testing import MS, US
 from tests.replay.virtual_time import VirtualClock, run_virtual
@@ -283,17 +283,30 @@ def test_two_chunk_extensions_are_skipped() -> None:
     assert data.endswith(b"2\r\nyo\r\n0\r\n\r\n")
 
 
-def test_the_compiled_schedule_cache_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_compiled_schedule_cache_stays_bounded() -> None:
     """Framing more distinct schedules than the cache holds evicts the oldest: it never grows
     past its byte bound, and every schedule still frames to its own bytes."""
     from replayproxy.engine import http1_writer
 
-    monkeypatch.setattr(http1_writer, "CACHE_BYTES", 4096)
+    cache = http1_writer.WritesCache(max_bytes=4096)
     keep = [_answer(200, b"%02x" % (i % 256)) for i in range(300)]
     for s in keep:
-        steps = tuple(http1_writer.writes_for(s, "GET"))
+        steps = tuple(cache.writes_for(s, "GET"))
         assert steps[1][1] == b"2\r\n%s\r\n" % s.writes[0].data
-        assert http1_writer._cached_bytes <= 4096
+        assert cache.size <= 4096
+
+
+def test_each_origin_frames_a_reused_schedule_once_in_its_own_cache() -> None:
+    """The same schedule asked for twice on one origin is framed once, in that origin's cache
+    (none is shared between origins or kept by the process); both answers are the same bytes."""
+    origin, other = Origin(), Origin()
+    answer = _answer(200, b"yo")
+    tokens = [origin.expect(answer, "GET"), origin.expect(answer, "GET")]
+    data = pipelined(origin, [_request("GET", t) for t in tokens])
+    first, second = data.split(b"0\r\n\r\n")[:2]
+    assert first == second and first.endswith(b"2\r\nyo\r\n")
+    assert len(origin._writes) == 1
+    assert len(other._writes) == 0 and origin._writes is not other._writes
 
 
 def test_an_overdue_first_write_starts_the_schedule_late_keeping_its_gaps(
@@ -303,6 +316,15 @@ def test_an_overdue_first_write_starts_the_schedule_late_keeping_its_gaps(
     head due at 100 ms, writes at 150 and 200: the head goes at once, 200 ms overdue, and the
     schedule moves back by that much, so the writes keep their recorded gaps (50 and 100 ms
     after the request) instead of all going out at once."""
-    monkeypatch.setattr(origin_module, "ABSORB_MAX", 1.0)
+    monkeypatch.setattr(pacing, "ABSORB_MAX", 1.0)
     head, chunks, end = exchange(schedule(100, [150, 200], 250), VirtualClock(), arrived_ago_ms=300)
     assert (head, [t for t, _ in chunks], end) == (0, [50_000, 100_000], 150_000)
+
+
+def test_the_clock_rule_stays_importable_from_the_origin() -> None:
+    """clock_start and ABSORB_MAX moved to pacing.py; imports from origin.py still give them."""
+    from replayproxy.engine import origin
+
+    assert origin.clock_start is pacing.clock_start
+    assert origin.ABSORB_MAX == pacing.ABSORB_MAX
+    assert {"ABSORB_MAX", "clock_start"} <= set(origin.__all__)

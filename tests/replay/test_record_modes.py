@@ -12,7 +12,7 @@ import pytest
 
 from replayproxy import store
 from replayproxy.core.cassette.model import Request
-from replayproxy.core.matching.matcher import MatchOptions
+from replayproxy.core.matching.differences import MatchOptions
 from replayproxy.engine.session import Passthrough, ReplaySession, Served
 from replayproxy.errors import CassetteError, UsageError
 from replayproxy.testing import Simulator, cassette, interaction, sse_frames

@@ -117,7 +117,7 @@ def test_a_running_server_serves_and_stops() -> None:
 
 def test_equivalence_false_overrides_the_options() -> None:
     """``equivalence=`` replaces the match options' setting, keeping the rest of them."""
-    from replayproxy.core.matching.matcher import MatchOptions
+    from replayproxy.core.matching.differences import MatchOptions
 
     options = MatchOptions(match_host=True)
     server = ReplayServer(CASSETTE, options=options, equivalence=False)
@@ -247,7 +247,7 @@ def test_the_arguments_reach_the_session() -> None:
 @pytest.mark.parametrize("for_session", [False, True])
 def test_requests_are_matched_as_sent_to_the_upstream(for_session: bool) -> None:
     """With ``upstream=``, requests match as if sent there (what match_host compares)."""
-    from replayproxy.core.matching.matcher import MatchOptions
+    from replayproxy.core.matching.differences import MatchOptions
     from replayproxy.engine.session import ReplaySession
 
     options = MatchOptions(match_host=True)

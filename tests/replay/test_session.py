@@ -14,12 +14,13 @@ from replayproxy import store
 from replayproxy.core import faults as faults_mod
 from replayproxy.core.cassette.model import Request
 from replayproxy.core.faults import parse
-from replayproxy.core.matching.matcher import MatchOptions, Miss
+from replayproxy.core.matching.differences import MatchOptions
+from replayproxy.core.matching.matcher import Miss
 from replayproxy.core.replay.options import ReplaySettings
 from replayproxy.core.replay.record_mode import RecordMode
 from replayproxy.core.replay.schedule import Write
 from replayproxy.core.wire.error_body import error_body
-from replayproxy.engine.failsafe import ReplayFailure
+from replayproxy.engine.failsafe import ReplayFailure, unmatched_response
 from replayproxy.engine.session import (
     Passthrough,
     ReplaySession,
@@ -27,7 +28,6 @@ from replayproxy.engine.session import (
     Summary,
     check_stored_faults,
     parse_faults,
-    unmatched_response,
 )
 from replayproxy.errors import CassetteError, CassetteFormatError, UsageError
 from replayproxy.testing import MS, cassette, interaction, ws_interaction, ws_text
@@ -504,3 +504,14 @@ def test_a_probabilistic_websocket_fault_follows_the_repeat_count() -> None:
     expected = [faults_mod.applies(spec, WS3, 0, n) for n in range(8)]
     assert True in expected and False in expected  # the draw says something
     assert [isinstance(s.resolve(WS3.request), Miss) for _ in range(8)] == expected
+
+
+def test_the_unmatched_response_stays_importable_from_the_session() -> None:
+    """unmatched_response and its header names moved to failsafe.py; imports from session.py
+    still give the very same objects."""
+    from replayproxy.engine import failsafe, session
+
+    for name in ("unmatched_response", "UNMATCHED_STATUS", "UNMATCHED_HEADER"):
+        assert getattr(session, name) is getattr(failsafe, name), name
+        assert name in session.__all__
+    assert session.UNMATCHED_EXPLANATION_HEADER == failsafe.UNMATCHED_EXPLANATION_HEADER

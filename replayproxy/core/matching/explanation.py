@@ -4,8 +4,9 @@
 matcher's answer when nothing can serve a request. :meth:`Miss.explain` is the text users see
 (the unmatched 5xx body in the provider's error shape, stderr, a test's failure message),
 :meth:`Miss.short` its one-line, header-safe form, :attr:`Miss.options` the command-line options
-that would make the nearest recorded request match. :mod:`replayproxy.core.matching.matcher` builds
-them; both are re-exported there.
+that would make the nearest recorded request match. :mod:`replayproxy.core.matching.differences`
+finds the differences, :mod:`replayproxy.core.matching.matcher` builds the miss and re-exports
+both.
 """
 
 from __future__ import annotations

@@ -33,7 +33,8 @@ from urllib.parse import parse_qsl, urlsplit
 
 from replayproxy.core.cassette.model import Interaction, Request
 from replayproxy.core.faults.position import cut_writes
-from replayproxy.core.matching.matcher import MatchOptions, Miss, describe_request, diff_requests
+from replayproxy.core.matching.differences import MatchOptions, describe_request, diff_requests
+from replayproxy.core.matching.matcher import Miss
 from replayproxy.core.replay.schedule import Finish, Schedule, Write, from_interaction
 from replayproxy.core.wire.sse import SSEEvent, parse_events
 

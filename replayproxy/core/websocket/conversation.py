@@ -32,7 +32,7 @@ from replayproxy.core import faults as faults_mod
 from replayproxy.core.cassette.model import Interaction, Request
 from replayproxy.core.faults import FaultSpec
 from replayproxy.core.faults import websocket as ws_faults
-from replayproxy.core.matching.matcher import MatchOptions, diff_requests
+from replayproxy.core.matching.differences import MatchOptions, diff_requests
 from replayproxy.core.replay.schedule import Schedule, from_interaction, scale
 from replayproxy.core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
 

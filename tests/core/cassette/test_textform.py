@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from replayproxy.core.cassette import codec, textform, textload
+from replayproxy.core.cassette import codec, textform, textload, texttokens
 from replayproxy.core.cassette.model import (
     Cassette,
     Ending,
@@ -39,13 +39,13 @@ def test_quoted_bytes_round_trip_and_stay_on_one_line(data: bytes) -> None:
     token = textform.quote(data)
     assert "\n" not in token and "\r" not in token
     assert all(ch == " " or ch.isprintable() for ch in token)
-    assert textload.parse_bytes(token) == data
+    assert texttokens.parse_bytes(token) == data
 
 
 @given(st.integers(-(2**63), 2**63))
 def test_times_round_trip_exactly(ns: int) -> None:
     """Any nanosecond offset survives the millisecond notation."""
-    assert textload.parse_time(textform.format_time(ns)) == ns
+    assert texttokens.parse_time(textform.format_time(ns)) == ns
 
 
 @pytest.mark.parametrize(
@@ -61,7 +61,7 @@ def test_times_round_trip_exactly(ns: int) -> None:
 )
 def test_time_units_people_may_type(token: str, ns: int) -> None:
     """Times may be typed in s, ms, us or ns with decimals."""
-    assert textload.parse_time(token) == ns
+    assert texttokens.parse_time(token) == ns
 
 
 def test_export_reads_like_the_wire() -> None:

@@ -8,7 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from replayproxy.core.cassette.model import Ending, EndKind, Frame, Request
-from replayproxy.core.cassette.textload import loads, parse_bytes, parse_time, unescape
+from replayproxy.core.cassette.textload import loads
+from replayproxy.core.cassette.texttokens import parse_bytes, parse_time, unescape
 from replayproxy.errors import CassetteFormatError, UsageError
 
 MAGIC = "replayproxy-cassette-text 1"

@@ -15,8 +15,9 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from replayproxy.core.cassette.model import Ending, EndKind, Interaction, Request
+from replayproxy.core.matching.differences import MatchOptions, diff_requests
 from replayproxy.core.matching.equivalence import EQUIVALENCES, canonical
-from replayproxy.core.matching.matcher import Hit, Matcher, MatchOptions, Miss, diff_requests
+from replayproxy.core.matching.matcher import Hit, Matcher, Miss
 from replayproxy.core.providers import detect
 
 CHAT = "https://api.openai.com/v1/chat/completions"

@@ -10,15 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from replayproxy.core.cassette.model import Ending, EndKind, Interaction, Request
-from replayproxy.core.matching.matcher import (
-    REDACTED,
-    Hit,
-    Matcher,
-    MatchOptions,
-    Miss,
-    diff_requests,
-    parse_pointer,
-)
+from replayproxy.core.json.pointer import parse_pointer
+from replayproxy.core.matching.differences import REDACTED, MatchOptions, diff_requests
+from replayproxy.core.matching.matcher import Hit, Matcher, Miss
 from replayproxy.errors import UsageError
 
 CHAT = "https://api.openai.com/v1/chat/completions"
@@ -123,6 +117,15 @@ def test_redacted_values_match_anything() -> None:
     )
     req = post("https://g/v1/models/x:streamGenerateContent?key=AIzaSECRET&alt=sse", {"k": "s3"})
     assert diff_requests(rec, req) == ()
+
+
+def test_a_redacted_query_value_of_any_name_matches_anything() -> None:
+    """Not only credential parameters: a recorded query value that is the redaction marker
+    (a custom secret the recorder was told to redact) matches any value; others still count."""
+    rec = post(f"{CHAT}?sig={REDACTED}&v=1", {"a": 1})
+    assert diff_requests(rec, post(f"{CHAT}?v=1&sig=abc", {"a": 1})) == ()
+    (diff,) = diff_requests(rec, post(f"{CHAT}?v=2&sig=abc", {"a": 1}))
+    assert (diff.part, diff.recorded, diff.requested) == ("query", "v=1", "v=2")
 
 
 def test_identical_requests_replay_in_recorded_order_then_miss() -> None:
@@ -441,3 +444,36 @@ def test_every_difference_listed_is_real_and_the_fix_makes_it_match(a: object, b
         assert isinstance(
             Matcher(recorded(rec), MatchOptions(ignore_body_fields=pointers)).match(req), Hit
         )
+
+
+def test_an_added_interaction_is_matched_and_counted_as_served() -> None:
+    """Matcher.add gives the next index and makes the interaction matchable by its request;
+    it counts as served already (a later identical request is used up, or with allow_repeats
+    served again), or, with used=False, as not yet served."""
+    a, b = post(body={"n": 1}), post(CHAT + "?q=1", {"n": 2}, method="PUT")
+    matcher = Matcher(recorded(a))
+    assert matcher.add(recorded(b)[0]) == 1
+    assert matcher.interactions[1].request == b and matcher.uses == [0, 1]
+    used_up = matcher.match(b)
+    assert isinstance(used_up, Miss) and used_up.used_up and used_up.nearest == 1
+    c = post("https://other.example/v1/x?k=v", {"n": 3}, method="PATCH")
+    assert matcher.add(recorded(c)[0], used=False) == 2
+    assert matcher.match(c) == Hit(2, 0)
+    assert matcher.unused() == (0,)
+    repeats = Matcher(recorded(a), MatchOptions(allow_repeats=True, match_host=True))
+    repeats.add(recorded(c)[0])
+    assert repeats.match(c) == Hit(1, 1)
+    other_host = post("https://elsewhere.example/v1/x?k=v", {"n": 3}, method="PATCH")
+    assert isinstance(repeats.match(other_host), Miss)
+
+
+def test_the_comparison_names_stay_importable_from_the_matcher() -> None:
+    """MatchOptions, diff_requests and the rest moved to differences.py; users' imports from
+    matcher.py still give the very same objects."""
+    from replayproxy.core.matching import differences, explanation, matcher
+
+    for name in ("REDACTED", "MatchOptions", "describe_request", "diff_requests"):
+        assert getattr(matcher, name) is getattr(differences, name), name
+    assert matcher.explain_differences is differences.explain_differences
+    assert (matcher.Miss, matcher.Difference) == (explanation.Miss, explanation.Difference)
+    assert set(matcher.__all__) >= {"MatchOptions", "diff_requests", "explain_differences"}

@@ -8,15 +8,8 @@ import json
 import pytest
 
 from replayproxy.core.cassette.model import Ending, EndKind, Interaction, Request
-from replayproxy.core.matching.matcher import (
-    Difference,
-    Hit,
-    Matcher,
-    MatchOptions,
-    Miss,
-    describe_request,
-    diff_requests,
-)
+from replayproxy.core.matching.differences import MatchOptions, describe_request, diff_requests
+from replayproxy.core.matching.matcher import Difference, Hit, Matcher, Miss
 from replayproxy.errors import UsageError
 
 URL = "https://api.example.test/v1/chat?b=2&a=1"
@@ -192,3 +185,46 @@ def test_one_line_lists_twenty_differences_and_counts_the_rest() -> None:
     assert line.endswith("; ... and 3 more")
     twenty = Miss("POST /v1/x", 0, diffs[:20]).one_line()
     assert twenty.count("body at /k") == 20 and "more" not in twenty
+
+
+def test_the_nearest_is_chosen_with_the_options_in_force() -> None:
+    """An ignored query parameter does not count against a recorded request when the nearest
+    is chosen: one body difference beats two, though without the option it would not."""
+    options = MatchOptions(ignore_query=frozenset({"t"}))
+    near = Request("POST", "https://h/v1/chat?t=1", body=b'{"x": 1}')
+    far = Request("POST", "https://h/v1/chat?t=9", body=b'{"x": 3, "y": 1}')
+    matcher = Matcher(
+        [Interaction(r, None, Ending(EndKind.NO_RESPONSE, 0)) for r in (near, far)], options
+    )
+    miss = matcher.match(Request("POST", "https://h/v1/chat?t=9", body=b'{"x": 2}'))
+    assert isinstance(miss, Miss) and miss.nearest == 0
+
+
+def test_between_equal_candidates_the_nearest_is_on_the_requests_host() -> None:
+    """Two recorded requests that differ from the request alike: the one recorded for the
+    host the request went to is named."""
+    recorded = [
+        Request("POST", f"https://{host}/v1/chat", body=b'{"x": 1}')
+        for host in ("a.test", "b.test")
+    ]
+    matcher = Matcher([Interaction(r, None, Ending(EndKind.NO_RESPONSE, 0)) for r in recorded])
+    miss = matcher.match(Request("POST", "https://b.test/v1/chat", body=b'{"x": 2}'))
+    assert isinstance(miss, Miss) and miss.nearest == 1
+
+
+def test_a_different_top_level_body_has_no_option() -> None:
+    """Bodies that differ as a whole (an array recorded, an object sent) are one difference
+    at the root, which no --ignore-body-field can clear."""
+    (diff,) = diff_requests(
+        Request("POST", "https://h/v1/x", body=b"[1]"),
+        Request("POST", "https://h/v1/x", body=b'{"a": 1}'),
+    )
+    assert (diff.part, diff.pointer, diff.option) == ("body", "", None)
+
+
+def test_a_repeated_query_parameter_shows_all_its_values() -> None:
+    """A parameter given twice is shown as both of its pairs, joined with '&'."""
+    (diff,) = diff_requests(
+        Request("GET", "https://h/v1/x?a=1&a=2"), Request("GET", "https://h/v1/x?a=1&a=3")
+    )
+    assert (diff.recorded, diff.requested) == ("a=1&a=2", "a=1&a=3")

@@ -10,7 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from replayproxy.core.cassette.model import Request
-from replayproxy.core.matching.matcher import MatchOptions, diff_requests, parse_pointer
+from replayproxy.core.json.pointer import parse_pointer
+from replayproxy.core.matching.differences import MatchOptions, diff_requests
 from replayproxy.errors import UsageError
 
 
@@ -83,3 +84,13 @@ def test_reported_pointers_parse_back_to_their_path(keys: list[str]) -> None:
         rec, req = {key: rec}, {key: req}
     (d,) = diff_requests(post(rec), post(req))
     assert d.pointer is not None and parse_pointer(d.pointer) == tuple(keys)
+
+
+def test_ignored_array_items_past_nine_are_dropped_from_the_end_first() -> None:
+    """Ignoring /x/9 and /x/10 drops those two items as numbered in the request: item 10 goes
+    before item 9 (numerically; as text "9" sorts after "10", and dropping 9 first would shift
+    the old item 11 into place 10)."""
+    recorded = {"x": list(range(12))}
+    requested = {"x": [*range(9), 99, 98, 11]}
+    assert body_diffs(recorded, requested, "/x/9", "/x/10") == []
+    assert body_diffs(recorded, requested, "/x/10", "/x/9") == []

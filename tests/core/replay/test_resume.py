@@ -10,7 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from replayproxy.core.cassette.model import Ending, EndKind, Frame, Interaction, Request, Response
-from replayproxy.core.matching.matcher import MatchOptions, Miss
+from replayproxy.core.matching.differences import MatchOptions
+from replayproxy.core.matching.matcher import Miss
 from replayproxy.core.replay.resume import Resume, find, remainder
 from replayproxy.core.replay.schedule import FinishKind
 from replayproxy.testing import MS, SSE_HEADERS, interaction

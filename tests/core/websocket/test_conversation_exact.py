@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from replayproxy.core.faults import parse
-from replayproxy.core.matching.matcher import MatchOptions
+from replayproxy.core.matching.differences import MatchOptions
 from replayproxy.core.replay.schedule import from_interaction, scale
 from replayproxy.core.websocket.conversation import (
     DEFAULT_IGNORED,
