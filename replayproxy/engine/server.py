@@ -19,7 +19,7 @@ from typing import Any, Self
 
 from replayproxy.core.cassette.model import Cassette
 from replayproxy.core.faults import FaultSpec
-from replayproxy.core.matching.matcher import MatchOptions
+from replayproxy.core.matching.differences import MatchOptions
 from replayproxy.core.replay.options import OPTIONS, Front, options_for, settings_from
 from replayproxy.engine import timers
 from replayproxy.engine.failsafe import ReplayFailure

@@ -21,8 +21,9 @@ from replayproxy.core.faults import bytes as bytes_faults
 from replayproxy.core.faults import timing
 from replayproxy.core.faults.spec import MAX_SECONDS, MAX_WRITES
 from replayproxy.core.matching.matcher import Miss
+from replayproxy.core.replay.checks import check_speed
 from replayproxy.core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
-from replayproxy.engine.session import ReplaySession, check_speed
+from replayproxy.engine.session import ReplaySession
 from replayproxy.errors import FaultSpecError, UsageError
 from replayproxy.testing import MS, cassette, interaction
 

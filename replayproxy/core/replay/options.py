@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from replayproxy.core.faults import FaultSpec
-from replayproxy.core.matching.matcher import MatchOptions
+from replayproxy.core.matching.differences import MatchOptions
 from replayproxy.core.redaction.secrets import NO_REDACTION, Redactor
 from replayproxy.core.replay import option_values as parse
 from replayproxy.core.replay.checks import check_speed

@@ -21,13 +21,8 @@ from mitmproxy import http
 
 from replayproxy.core.replay import schedule_wire
 from replayproxy.core.replay.schedule import FinishKind, Head, Schedule
-from replayproxy.engine.origin import (
-    FAILURE_HEADER,
-    PACKED_HEADER,
-    TOKEN_HEADER,
-    Origin,
-    wire_headers,
-)
+from replayproxy.engine.http1_writer import wire_headers
+from replayproxy.engine.origin import FAILURE_HEADER, PACKED_HEADER, TOKEN_HEADER, Origin
 from replayproxy.engine.origin_process import OriginProcess
 from replayproxy.engine.session import Served
 from replayproxy.engine.websocket import WsServe

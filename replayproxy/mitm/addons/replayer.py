@@ -60,11 +60,17 @@ from replayproxy.core.matching.matcher import Miss
 from replayproxy.core.replay.options import RecordSettings
 from replayproxy.core.replay.schedule import instant_body
 from replayproxy.engine import resolving
-from replayproxy.engine.failsafe import ReplayFailure, describe, failure_of, failure_response
+from replayproxy.engine.failsafe import (
+    ReplayFailure,
+    describe,
+    failure_of,
+    failure_response,
+    unmatched_response,
+)
 from replayproxy.engine.memory import ReleaseAfterBigBodies
 from replayproxy.engine.origin import Origin
 from replayproxy.engine.origin_process import OriginProcess, OriginProcessError
-from replayproxy.engine.session import Passthrough, ReplaySession, unmatched_response
+from replayproxy.engine.session import Passthrough, ReplaySession
 from replayproxy.engine.websocket import ClientArrivals
 from replayproxy.mitm.addons import _handoff, _replay_options
 from replayproxy.mitm.addons._arrival import (

@@ -103,7 +103,7 @@ def test_a_replay_session_owns_a_cache_and_plans_each_interaction_once() -> None
     """Each ReplaySession builds an interaction's plan once and serves that very schedule to
     every repeat; another session over the same cassette has its own."""
     from replayproxy.core.cassette.model import Cassette
-    from replayproxy.core.matching.matcher import MatchOptions
+    from replayproxy.core.matching.differences import MatchOptions
     from replayproxy.engine.session import ReplaySession, Served
 
     it = interaction("anthropic-text")
