@@ -144,3 +144,53 @@ def test_one_name_for_one_job() -> None:
     (framing, recording, session)."""
     names = Counter(p.stem for p in MODULES)
     assert {n: names[n] for n in ("framing", "recording", "session") if names[n] > 1} == {}
+
+
+# Built from pieces so this file does not match itself.
+_OUTSIDE = re.compile(
+    "|".join(
+        [
+            "/work" + "/",
+            "mitmproxy" + "-notes",
+            "shared/" + "(?:reference|provider-streams)",
+            "faults" + "-in-the-wild",
+            "wire-formats" + "-and-peers",
+        ]
+    )
+)
+_CITES_INTERNALS = re.compile(r"mitmproxy-internals(?:\.md)?\s+§(\d+)")
+
+
+def _project_texts() -> list[Path]:
+    """The project's own sources and documents (the changelog records history as it was)."""
+    out = []
+    for folder in ("replayproxy", "tests", "docs", "scripts", "benchmarks"):
+        for p in (ROOT / folder).rglob("*"):
+            if p.is_file() and p.suffix in {".py", ".md", ".txt", ".toml", ".mjs"}:
+                out.append(p)
+    return [*out, ROOT / "README.md", ROOT / "pyproject.toml"]
+
+
+def test_nothing_cites_a_file_outside_the_repository() -> None:
+    """Comments and docs cite pages a reader of the project can open (docs/...), never notes
+    or paths outside the repository."""
+    found = [
+        f"{p.relative_to(ROOT)}:{n}"
+        for p in _project_texts()
+        for n, line in enumerate(p.read_text(errors="replace").splitlines(), 1)
+        if _OUTSIDE.search(line)
+    ]
+    assert found == []
+
+
+def test_every_citation_of_the_mitmproxy_page_names_one_of_its_sections() -> None:
+    """``docs/mitmproxy-internals.md §N`` in code and docs points at a section that exists."""
+    page = (ROOT / "docs" / "mitmproxy-internals.md").read_text()
+    sections = set(re.findall(r"^## §(\d+) ", page, re.M))
+    cited = {
+        (str(p.relative_to(ROOT)), n)
+        for p in _project_texts()
+        for n in _CITES_INTERNALS.findall(p.read_text(errors="replace"))
+    }
+    assert cited, "no citation found: the pattern is stale"
+    assert {c for c in cited if c[1] not in sections} == set()

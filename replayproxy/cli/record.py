@@ -109,7 +109,7 @@ def record(
             # Reverse mode connects upstream per request (lazy), so an unreachable upstream
             # gives the client mitmproxy's 502 and a recorded no_response, rather than a
             # dropped connection. Forward mode keeps eager: the client's ALPN then mirrors the
-            # upstream's (mitmproxy-notes §3.4).
+            # upstream's (docs/mitmproxy-internals.md §4).
             "connection_strategy": "eager" if forward else "lazy",
         }
         if bundle is not None:

@@ -6,7 +6,7 @@ request was read) for the response head and each write, and the finish kind.
 
 Timing model — MODELLED, not measured. Real provider streams show a time to first byte of a
 few hundred milliseconds and gaps of roughly 10-60 ms between events, sometimes with several
-events coalesced into one read (``/work/shared/provider-streams/README.md``).
+events coalesced into one read (the shipped cassettes in ``cassettes/`` show it).
 :meth:`Behavior.modelled` reproduces that shape from a seeded RNG (``ttfb = 0.3 s * scale``,
 gaps uniform in ``[10, 60] ms * scale``, ~10 % of events merged into the previous write);
 the default :class:`Behavior` has no delays at all, so tests are fast unless they ask.

@@ -3,10 +3,11 @@ example cassette with the request URL, headers and response Content-Type it come
 provider and dialect the registry must answer for it.
 
 The corpus files carry payloads only (no URL), so each is served at the real endpoint of the
-vendor its manifest names. The last streams are the cases where today's detectors disagreed
-(issue 23): the same real payloads served by Claude on Vertex AI, Bedrock's InvokeModel (for an
-Anthropic and for an Amazon model: Nova's InvokeModel chunks carry the ConverseStream members),
-Bedrock Mantle, Snowflake Cortex and Bedrock's OpenAI-compatible endpoint.
+vendor its manifest names. The last streams are the cases where the per-module detectors that
+the registry replaced disagreed: the same real payloads served by Claude on Vertex AI, Bedrock's
+InvokeModel (for an Anthropic and for an Amazon model: Nova's InvokeModel chunks carry the
+ConverseStream members), Bedrock Mantle, Snowflake Cortex and Bedrock's OpenAI-compatible
+endpoint.
 """
 
 from __future__ import annotations
