@@ -5,18 +5,23 @@ from __future__ import annotations
 import pytest
 
 from replayproxy.checking import StreamContractError, assert_stream_ok, check
-from replayproxy.core.cassette.model import Ending, EndKind, Frame, Interaction, Request, Response
+from replayproxy.core.cassette.model import Ending, EndKind, Interaction, Request, Response
 from replayproxy.core.check import RequestOptions, Violation
 from replayproxy.errors import UsageError
+from replayproxy.testing import builders
 from tests.check.cases import CASES, base_body
 
 
 def _interaction(url: str, body: bytes, *, request_body: bytes = b"") -> Interaction:
-    frames = tuple(Frame(i * 1000, body[i : i + 50]) for i in range(0, len(body), 50))
-    return Interaction(
-        Request("POST", url, body=request_body),
-        Response(200, headers=((b"content-type", b"text/event-stream"),), frames=frames),
-        Ending(EndKind.COMPLETE, 10**9),
+    """An SSE response of ``body`` in 50-byte frames, frame k at k × 50 µs."""
+    pieces = [body[i : i + 50] for i in range(0, len(body), 50)]
+    return builders.interaction(
+        pieces,
+        url=url,
+        body=request_body,
+        head_ms=0,
+        at_ms=[k * 0.05 for k in range(len(pieces))],
+        end=Ending(EndKind.COMPLETE, 10**9),
     )
 
 

@@ -7,26 +7,27 @@ from dataclasses import replace
 
 import pytest
 
-from replayproxy.core.cassette.model import Ending, EndKind, Frame, Interaction, Request, Response
+from replayproxy.core.cassette.model import Ending, EndKind, Interaction, Request
 from replayproxy.core.faults import parse, plan
 from replayproxy.core.replay.schedule import FinishKind
 from replayproxy.errors import FaultSpecError
-from replayproxy.testing import MS
+from replayproxy.testing import MS, builders
 from replayproxy.testing.streams import STREAMS
 from tests.faults.builders import interaction
 
 
 def sse(*frames: bytes, path: str = "/v1/chat/completions") -> Interaction:
     """An SSE response of these frames, 10 ms apart after a 5 ms head."""
-    response = Response(
-        200,
-        "OK",
-        headers=((b"content-type", b"text/event-stream"),),
-        head_offset_ns=5 * MS,
-        frames=tuple(Frame((i + 1) * 10 * MS, f) for i, f in enumerate(frames)),
+    at = [(i + 1) * 10 for i in range(len(frames))]
+    return builders.interaction(
+        frames,
+        url=f"https://api.openai.com{path}",
+        body=b"",
+        reason="OK",
+        head_ms=5,
+        at_ms=at,
+        end_after_ms=10,
     )
-    end = Ending(EndKind.COMPLETE, (len(frames) + 1) * 10 * MS)
-    return Interaction(Request("POST", f"https://api.openai.com{path}"), response, end)
 
 
 NO_RESPONSE = Interaction(
