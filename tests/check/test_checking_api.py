@@ -13,7 +13,7 @@ from tests.check.cases import CASES, base_body
 
 
 def _interaction(url: str, body: bytes, *, request_body: bytes = b"") -> Interaction:
-    """An SSE response of ``body`` in 50-byte frames, frame k at k × 50 µs."""
+    """An SSE response of ``body`` in 50-byte frames, frame k at k * 50 µs."""
     pieces = [body[i : i + 50] for i in range(0, len(body), 50)]
     return builders.interaction(
         pieces,
