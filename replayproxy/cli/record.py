@@ -104,7 +104,7 @@ def record(
     with trust_bundle(upstream_ca) as bundle:
         options: dict[str, Any] = {
             "replayproxy_record": cassette,
-            "replayproxy_record_mode": write.value,  # the recorder's option for the write mode
+            "replayproxy_write_mode": write.value,
             **recording,
             # Reverse mode connects upstream per request (lazy), so an unreachable upstream
             # gives the client mitmproxy's 502 and a recorded no_response, rather than a

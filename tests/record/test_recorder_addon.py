@@ -14,6 +14,7 @@ from mitmproxy.test import taddons, tflow
 from replayproxy import store
 from replayproxy.core.cassette.model import EndKind
 from replayproxy.mitm.addons.recorder import Recorder
+from replayproxy.testing import interaction
 
 
 @contextmanager
@@ -131,7 +132,12 @@ def test_no_redact_keeps_secrets(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("options", "message"),
     [
+        ({"replayproxy_write_mode": "sideways"}, "must be one of new, append, overwrite"),
         ({"replayproxy_record_mode": "sideways"}, "must be one of new, append, overwrite"),
+        (
+            {"replayproxy_write_mode": "overwrite", "replayproxy_record_mode": "append"},
+            "replayproxy_write_mode=overwrite and replayproxy_record_mode=append disagree",
+        ),
         ({"replayproxy_redact_headers": ["bad name"]}, "invalid name to redact"),
         ({"replayproxy_redact_query": [""]}, "invalid name to redact"),
     ],
@@ -158,5 +164,22 @@ def test_existing_file_missing_directory_and_corrupt_append(tmp_path: Path) -> N
         with pytest.raises(exceptions.OptionsError, match="does not exist"):
             tctx.configure(rec, replayproxy_record=str(tmp_path / "nowhere" / "c.cassette"))
         with pytest.raises(exceptions.OptionsError, match="at byte 0"):
-            tctx.configure(rec, replayproxy_record=str(corrupt), replayproxy_record_mode="append")
+            tctx.configure(rec, replayproxy_record=str(corrupt), replayproxy_write_mode="append")
     assert store.load(existing).interactions == ()
+
+
+@pytest.mark.parametrize("option", ["replayproxy_write_mode", "replayproxy_record_mode"])
+def test_write_mode_append_by_its_name_and_its_old_name(
+    tmp_path: Path, option: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``append`` adds to an existing cassette, set as replayproxy_write_mode or by its old
+    name replayproxy_record_mode; only the old name logs a warning naming the new one."""
+    path = tmp_path / "c.cassette"
+    store.save(path, store.Cassette((interaction(),)))
+    with caplog.at_level("WARNING"), _recorder(path, **{option: "append"}) as (rec, _):
+        flow = tflow.tflow(resp=True)
+        rec.request(flow)
+        rec.response(flow)
+    assert len(store.load(path).interactions) == 2
+    warned = "replayproxy_record_mode is deprecated, use --set replayproxy_write_mode=append"
+    assert (warned in caplog.text) is (option == "replayproxy_record_mode")

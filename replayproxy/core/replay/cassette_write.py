@@ -19,7 +19,7 @@ class CassetteWrite(enum.StrEnum):
     """How the cassette file is opened for the first recorded interaction (the write mode).
 
     The values are what :class:`replayproxy.store.CassetteWriter` and the recorder addon's
-    ``replayproxy_record_mode`` option take.
+    ``replayproxy_write_mode`` option take.
     """
 
     NEW = "new"

@@ -64,7 +64,7 @@ OPTIONS: tuple[OptionDef, ...] = (
         "record everything again.",
         metavar="MODE",
         choices=tuple(m.value for m in RecordMode),
-        # The recorder's replayproxy_record_mode is its write mode (new/append/overwrite).
+        # The recorder's replayproxy_write_mode (new/append/overwrite) is not a record mode.
         mitm="replay_record_mode",
         parse=parse.record_mode,
         self_named=True,

@@ -11,6 +11,7 @@ a bad path fails the start with one line and creates nothing.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -30,14 +31,25 @@ from replayproxy.store import load
 
 __all__ = [
     "WRITE_MODES",
+    "WRITE_MODE_OPTIONS",
     "OptionsError",
     "check_target",
     "declare_options",
     "record_settings_from",
+    "write_mode_from",
 ]
 
 WRITE_MODES = tuple(m.value for m in CassetteWrite)
-"""The values of ``replayproxy_record_mode``, the recorder's write mode (not a record mode)."""
+"""The values of ``replayproxy_write_mode``, the recorder's write mode (not a record mode)."""
+
+OLD_WRITE_MODE = "replayproxy_record_mode"
+"""The write mode's old name, still accepted: a record mode is VCR's none/once/new_episodes/all
+(``replayproxy_replay_record_mode``), so the recorder's new/append/overwrite got its own name."""
+
+WRITE_MODE_OPTIONS = frozenset({"replayproxy_write_mode", OLD_WRITE_MODE})
+
+# The recorder's logger: what a mitmdump user filters on.
+logger = logging.getLogger("replayproxy.record")
 
 # mitmproxy 11's exception classes are untyped; keep mypy strict quiet on both versions.
 OptionsError: Any = exceptions.OptionsError
@@ -49,13 +61,18 @@ def declare_options(loader: Any) -> None:
     """Declare ``replayproxy_record``, its write mode and the record group's options."""
     loader.add_option("replayproxy_record", str, "", "Record every flow to this cassette file.")
     loader.add_option(
-        # A name users type, kept as it is: its values are write modes, not record modes.
-        "replayproxy_record_mode",
+        "replayproxy_write_mode",
         str,
         CassetteWrite.NEW.value,
         "The write mode: new: refuse an existing cassette; append: add to it; overwrite: "
         "replace it.",
         choices=WRITE_MODES,
+    )
+    loader.add_option(
+        OLD_WRITE_MODE,
+        str,
+        "",  # unset: replayproxy_write_mode decides
+        "Deprecated: the old name of replayproxy_write_mode.",
     )
     for opt in RECORD_OPTIONS:  # declared once, in replayproxy.core.replay.options
         default: Any = list(opt.default) if opt.kind is Kind.LIST else opt.default
@@ -74,10 +91,32 @@ def record_settings_from(opts: Any) -> RecordSettings:
     return settings.record
 
 
+def write_mode_from(opts: Any) -> str:
+    """The write mode the options ask for: ``replayproxy_write_mode``, or its old name when
+    only that is set (with a warning naming the new one); both set differently is an error."""
+    new, old = opts.replayproxy_write_mode, getattr(opts, OLD_WRITE_MODE)
+    if not old:
+        return str(new)
+    if old not in WRITE_MODES:
+        raise OptionsError(f"{OLD_WRITE_MODE} must be one of {', '.join(WRITE_MODES)}")
+    if new not in (old, CassetteWrite.NEW.value):
+        raise OptionsError(
+            f"replayproxy_write_mode={new} and {OLD_WRITE_MODE}={old} disagree; "
+            f"set only replayproxy_write_mode"
+        )
+    logger.warning(
+        "replayproxy: %s is deprecated, use --set replayproxy_write_mode=%s (a record mode is "
+        "none/once/new_episodes/all)",
+        OLD_WRITE_MODE,
+        old,
+    )
+    return str(old)
+
+
 def check_target(path: str, mode: str) -> None:
     """Refuse a cassette target the writer would refuse, before anything is created."""
     if mode not in WRITE_MODES:
-        raise OptionsError(f"replayproxy_record_mode must be one of {', '.join(WRITE_MODES)}")
+        raise OptionsError(f"replayproxy_write_mode must be one of {', '.join(WRITE_MODES)}")
     target = Path(path)
     if target.is_dir():
         raise OptionsError(f"{path}: is a directory, not a cassette file")

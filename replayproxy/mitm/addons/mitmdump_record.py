@@ -1,10 +1,10 @@
 """Standalone recording script for ``mitmdump -s`` / ``mitmweb -s`` (needs replayproxy importable).
 
     mitmdump -s "$(replayproxy addon-path record)" \\
-        --set replayproxy_record=session.cassette [--set replayproxy_record_mode=append] \\
+        --set replayproxy_record=session.cassette [--set replayproxy_write_mode=append] \\
         [--set replayproxy_redact_headers=x-my-token] [--mode reverse:https://api.openai.com]
 
-Options: ``replayproxy_record`` (cassette path; empty = off), ``replayproxy_record_mode`` (the
+Options: ``replayproxy_record`` (cassette path; empty = off), ``replayproxy_write_mode`` (the
 write mode, not a record mode: ``new`` | ``append`` | ``overwrite``), and the record group of
 the option table (docs/recording.md): ``replayproxy_redact_headers``,
 ``replayproxy_redact_query``, ``replayproxy_redact_body_field`` (more to redact, repeatable),

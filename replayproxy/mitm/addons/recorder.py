@@ -4,8 +4,9 @@ Options (declared and validated in :mod:`~replayproxy.mitm.addons._record_option
 the first two are the record group of the option table, :mod:`replayproxy.core.replay.options`):
 
 - ``replayproxy_record``: cassette path; empty = not recording.
-- ``replayproxy_record_mode``: the write mode (not a record mode): ``new`` (refuse an existing
-  file), ``append``, ``overwrite``.
+- ``replayproxy_write_mode``: the write mode (not a record mode): ``new`` (refuse an existing
+  file), ``append``, ``overwrite``. Its old name, ``replayproxy_record_mode``, still works, with
+  a warning.
 - ``replayproxy_redact_headers``: more header names to redact (the defaults always apply).
 - ``replayproxy_redact_query``: more query parameters to redact (``key``, ``api_key`` and
   ``access_token`` always apply).
@@ -73,11 +74,13 @@ from replayproxy.mitm.addons import ws_record
 from replayproxy.mitm.addons._connections import reader_of, upstream_reset
 from replayproxy.mitm.addons._convert import frame_h2_for_h1_client, head_of, request_of
 from replayproxy.mitm.addons._record_options import (
+    WRITE_MODE_OPTIONS,
     WRITE_MODES,
     OptionsError,
     check_target,
     declare_options,
     record_settings_from,
+    write_mode_from,
 )
 from replayproxy.store import CassetteWriter
 
@@ -149,8 +152,8 @@ class Recorder:
 
         opts = ctx.options
         self.settings = record_settings_from(opts)
-        if updated & {"replayproxy_record", "replayproxy_record_mode"}:
-            path, mode = opts.replayproxy_record, opts.replayproxy_record_mode  # mode: write mode
+        if updated & {"replayproxy_record", *WRITE_MODE_OPTIONS}:
+            path, mode = opts.replayproxy_record, write_mode_from(opts)
             if path:
                 check_target(path, mode)
             self._target = (path, mode) if path else None

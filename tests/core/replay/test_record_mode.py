@@ -57,8 +57,8 @@ def test_every_option_has_distinct_names_in_every_interface() -> None:
         values = [getattr(o, attr) for o in OPTIONS]
         assert len(set(values)) == len(values), attr
     assert all(o.pytest_flag.startswith("--replayproxy-") for o in OPTIONS)
-    # The recorder's own replayproxy_record_mode is its write mode (new/append/overwrite).
-    assert "replayproxy_record_mode" not in {o.mitm_name for o in OPTIONS}
+    # The recorder's replayproxy_write_mode (new/append/overwrite) is not in the table.
+    assert "replayproxy_write_mode" not in {o.mitm_name for o in OPTIONS}
     assert [o.name for o in OPTIONS] == [o.name for o in (*REPLAY_OPTIONS, *RECORD_OPTIONS)]
 
 
