@@ -42,7 +42,8 @@ def check_upstream(url: str) -> str:
         parts.port  # noqa: B018 - raises ValueError for a bad port
     except ValueError:
         raise UsageError(f"invalid upstream {url!r}: bad port") from None
-    if parts.path not in ("", "/") or parts.query or parts.fragment:
+    # An empty query or fragment ("http://h?") is still one: urlsplit reports it as "".
+    if parts.path not in ("", "/") or "?" in url or "#" in url:
         raise UsageError(
             f"invalid upstream {url!r}: give only scheme://HOST[:PORT]; "
             "clients keep the path in their base URL"

@@ -6,7 +6,7 @@ import math
 from urllib.parse import urlsplit
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from replayproxy.core.replay.checks import MAX_SPEED, MIN_SPEED, check_speed, check_upstream
@@ -69,6 +69,8 @@ _URLISH = st.text() | st.builds(
 )
 
 
+@example("HTTP://0?")  # an empty query: urlsplit calls it "", it is still a query
+@example("http://h#")
 @given(_URLISH)
 def test_any_text_is_refused_in_one_line_or_accepted_as_a_bare_origin(url: str) -> None:
     """Any text: a one-line 'invalid upstream' naming it, or a bare http(s) origin (idempotent)."""
