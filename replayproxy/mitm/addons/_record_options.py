@@ -12,7 +12,6 @@ a bad path fails the start with one line and creates nothing.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +20,12 @@ from mitmproxy import exceptions
 from replayproxy.core.replay.cassette_write import CassetteWrite
 from replayproxy.core.replay.options import (
     RECORD_OPTIONS,
-    Kind,
     RecordSettings,
     mitm_words,
     settings_from,
 )
 from replayproxy.errors import CassetteError, CassetteExistsError, UsageError
+from replayproxy.mitm.addons._table_options import declare_rows
 from replayproxy.store import load
 
 __all__ = [
@@ -54,8 +53,6 @@ logger = logging.getLogger("replayproxy.record")
 # mitmproxy 11's exception classes are untyped; keep mypy strict quiet on both versions.
 OptionsError: Any = exceptions.OptionsError
 
-_MITM_TYPES: dict[Kind, Any] = {Kind.LIST: Sequence[str], Kind.FLAG: bool}
-
 
 def declare_options(loader: Any) -> None:
     """Declare ``replayproxy_record``, its write mode and the record group's options."""
@@ -74,9 +71,7 @@ def declare_options(loader: Any) -> None:
         "",  # unset: replayproxy_write_mode decides
         "Deprecated: the old name of replayproxy_write_mode.",
     )
-    for opt in RECORD_OPTIONS:  # declared once, in replayproxy.core.replay.options
-        default: Any = list(opt.default) if opt.kind is Kind.LIST else opt.default
-        loader.add_option(opt.mitm_name, _MITM_TYPES[opt.kind], default, opt.help)
+    declare_rows(loader, RECORD_OPTIONS)  # declared once, in replayproxy.core.replay.options
 
 
 def record_settings_from(opts: Any) -> RecordSettings:

@@ -12,28 +12,22 @@ configuration, and the CLI and the Python API pass a ready session instead.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from mitmproxy import exceptions
 
 from replayproxy.core.matching.matcher import Miss
-from replayproxy.core.replay.options import REPLAY_OPTIONS, Kind, mitm_settings
+from replayproxy.core.replay.options import REPLAY_OPTIONS, mitm_settings
 from replayproxy.engine.failsafe import ReplayFailure
 from replayproxy.engine.session import ReplaySession
 from replayproxy.errors import ReplayProxyError
+from replayproxy.mitm.addons._table_options import declare_rows
 
 __all__ = ["declare_options", "keep_lazy", "session_from_options"]
 
 # The replayer's logger: what a mitmdump user filters on.
 log = logging.getLogger("replayproxy.mitm.addons.replayer")
-
-_MITM_TYPES: dict[Kind, Any] = {
-    Kind.NUMBER: str,  # mitmproxy has no float options
-    Kind.TEXT: str,
-    Kind.LIST: Sequence[str],
-    Kind.FLAG: bool,
-}
 
 # mitmproxy 11 leaves OptionsError untyped; keep mypy strict happy on both versions.
 _options_error: Callable[[str], Exception] = exceptions.OptionsError
@@ -44,15 +38,7 @@ def declare_options(loader: Any) -> None:
     loader.add_option(
         "replayproxy_replay", str | None, None, "Replay this cassette (no upstream traffic)."
     )
-    for opt in REPLAY_OPTIONS:  # declared once, in replayproxy.core.replay.options
-        kind = _MITM_TYPES[opt.kind]
-        default: Any = opt.default
-        if opt.kind is Kind.NUMBER:
-            default = f"{opt.default:g}"
-        elif opt.kind is Kind.LIST:
-            default = list(opt.default)
-        extra = {"choices": opt.choices} if opt.choices else {}
-        loader.add_option(opt.mitm_name, kind, default, opt.help, **extra)
+    declare_rows(loader, REPLAY_OPTIONS)  # declared once, in replayproxy.core.replay.options
 
 
 def session_from_options(opts: Any) -> ReplaySession | None:
