@@ -42,7 +42,6 @@ from typing import Any, Protocol, TypeVar
 
 import click
 
-from replayproxy.core.replay.checks import check_upstream as validate_upstream
 from replayproxy.engine.memory import freeze_startup_heap
 from replayproxy.errors import UsageError
 from replayproxy.harness.env import CA_ENV_VARS, NODE_PROXY_ENV, PROXY_ENV_VARS, child_env
@@ -64,7 +63,6 @@ __all__ = [
     "run_child",
     "serve",
     "setup_logging",
-    "validate_upstream",
     "wait_for_signal",
     "warn_if_exposed",
 ]

@@ -22,11 +22,11 @@ from replayproxy.cli._common import (
     mitmproxy_warnings,
     serve,
     setup_logging,
-    validate_upstream,
     warn_if_exposed,
 )
 from replayproxy.cli._options import record_options
 from replayproxy.core.replay.cassette_write import CassetteWrite
+from replayproxy.core.replay.checks import check_upstream
 from replayproxy.core.replay.options import RECORD_OPTIONS, Kind
 from replayproxy.errors import UsageError
 from replayproxy.mitm.trust import trust_bundle
@@ -83,13 +83,14 @@ def record(
     """
     from replayproxy.mitm.addons.recorder import Recorder
     from replayproxy.mitm.embedded import EmbeddedProxy
+    from replayproxy.mitm.stack import proxy_mode
 
     if append and overwrite:
         raise UsageError("--append and --overwrite exclude each other")
     if upstream_ca is not None and insecure_upstream:
         raise UsageError("--upstream-ca and --insecure-upstream exclude each other")
     forward = upstream is None
-    mode = "regular" if upstream is None else f"reverse:{validate_upstream(upstream)}"
+    mode = proxy_mode(None if upstream is None else check_upstream(upstream))
     setup_logging()
     warn_if_exposed(listen[0], listen[1], "recording proxy (it forwards to the network)")
     recorder = Recorder()
