@@ -38,6 +38,7 @@ __all__ = [
     "drop_paths",
     "event_meaning",
     "normalise",
+    "terminal_indexes",
     "volatile_paths",
 ]
 
@@ -219,4 +220,34 @@ def body_meaning(
     return [
         event_meaning(e.name, e.text, type_field=type_field, volatile=volatile)
         for e in body_events(body, content_type)
+    ]
+
+
+def terminal_indexes(
+    events: Sequence[RawEvent], provider: Provider | str | None = None, contract: object = None
+) -> list[int] | None:
+    """Which of ``events`` are terminal: the contract's terminal types, else the provider's
+    terminal event names or data (``[DONE]``); ``None`` when neither names a terminal."""
+    names: frozenset[str] = getattr(contract, "terminal", frozenset()) or frozenset()
+    if names:
+        type_field = getattr(contract, "type_field", None)
+        return [
+            i
+            for i, e in enumerate(events)
+            if _type_of(e.name, _decode(e.text), type_field) in names
+        ]
+    if provider is None:
+        return None
+    terminal = definition(provider).terminal
+    if not (terminal.events or terminal.data):
+        return None
+    # Terminal.data holds bytes of the raw event ("data: [DONE]", '"finishReason"'); here only
+    # the data text is left: a sentinel is the whole text, a quoted key a part of its JSON.
+    data = {d.removeprefix(b"data:").lstrip(b" ").decode() for d in terminal.data}
+
+    def hit(text: str) -> bool:
+        return any(text.strip() == d or (d.startswith('"') and d in text) for d in data)
+
+    return [
+        i for i, e in enumerate(events) if (e.name or "message") in terminal.events or hit(e.text)
     ]
