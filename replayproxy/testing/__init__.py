@@ -21,6 +21,11 @@ Public API (details in each module's docstring):
   :func:`realtime_turns` (``.ws_builders``) — recorded WebSocket sessions.
 * :class:`CountingUpstream` (``.upstream``) — a loopback "real upstream" that counts the
   connections and requests it gets (a replay must leave it at zero).
+* :func:`capture_url`, :func:`capture_stream`, :func:`acapture_stream` (``.capture_read``) —
+  read your own streaming endpoint from the front door into a :class:`StreamCapture`
+  (``.capture``: timed frames, parsed events, how the body ended) with structural assertions
+  (``assert_streamed``, ``assert_streaming_headers``, ``assert_framing``,
+  ``assert_terminated``) and ``check()``, the stream checker (``.capture_assert``).
 * ``replayproxy.testing.strategies`` — hypothesis strategies (splits, SSE streams,
   interactions, cassettes, WebSocket sessions); not imported here, so that importing this
   package never needs hypothesis.
@@ -49,6 +54,8 @@ from replayproxy.testing.builders import (
     sse_frames,
     stream_interaction,
 )
+from replayproxy.testing.capture import CapturedEvent, CapturedFrame, StreamCapture
+from replayproxy.testing.capture_read import acapture_stream, capture_stream, capture_url
 from replayproxy.testing.routes import route
 from replayproxy.testing.server import Served, SimRequest
 from replayproxy.testing.streams import STREAMS, Stream, expected_text
@@ -94,6 +101,8 @@ __all__ = [
     "UPGRADE_HEADERS",
     "US",
     "Behavior",
+    "CapturedEvent",
+    "CapturedFrame",
     "CountingUpstream",
     "Plan",
     "RealtimeSimulator",
@@ -102,7 +111,11 @@ __all__ = [
     "SimRequest",
     "Simulator",
     "Stream",
+    "StreamCapture",
     "Write",
+    "acapture_stream",
+    "capture_stream",
+    "capture_url",
     "cassette",
     "expected_text",
     "frames",
