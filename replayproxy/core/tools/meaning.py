@@ -24,13 +24,14 @@ from typing import Any
 from replayproxy.core.check.contract import MISSING, lookup
 from replayproxy.core.json.limits import loads
 from replayproxy.core.json.pointer import parse_pointer
-from replayproxy.core.providers import Provider, definition
+from replayproxy.core.providers import Provider, ProviderDef, definition, parse
 from replayproxy.core.wire.events import stream_format
 from replayproxy.core.wire.eventstream import EventStreamDecoder, EventStreamMessage
 from replayproxy.core.wire.sse import parse_events
 from replayproxy.errors import UsageError
 
 __all__ = [
+    "IGNORED",
     "EventMeaning",
     "RawEvent",
     "body_events",
@@ -41,6 +42,9 @@ __all__ = [
     "terminal_indexes",
     "volatile_paths",
 ]
+
+IGNORED = "(ignored)"
+"""What an array item named by a volatile pointer becomes (an object member is left out)."""
 
 Path = tuple[str, ...]
 """A pointer's reference tokens; ``*`` matches any key or index."""
@@ -73,6 +77,13 @@ class EventMeaning:
         return {"type": self.type, "data": self.data}
 
 
+def _definition(provider: Provider | str) -> ProviderDef:
+    """A provider by value (``openai-chat``) or by the names users type (``openai``)."""
+    if isinstance(provider, Provider) or provider in Provider.__members__.values():
+        return definition(provider)
+    return definition(parse(provider))
+
+
 def _parse(pointer: str, where: str) -> Path:
     try:
         return parse_pointer(pointer)
@@ -87,7 +98,7 @@ def volatile_paths(
     paths contracts use elsewhere) and ``ignore`` (JSON pointers)."""
     paths: list[Path] = []
     if provider is not None:
-        paths.extend(parse_pointer(p) for p in definition(provider).volatile)
+        paths.extend(parse_pointer(p) for p in _definition(provider).volatile)
     for p in getattr(contract, "volatile", ()) or ():
         paths.append(_parse(p, "contract volatile") if p.startswith("/") else tuple(p.split(".")))
     paths.extend(_parse(p, "ignore") for p in ignore)
@@ -123,9 +134,9 @@ def _drop(doc: Any, path: Path) -> Any:
             idx = [int(head)]
         else:
             return doc
-        if rest:
-            return [_drop(v, rest) if i in idx else v for i, v in enumerate(doc)]
-        return [v for i, v in enumerate(doc) if i not in idx]
+        # An item itself is replaced, not removed: removing it would renumber the items after
+        # it, and dropping the same pointer again would then drop another one.
+        return [(_drop(v, rest) if rest else IGNORED) if i in idx else v for i, v in enumerate(doc)]
     return doc
 
 
@@ -238,7 +249,7 @@ def terminal_indexes(
         ]
     if provider is None:
         return None
-    terminal = definition(provider).terminal
+    terminal = _definition(provider).terminal
     if not (terminal.events or terminal.data):
         return None
     # Terminal.data holds bytes of the raw event ("data: [DONE]", '"finishReason"'); here only
