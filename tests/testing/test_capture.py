@@ -100,6 +100,7 @@ def test_terminal_names_a_custom_terminal_event() -> None:
     chunks = [b"event: delta\ndata: {}\n\n", b"event: committed\ndata: {}\n\n"]
     with serving(chunks) as server:
         cap = _capture(server, terminal=["committed", "rejected"])
+    with serving(chunks) as server:
         plain = _capture(server, terminal="nothing-like-it")
     assert [e.event for e in cap.events] == ["delta", "committed"]
     assert cap.closed_after_terminal is True and plain.closed_after_terminal is None
@@ -117,9 +118,12 @@ def test_capture_stream_reads_a_response_opened_by_the_caller() -> None:
 
 def test_capture_stream_timeout_replaces_the_clients_read_timeout() -> None:
     """The capture's timeout bounds the wait even when the client was built with none."""
-    with serving(faults=["hang:events=1"]) as server, httpx.Client(timeout=None) as client:
-        with client.stream("POST", server.url + CHAT_PATH, json=CHAT_JSON) as response:
-            cap = capture_stream(response, timeout=0.3)
+    with (
+        serving(faults=["hang:events=1"]) as server,
+        httpx.Client(timeout=None) as client,
+        client.stream("POST", server.url + CHAT_PATH, json=CHAT_JSON) as response,
+    ):
+        cap = capture_stream(response, timeout=0.3)
     assert cap.end == "timeout"
 
 

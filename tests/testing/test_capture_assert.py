@@ -107,7 +107,10 @@ def test_assert_streaming_headers_lists_every_problem() -> None:
 
 def test_assert_streaming_headers_accepts_ndjson_and_directive_lists() -> None:
     """application/x-ndjson and cache-control: no-cache, no-transform are streaming headers."""
-    headers = ((b"content-type", b"application/x-ndjson"), (b"cache-control", b"no-cache, no-transform"))  # fmt: skip
+    headers = (
+        (b"content-type", b"application/x-ndjson"),
+        (b"cache-control", b"no-cache, no-transform"),
+    )
     with serving([b"{}\n"], headers=headers) as server:
         _capture(server).assert_streaming_headers()
 
@@ -147,8 +150,11 @@ def test_assert_terminated_reports_a_missing_terminal() -> None:
     """truncate: the stream ends cleanly without [DONE]; the last event is named."""
     with serving(faults=["truncate"]) as server:
         cap = _capture(server)
-    with pytest.raises(AssertionError, match=r"no terminal event \(the provider's terminal "
-                       r"event\) among 3 events; the last is event 2 \(.*\) at \d+\.\d ms"):  # fmt: skip
+    pattern = (
+        r"no terminal event \(the provider's terminal event\) among 3 events; "
+        r"the last is event 2 \(.*\) at \d+\.\d ms"
+    )
+    with pytest.raises(AssertionError, match=pattern):
         cap.assert_terminated()
 
 
