@@ -15,10 +15,9 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
-from scenario import API_KEY, MESSAGE
-
 from chat_endpoint import Settings, create_app
 from chat_endpoint.turns import TurnStore
+from scenario import API_KEY, MESSAGE
 
 
 @dataclass

@@ -12,9 +12,9 @@ from __future__ import annotations
 import dataclasses
 
 import httpx
+from chat_endpoint.upstream import request_body
 from scenario import API_KEY, LENGTH, MESSAGE, STOP
 
-from chat_endpoint.upstream import request_body
 from replayproxy import load, save, use_cassette
 from replayproxy.testing import Behavior, Simulator
 

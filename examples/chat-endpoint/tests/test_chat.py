@@ -5,6 +5,8 @@ faults; every assertion on what a browser would receive, through replayproxy's s
 
 from __future__ import annotations
 
+import json
+
 import httpx
 import pytest
 from conftest import Endpoint
@@ -126,3 +128,78 @@ def test_a_closed_connection_is_never_committed(endpoint: Endpoint, fault: str) 
     )
     capture.assert_terminated(TERMINAL)
     assert endpoint.wait_ended(turn_id)["status"] == "rejected"
+
+
+def test_committed_only_when_the_record_agrees(endpoint: Endpoint) -> None:
+    """The committed event says what the store holds: same message id, record version,
+    finish reason and length of text, and the stored text is the streamed text."""
+    capture = chat(endpoint, "t-record")
+    committed = capture.events[-1].data
+    row = endpoint.turn("t-record")
+    assert row is not None and row["status"] == "committed"
+    for name in ("message_id", "record_version", "finish_reason", "truncated"):
+        assert committed[name] == row[name], f"committed says {name}={committed[name]!r}"
+    assert committed["chars"] == len(row["text"]) and row["text"] == text_of(capture)
+
+
+@pytest.mark.replayproxy(speed=1)
+def test_cancel_after_the_first_delta(endpoint: Endpoint) -> None:
+    """The user presses stop after the first piece of text: the stream ends with rejected
+    (cancelled), nothing is committed, and the turn cannot be cancelled twice."""
+    seen: list[str] = []
+    with (
+        httpx.Client(timeout=10) as client,
+        client.stream("POST", endpoint.url + "/chat", json=endpoint.chat_body("t-cancel")) as r,
+    ):
+        for line in r.iter_lines():
+            if line.startswith("event: "):
+                seen.append(line.removeprefix("event: "))
+                if seen[-1] == "delta" and seen.count("delta") == 1:
+                    cancelled = client.post(endpoint.url + "/chat/t-cancel/cancel")
+                    assert cancelled.status_code == 204
+    assert seen[:2] == ["started", "delta"] and seen[-1] == "rejected"
+    assert seen.count("delta") < 100, "the turn ran on after the cancel"
+    row = endpoint.wait_ended("t-cancel")
+    assert (row["status"], row["reason"]) == ("rejected", "cancelled")
+    again = httpx.post(endpoint.url + "/chat/t-cancel/cancel")
+    assert again.status_code == 409
+
+
+@pytest.mark.replayproxy(speed=1)
+def test_reconnect_with_last_event_id_before_the_terminal_event(endpoint: Endpoint) -> None:
+    """The client's connection drops after a few events; it reconnects with Last-Event-ID
+    and gets exactly the events it missed, the terminal one once, and the whole text."""
+    first: list[tuple[str, str]] = []  # (id, text) of the deltas read before the drop
+    last_id = ""
+    with (
+        httpx.Client(timeout=10) as client,
+        client.stream("POST", endpoint.url + "/chat", json=endpoint.chat_body("t-resume")) as r,
+    ):
+        for line in r.iter_lines():
+            if line.startswith("id: "):
+                last_id = line.removeprefix("id: ")
+            elif line.startswith("data: ") and '"text"' in line:
+                first.append((last_id, json.loads(line[6:])["text"]))
+            if len(first) == 5:
+                break  # the connection drops here (the with block closes it)
+    assert last_id == "t-resume:5"
+    rest = capture_url(
+        "GET",
+        endpoint.url + "/chat/t-resume/events",
+        headers={"Last-Event-ID": last_id},
+        terminal=TERMINAL,
+    )
+    assert rest.events[0].id == "t-resume:6", "the resumed stream repeats or skips events"
+    rest.assert_framing()
+    rest.assert_terminated(TERMINAL)
+    assert rest.events[-1].event == "committed"
+    assert "".join(t for _, t in first) + text_of(rest) == EXPECTED
+
+
+def test_a_duplicate_turn_id_is_refused(endpoint: Endpoint) -> None:
+    """A second POST with a turn id in use is a 409, and the stored turn is unchanged."""
+    chat(endpoint, "t-twice")
+    before = endpoint.wait_ended("t-twice")
+    again = httpx.post(endpoint.url + "/chat", json=endpoint.chat_body("t-twice"))
+    assert again.status_code == 409 and "duplicate turn id" in again.json()["error"]
+    assert endpoint.turn("t-twice") == before and before["record_version"] == 1
