@@ -24,7 +24,7 @@ import re
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from replayproxy.core.check.contract import Contract, parse_contract
 from replayproxy.core.providers import Provider, detect, parse
@@ -34,13 +34,10 @@ from replayproxy.core.tools.meaning import (
     RawEvent,
     event_meaning,
     normalise,
-    terminal_indexes,
     volatile_paths,
 )
 from replayproxy.errors import UsageError
-
-if TYPE_CHECKING:
-    from replayproxy.testing.capture import StreamCapture
+from replayproxy.testing.capture import StreamCapture, terminal_for
 
 __all__ = ["ENV_UPDATE", "FORMAT", "assert_matches_snapshot", "snapshot_of", "snapshot_path"]
 
@@ -120,8 +117,14 @@ class _Reading:
     def document(self, capture: StreamCapture) -> dict[str, Any]:
         type_field = None if self.contract is None else self.contract.type_field
         raws = [RawEvent(e.event, e.text) for e in capture.events]
-        terminals = terminal_indexes(raws, self.provider, self.contract)
-        once = None if terminals is None else bool(raws) and terminals == [len(raws) - 1]
+        which = terminal_for(
+            provider=self.provider,
+            contract=self.contract,
+            url=capture.url,
+            content_type=capture.content_type,
+        )
+        found = [i for i, e in enumerate(capture.events) if which.matches(e)]
+        once = None if not which else bool(raws) and found == [len(raws) - 1]
         return {
             "format": FORMAT,
             "status": capture.status,

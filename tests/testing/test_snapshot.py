@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
+from replayproxy import ReplayServer, store
 from replayproxy.core.check.contract import parse_contract
 from replayproxy.core.wire.sse import parse_events
 from replayproxy.errors import UsageError
+from replayproxy.testing import capture_url, cassette, stream_interaction
 from replayproxy.testing.capture import CapturedEvent, CapturedFrame, StreamCapture
 from replayproxy.testing.snapshot import (
     ENV_UPDATE,
@@ -268,3 +271,29 @@ def test_an_unreadable_snapshot_is_a_one_line_usage_error(tmp_path: Path) -> Non
     path.write_text('{"events": 3}')
     with pytest.raises(UsageError, match="'events' must be a list"):
         assert_matches_snapshot(turn(), path)
+
+
+def replayed(tmp_path: Path, name: str, *, finish: str = "stop", **ids: Any) -> StreamCapture:
+    """A capture, over a real socket, of a ReplayServer serving one recorded turn."""
+    events = [
+        chunk("Hel", **ids),
+        chunk("lo", **ids),
+        chunk("", finish=finish, **ids),
+        b"data: [DONE]\n\n",
+    ]
+    path = tmp_path / f"{name}.cassette"
+    store.save(path, cassette(stream_interaction("openai-chat-text", events=events, body=b"{}")))
+    with ReplayServer(path, speed=1) as server:
+        return capture_url("POST", server.url + "/v1/chat/completions", json={}, timeout=10)
+
+
+def test_two_replayed_recordings_match_over_a_real_socket(tmp_path: Path) -> None:
+    """capture_url of two recordings (other ids, created) served by ReplayServer: one snapshot
+    matches both; a third with another finish reason fails with the field and both values."""
+    path = tmp_path / "snap.json"
+    first = replayed(tmp_path, "a", id_="chatcmpl-a", created=1)
+    assert_matches_snapshot(first, path, update=True)
+    assert json.loads(path.read_text())["streamed"] is True
+    assert_matches_snapshot(replayed(tmp_path, "b", id_="chatcmpl-b", created=2), path)
+    with pytest.raises(AssertionError, match='finish_reason: "stop" → "length"'):
+        assert_matches_snapshot(replayed(tmp_path, "c", finish="length"), path)

@@ -8,7 +8,8 @@ contract's type field, else the JSON ``type`` or ``object`` field the provider u
 ``message``) and its data (JSON-decoded, or the text, such as ``[DONE]``), with the volatile
 fields left out: the provider's (``ProviderDef.volatile``), the application contract's
 (``Contract.volatile``, when it has one) and the caller's JSON pointers. In every pointer ``*``
-stands for any key or array index. SSE ``id:`` fields are framing, not meaning, and are not
+stands for any key or array index (an array item it names becomes ``"(ignored)"``, so the
+items after it keep their numbers). SSE ``id:`` fields are framing, not meaning, and are not
 kept. Snapshots (``replayproxy.testing.snapshot``) and ``cassette diff --events`` compare these.
 :func:`replayproxy.core.tools.diff.diff_meanings` says how two such lists differ.
 """
@@ -39,7 +40,6 @@ __all__ = [
     "drop_paths",
     "event_meaning",
     "normalise",
-    "terminal_indexes",
     "volatile_paths",
 ]
 
@@ -160,12 +160,12 @@ def _bedrock_bytes(data: Any) -> Any:
 
 
 def _type_of(name: str | None, data: Any, type_field: str | None) -> str:
-    if name and name != "message":
-        return name
-    if type_field and isinstance(data, dict):
+    if type_field and isinstance(data, dict):  # a contract's type field names the type
         value = lookup(data, type_field)
         if value is not MISSING:
             return str(value)
+    if name and name != "message":
+        return name
     if isinstance(data, dict):
         for key in ("type", "object"):
             if isinstance(data.get(key), str):
@@ -231,34 +231,4 @@ def body_meaning(
     return [
         event_meaning(e.name, e.text, type_field=type_field, volatile=volatile)
         for e in body_events(body, content_type)
-    ]
-
-
-def terminal_indexes(
-    events: Sequence[RawEvent], provider: Provider | str | None = None, contract: object = None
-) -> list[int] | None:
-    """Which of ``events`` are terminal: the contract's terminal types, else the provider's
-    terminal event names or data (``[DONE]``); ``None`` when neither names a terminal."""
-    names: frozenset[str] = getattr(contract, "terminal", frozenset()) or frozenset()
-    if names:
-        type_field = getattr(contract, "type_field", None)
-        return [
-            i
-            for i, e in enumerate(events)
-            if _type_of(e.name, _decode(e.text), type_field) in names
-        ]
-    if provider is None:
-        return None
-    terminal = _definition(provider).terminal
-    if not (terminal.events or terminal.data):
-        return None
-    # Terminal.data holds bytes of the raw event ("data: [DONE]", '"finishReason"'); here only
-    # the data text is left: a sentinel is the whole text, a quoted key a part of its JSON.
-    data = {d.removeprefix(b"data:").lstrip(b" ").decode() for d in terminal.data}
-
-    def hit(text: str) -> bool:
-        return any(text.strip() == d or (d.startswith('"') and d in text) for d in data)
-
-    return [
-        i for i, e in enumerate(events) if (e.name or "message") in terminal.events or hit(e.text)
     ]

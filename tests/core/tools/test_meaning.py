@@ -20,14 +20,12 @@ from replayproxy.core.tools.meaning import (
     drop_paths,
     event_meaning,
     normalise,
-    terminal_indexes,
     volatile_paths,
 )
 from replayproxy.core.wire.events import NotAStreamError
 from replayproxy.core.wire.eventstream import encode_event
 from replayproxy.core.wire.sse import SSEParser
 from replayproxy.errors import UsageError
-from replayproxy.testing import STREAMS
 from replayproxy.testing.strategies import splits, sse_streams
 
 CHUNK = {
@@ -54,7 +52,6 @@ class FakeContract:
 
     volatile: tuple[str, ...] = ()
     type_field: str | None = None
-    terminal: frozenset[str] = frozenset()
 
 
 def test_openai_chunk_keeps_its_meaning_without_ids_and_times() -> None:
@@ -140,29 +137,6 @@ def test_a_json_body_is_not_a_stream() -> None:
     """A JSON body has no events: NotAStreamError, as for every event reader."""
     with pytest.raises(NotAStreamError):
         body_meaning(b'{"a": 1}', "application/json")
-
-
-@pytest.mark.parametrize("name", sorted(n for n, s in STREAMS.items() if s.sse or "bedrock" in n))
-def test_each_real_stream_has_one_terminal_event_last(name: str) -> None:
-    """On every real provider stream the provider's terminal event is found once, last."""
-    s = STREAMS[name]
-    ct = dict(s.headers)[b"content-type"].decode()
-    from replayproxy.core.providers import detect
-
-    raws = body_events(s.body, ct)
-    found = terminal_indexes(raws, detect(s.path, ct))
-    if name == "bedrock-converse-text":  # messageStop, then metadata
-        assert found == [len(raws) - 2]
-    else:
-        assert found == [len(raws) - 1]
-
-
-def test_terminal_from_contract_and_unknown_without_one() -> None:
-    """A contract's terminal types mark terminals; a generic stream with none: None."""
-    raws = [RawEvent("delta", "{}"), RawEvent("committed", "{}")]
-    assert terminal_indexes(raws, contract=FakeContract(terminal=frozenset({"committed"}))) == [1]
-    assert terminal_indexes(raws, Provider.SSE) is None
-    assert terminal_indexes([RawEvent(None, "the text [DONE] in a delta")], "openai-chat") == []
 
 
 json_values = st.recursive(
