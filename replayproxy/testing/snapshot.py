@@ -22,7 +22,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,7 @@ from replayproxy.core.tools.event_diff import diff_meanings
 from replayproxy.core.tools.meaning import (
     EventMeaning,
     RawEvent,
+    Volatile,
     event_meaning,
     normalise,
     volatile_paths,
@@ -173,7 +174,7 @@ def _events(doc: dict[str, Any], path: Path) -> list[EventMeaning]:
 
 
 def _differences(
-    stored: dict[str, Any], now: dict[str, Any], path: Path, volatile: Sequence[tuple[str, ...]]
+    stored: dict[str, Any], now: dict[str, Any], path: Path, volatile: Volatile
 ) -> list[str]:
     lines = [
         f"{key}: {json.dumps(stored.get(key))} → {json.dumps(now[key])}"

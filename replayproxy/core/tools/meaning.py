@@ -7,7 +7,7 @@ body into :class:`EventMeaning` s: the event's type (the SSE ``event:`` name, el
 contract's type field, else the JSON ``type`` or ``object`` field the provider uses, else
 ``message``) and its data (JSON-decoded, or the text, such as ``[DONE]``), with the volatile
 fields left out: the provider's (``ProviderDef.volatile``), the application contract's
-(``Contract.volatile``, when it has one) and the caller's JSON pointers. In every pointer ``*``
+(``Contract.volatile``, per event type) and the caller's JSON pointers. In every pointer ``*``
 stands for any key or array index (an array item it names becomes ``"(ignored)"``, so the
 items after it keep their numbers). SSE ``id:`` fields are framing, not meaning, and are not
 kept. Snapshots (``replayproxy.testing.snapshot``) and ``cassette diff --events`` compare these.
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,9 +32,11 @@ from replayproxy.core.wire.sse import parse_events
 from replayproxy.errors import UsageError
 
 __all__ = [
+    "ANY_TYPE",
     "IGNORED",
     "EventMeaning",
     "RawEvent",
+    "Volatile",
     "body_events",
     "body_meaning",
     "drop_paths",
@@ -91,18 +93,43 @@ def _parse(pointer: str, where: str) -> Path:
         raise UsageError(f"{where}: {e}") from None
 
 
+ANY_TYPE = "*"
+"""The event type of a volatile path that applies to events of every type."""
+
+
+@dataclass(frozen=True, slots=True)
+class Volatile:
+    """The fields to leave out: ``(event_type, path)`` pairs, :data:`ANY_TYPE` for all."""
+
+    paths: tuple[tuple[str, Path], ...] = ()
+
+    def for_type(self, kind: str) -> tuple[Path, ...]:
+        return tuple(p for t, p in self.paths if t in (kind, ANY_TYPE))
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+
+def _contract_path(item: object) -> tuple[str, Path]:
+    """One ``Contract.volatile`` item: ``(event_type, pointer)`` (the contract's form), or a
+    pointer or dotted path for every type."""
+    kind, text = item if isinstance(item, tuple) else (ANY_TYPE, item)
+    text = str(text)
+    path = _parse(text, "contract volatile") if text.startswith("/") else tuple(text.split("."))
+    return str(kind), path
+
+
 def volatile_paths(
     provider: Provider | str | None = None, contract: object = None, ignore: Iterable[str] = ()
-) -> tuple[Path, ...]:
-    """The fields to leave out: the provider's, the contract's (JSON pointers or the dotted
-    paths contracts use elsewhere) and ``ignore`` (JSON pointers)."""
-    paths: list[Path] = []
+) -> Volatile:
+    """The fields to leave out: the provider's, the contract's (per event type) and
+    ``ignore`` (JSON pointers, for every type)."""
+    paths: list[tuple[str, Path]] = []
     if provider is not None:
-        paths.extend(parse_pointer(p) for p in _definition(provider).volatile)
-    for p in getattr(contract, "volatile", ()) or ():
-        paths.append(_parse(p, "contract volatile") if p.startswith("/") else tuple(p.split(".")))
-    paths.extend(_parse(p, "ignore") for p in ignore)
-    return tuple(dict.fromkeys(paths))
+        paths.extend((ANY_TYPE, parse_pointer(p)) for p in _definition(provider).volatile)
+    paths.extend(_contract_path(item) for item in getattr(contract, "volatile", ()) or ())
+    paths.extend((ANY_TYPE, _parse(p, "ignore")) for p in ignore)
+    return Volatile(tuple(dict.fromkeys(paths)))
 
 
 def drop_paths(doc: Any, paths: Iterable[Path]) -> Any:
@@ -178,16 +205,17 @@ def event_meaning(
     text: str,
     *,
     type_field: str | None = None,
-    volatile: Sequence[Path] = (),
+    volatile: Volatile = Volatile(),
 ) -> EventMeaning:
     """One event by meaning (the type is read before volatile fields are dropped)."""
     data = _bedrock_bytes(_decode(text))
-    return EventMeaning(_type_of(name, data, type_field), drop_paths(data, volatile))
+    kind = _type_of(name, data, type_field)
+    return EventMeaning(kind, drop_paths(data, volatile.for_type(kind)))
 
 
-def normalise(events: Iterable[EventMeaning], volatile: Sequence[Path]) -> list[EventMeaning]:
+def normalise(events: Iterable[EventMeaning], volatile: Volatile) -> list[EventMeaning]:
     """``events`` with the ``volatile`` fields dropped as well (idempotent)."""
-    return [EventMeaning(e.type, drop_paths(e.data, volatile)) for e in events]
+    return [EventMeaning(e.type, drop_paths(e.data, volatile.for_type(e.type))) for e in events]
 
 
 def _media(content_type: str | None) -> str:

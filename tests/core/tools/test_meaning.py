@@ -48,9 +48,10 @@ def sse(*payloads: Any, event: str | None = None) -> bytes:
 
 @dataclass(frozen=True)
 class FakeContract:
-    """What meaning reads of a contract (``Contract.volatile`` comes with checker-endpoint)."""
+    """What meaning reads of a contract: ``volatile`` as ``(event_type, pointer)`` pairs
+    (``Contract.volatile``, ``"*"`` for every type), or bare pointers / dotted paths."""
 
-    volatile: tuple[str, ...] = ()
+    volatile: tuple[tuple[str, str] | str, ...] = ()
     type_field: str | None = None
 
 
@@ -83,10 +84,13 @@ def test_sse_event_name_is_the_type_and_message_falls_back_to_json_type() -> Non
 
 
 def test_contract_type_field_and_volatile_fields() -> None:
-    """A contract's dotted type field names the type; its volatile paths (dotted or pointers)
-    and the user's pointers are dropped."""
-    contract = FakeContract(volatile=("turn.id", "/at"), type_field="kind")
-    body = sse({"kind": "delta", "turn": {"id": "t1", "n": 2}, "at": 5, "x": 1, "y": 2})
+    """A contract's dotted type field names the type; its volatile fields (for every type or
+    for one type; pointers or dotted paths) and the user's pointers are dropped."""
+    contract = FakeContract(
+        volatile=(("*", "/turn/id"), ("delta", "/at"), ("committed", "/x"), "seq"),
+        type_field="kind",
+    )
+    body = sse({"kind": "delta", "turn": {"id": "t1", "n": 2}, "at": 5, "x": 1, "y": 2, "seq": 3})
     [m] = body_meaning(body, "text/event-stream", contract=contract, ignore=["/y"])
     assert m == EventMeaning("delta", {"kind": "delta", "turn": {"n": 2}, "x": 1})
 
