@@ -3,7 +3,10 @@ they parse into, and how the body ended (:class:`StreamCapture`).
 
 The capture is plain data, built by :mod:`replayproxy.testing.capture_read` (which reads the
 socket and the clock) and checked by :mod:`replayproxy.testing.capture_assert` (the structural
-assertions and the checker); this module only holds the values and the methods that delegate.
+assertions and the checker). This module holds the values, the methods that delegate to those
+assertions, and the pure parts both use: :func:`parse_frames` (frames to events, through the
+core SSE parser and the checker's NDJSON layer) and :func:`terminal_for` (which events end the
+stream, from ``terminal=`` names, a contract or the provider registry).
 """
 
 from __future__ import annotations

@@ -134,11 +134,13 @@ def assert_framing(capture: StreamCapture) -> None:
     first, last = _frame_at(capture, offset), len(capture.frames) - 1
     where = f"frame {first}" if first == last else f"frames {first}-{last}"
     frame = capture.frames[first]
+    media = _media(capture.content_type)
+    kind = "" if media in _STREAM_TYPES else f"; content-type {media or 'missing'}: not a stream"
     raise AssertionError(
         f"{capture.method} {capture.url}: the body ends with {len(capture.trailing)} bytes "
         f"after the last complete event (from byte {offset}, {where}, the first at "
         f"{frame.at_ms:.1f} ms), never terminated by a blank line / newline; clients drop "
-        f"them: {_shown(capture.trailing)} (end: {capture.end}, {len(capture.events)} events)"
+        f"them: {_shown(capture.trailing)} (end: {capture.end}, {len(capture.events)} events{kind})"
     )
 
 

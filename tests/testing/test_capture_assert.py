@@ -137,6 +137,14 @@ def test_assert_framing_shows_the_unterminated_bytes() -> None:
     assert repr(SSE_EVENTS[1][:10]) in message and "(end: incomplete, 1 events)" in message
 
 
+def test_assert_framing_says_when_the_body_is_no_stream() -> None:
+    """A JSON body is one unterminated block: the message names the content type."""
+    with serving([b'{"error": "x"}'], headers=((b"content-type", b"application/json"),)) as server:
+        cap = _capture(server)
+    with pytest.raises(AssertionError, match=r"content-type application/json: not a stream\)"):
+        cap.assert_framing()
+
+
 # -- assert_terminated -----------------------------------------------------------------------
 
 
