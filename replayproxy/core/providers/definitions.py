@@ -233,6 +233,7 @@ DEFINITIONS: Final[tuple[ProviderDef, ...]] = (
             "/session/id",
             "/session/expires_at",
             "/response/id",
+            "/response_id",
             "/response/output/*/id",
             "/item/id",
             "/item_id",

@@ -7,6 +7,7 @@
 removed. A long value is shown around the difference, never cut before it.
 :func:`diff_events` does that per interaction pair of two cassettes, so two recordings of the
 same turn (other ids, ``created`` times, hosts, ports, timing and byte splits) show nothing.
+A WebSocket session's messages, both ways, are its events.
 """
 
 from __future__ import annotations
@@ -20,7 +21,12 @@ from replayproxy.core.cassette.textform import quote
 from replayproxy.core.json.pointer import format_pointer
 from replayproxy.core.providers import detect
 from replayproxy.core.tools.diff import Difference, opcodes
-from replayproxy.core.tools.meaning import EventMeaning, body_meaning
+from replayproxy.core.tools.meaning import (
+    EventMeaning,
+    body_meaning,
+    event_meaning,
+    volatile_paths,
+)
 from replayproxy.core.wire.events import NotAStreamError
 
 __all__ = ["EventDifference", "diff_events", "diff_meanings"]
@@ -119,7 +125,22 @@ def diff_meanings(a: Sequence[EventMeaning], b: Sequence[EventMeaning]) -> list[
     return out
 
 
+def _ws_meaning(x: Interaction, ignore: Sequence[str]) -> list[EventMeaning]:
+    """A WebSocket session's messages as events, both directions (``client`` before the type
+    of what the client sent); a binary message is its size."""
+    assert x.websocket is not None
+    volatile = volatile_paths(detect(x.request, websocket=True), ignore=ignore)
+    out = []
+    for m in x.websocket.messages:
+        text = m.data.decode("utf-8", "replace") if m.text else f"(binary, {len(m.data)} bytes)"
+        e = event_meaning(None, text, volatile=volatile)
+        out.append(EventMeaning(f"client {e.type}", e.data) if m.from_client else e)
+    return out
+
+
 def _meaning(x: Interaction, ignore: Sequence[str]) -> list[EventMeaning] | None:
+    if x.websocket is not None:
+        return _ws_meaning(x, ignore)
     resp = x.response
     if resp is None:
         return None

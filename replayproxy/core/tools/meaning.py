@@ -5,13 +5,14 @@ Two recordings of the same turn differ in every id, ``created`` time, fingerprin
 byte split, yet mean the same. :func:`body_meaning` reads an SSE, AWS event-stream or NDJSON
 body into :class:`EventMeaning` s: the event's type (the contract's type field when it has
 one, else the SSE ``event:`` name, else the JSON ``type`` or ``object`` field the provider
-uses, else ``message``) and its data (JSON-decoded, or the text, such as ``[DONE]``), with the volatile
-fields left out: the provider's (``ProviderDef.volatile``), the application contract's
-(``Contract.volatile``, per event type) and the caller's JSON pointers. In every pointer ``*``
-stands for any key or array index (an array item it names becomes ``"(ignored)"``, so the
-items after it keep their numbers). SSE ``id:`` fields are framing, not meaning, and are not
-kept. Snapshots (``replayproxy.testing.snapshot``) and ``cassette diff --events`` compare these.
-:func:`replayproxy.core.tools.event_diff.diff_meanings` says how two such lists differ.
+uses, else ``message``) and its data (JSON-decoded, or the text, such as ``[DONE]``), with
+the volatile fields left out: the provider's (``ProviderDef.volatile``), the application
+contract's (``Contract.volatile``, per event type) and the caller's JSON pointers. In every
+pointer ``*`` stands for any key or array index (an array item it names becomes
+``"(ignored)"``, so the items after it keep their numbers). SSE ``id:`` fields are framing,
+not meaning, and are not kept. Snapshots (``replayproxy.testing.snapshot``) and ``cassette
+diff --events`` compare these; :func:`replayproxy.core.tools.event_diff.diff_meanings` says
+how two such lists differ.
 """
 
 from __future__ import annotations

@@ -11,9 +11,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from replayproxy.core.cassette.model import EndKind, Request
-from replayproxy.core.tools.event_diff import diff_events, diff_meanings
+from replayproxy.core.tools.event_diff import EventDifference, diff_events, diff_meanings
 from replayproxy.core.tools.meaning import EventMeaning
-from replayproxy.testing import cassette, interaction, stream_interaction
+from replayproxy.core.websocket.model import WsMessage
+from replayproxy.testing import (
+    cassette,
+    interaction,
+    realtime_turns,
+    stream_interaction,
+    ws_interaction,
+)
 
 
 def chunk(i: int, *, finish: str | None = None, created: int = 1, id_: str = "c1") -> bytes:
@@ -127,3 +134,23 @@ def test_non_stream_bodies_are_compared_as_bytes() -> None:
     [d] = diff_events(a, b)
     assert d.what == "body (not an event stream on both sides)"
     assert diff_events(a, a) == []
+
+
+def test_websocket_messages_are_compared_by_meaning() -> None:
+    """A Realtime session: other event, response and item ids mean the same; a changed delta
+    is one line; a client message is typed as the client's."""
+    turns = realtime_turns()
+
+    def edited(old: bytes, new: bytes) -> list[WsMessage]:
+        return [replace(m, data=m.data.replace(old, new)) for m in turns]
+
+    ids = [replace(m, data=m.data.replace(b'"r1"', b'"r9"').replace(b'"i1"', b'"i9"'))
+           for m in edited(b'"event_id": "', b'"event_id": "x-')]  # fmt: skip
+    a = cassette(ws_interaction(turns))
+    assert diff_events(a, cassette(ws_interaction(ids))) == []
+    [d] = diff_events(a, cassette(ws_interaction(edited(b'"w2 "', b'"w2!"'))))
+    assert EventDifference(d.what, d.a, d.b).line == (
+        'event 7 (response.output_text.delta): /delta: "w2 " → "w2!"'
+    )
+    [d] = diff_events(a, cassette(ws_interaction(edited(b'"x": 1', b'"x": 2'))))
+    assert d.what == "event 1 (client session.update): /session/x"
