@@ -141,13 +141,22 @@ class StreamCapture:
         )
 
     def assert_matches_snapshot(
-        self, name_or_path: str | os.PathLike[str], ignore: Sequence[str] = ()
+        self,
+        name_or_path: str | os.PathLike[str],
+        ignore: Sequence[str] = (),
+        *,
+        contract: Contract | str | os.PathLike[str] | None = None,
+        provider: str | None = None,
+        update: bool | None = None,
     ) -> None:
         """Compare the capture, by meaning, with its stored snapshot
-        (:func:`replayproxy.testing.snapshot.assert_matches_snapshot`)."""
+        (:func:`replayproxy.testing.snapshot.assert_matches_snapshot`; ``contract``,
+        ``provider`` and ``update`` are passed on when given)."""
         # By name: the snapshot module is written beside this one, and imports this one.
         snapshot = importlib.import_module("replayproxy.testing.snapshot")
-        snapshot.assert_matches_snapshot(self, name_or_path, ignore=ignore)
+        given = {"contract": contract, "provider": provider, "update": update}
+        options = {key: value for key, value in given.items() if value is not None}
+        snapshot.assert_matches_snapshot(self, name_or_path, ignore=ignore, **options)
 
 
 def _json_or_text(text: str) -> Any:

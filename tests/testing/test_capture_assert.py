@@ -262,12 +262,33 @@ def test_upstream_incomplete_reads_the_faults_of_the_seen_requests() -> None:
         assert upstream_incomplete([*seen, SimpleNamespace(faults=(spec,))])
 
 
+ENDPOINT_CONTRACT = """
+[events]
+start = ["started"]
+terminal = ["committed", "rejected"]
+
+[fields.record]
+committed = ["/message_id"]
+
+[upstream]
+incomplete = ["rejected"]
+"""
+
+
 @needs_checker_endpoint
-def test_check_passes_record_and_upstream_to_the_checker() -> None:
-    """record= fields and upstream= (incomplete upstream) reach check_stream: a committed
-    turn after a cut upstream is an error."""
+def test_check_passes_record_and_upstream_to_the_checker(tmp_path: Path) -> None:
+    """record= (the stored row) and upstream= (the replay's seen requests, or a bool) reach
+    the checker: a committed event that disagrees with the row, or that ends a turn whose
+    upstream was cut, is an error."""
+    contract = tmp_path / "endpoint.contract.toml"
+    contract.write_text(ENDPOINT_CONTRACT)
     with serving(_turn_events(), headers=SSE, path="/chat") as server:
         cap = _capture(server, "/chat")
-    assert cap.check(contract=CONTRACT, upstream=False).errors == []
-    with pytest.raises(AssertionError):
-        cap.check(contract=CONTRACT, upstream=[SimpleNamespace(faults=("close",))])
+    assert (
+        cap.check(contract=contract, record={"message_id": "m_0193"}, upstream=False).errors == []
+    )
+    with pytest.raises(AssertionError, match=r"contract\.record at event 6"):
+        cap.check(contract=contract, record={"message_id": "m_other"})
+    cut = [SimpleNamespace(faults=("close:events=3",))]
+    with pytest.raises(AssertionError, match=r"contract\.upstream at event 6"):
+        cap.check(contract=contract, upstream=cut)
