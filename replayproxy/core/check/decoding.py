@@ -141,26 +141,32 @@ class _Brotli:
 
 
 class _Zstd:
+    """zstd; a frame after the first (RFC 8878 allows several) is decoded too."""
+
     def __init__(self) -> None:
         import zstandard  # optional, installed with mitmproxy
 
-        self._error: type[Exception] = zstandard.ZstdError
-        self._obj = zstandard.ZstdDecompressor().decompressobj(read_across_frames=True)
-        self._seen = False
+        self._module = zstandard
+        self._obj = zstandard.ZstdDecompressor().decompressobj()
 
     def feed(self, data: bytes) -> bytes:
-        self._seen = self._seen or bool(data)
+        out = b""
         try:
-            return self._obj.decompress(data)
-        except self._error as e:
+            while data:
+                if self._obj.eof:  # a finished decompressobj takes no more input
+                    self._obj = self._module.ZstdDecompressor().decompressobj()
+                out += self._obj.decompress(data)
+                data = self._obj.unused_data if self._obj.eof else b""
+        except self._module.ZstdError as e:
             raise DecodeError(f"zstd data does not decode ({e})") from None
+        return out
 
     def close(self) -> bytes:
         return b""
 
     @property
     def finished(self) -> bool:
-        return self._seen and self._obj.eof
+        return self._obj.eof
 
 
 _STAGES: dict[str, Callable[[], _Stage]] = {
