@@ -202,3 +202,26 @@ def test_non_stream_interactions_are_skipped_under_a_contract() -> None:
     )
     assert reports[0].violations == ()
     assert reports[1].skipped is None and reports[1].violations == ()
+
+
+@pytest.mark.parametrize("content_type", [None, b"text/plain", b"application/octet-stream"])
+def test_a_stream_without_its_media_type_is_checked_not_skipped(content_type: bytes | None) -> None:
+    """Under a contract a response whose content type says nothing (none, text/plain,
+    octet-stream) is checked, so the endpoint's missing text/event-stream is an error
+    (EventSource fails the connection) instead of a silent skip."""
+    chunks, at = streamed_frames(None, sse_events())
+    headers = () if content_type is None else ((b"content-type", content_type),)
+    interaction = builders.interaction(
+        chunks,
+        request=builders.request("POST", "http://app.invalid/api/chat"),
+        headers=headers,
+        at_ms=at,
+    )
+    report = check_interaction(interaction, contract=contract())
+    assert report.skipped is None
+    (v,) = report.violations
+    shown = "missing" if content_type is None else repr(content_type.decode())
+    assert (v.rule, v.message) == (
+        "sse.content-type",
+        f"Content-Type is {shown}, not text/event-stream; SDKs will not decode it as a stream",
+    )

@@ -151,8 +151,8 @@ class StreamChecker:
         if content_type is not None and is_sse and media != "text/event-stream":
             self.report.add(
                 "sse.content-type",
-                f"Content-Type is {content_type!r}, not text/event-stream; SDKs will not "
-                "decode it as a stream",
+                f"Content-Type is {repr(content_type) if content_type else 'missing'}, not "
+                "text/event-stream; SDKs will not decode it as a stream",
             )
         self._decoder = None
         if content_encoding is not None and encodings(content_encoding):

@@ -5,8 +5,10 @@ An interaction is checked *as replayed*: its stored faults (and any given) are a
 the same :func:`replayproxy.core.faults.plan` the replay server uses, each write fed with its
 offset (so ``incremental`` contracts see the timing), the ``Content-Encoding`` undone first.
 Interactions that are no stream are skipped with the reason, never failed: no response, a
-non-200 status, a content type that is not an event stream (or, under a contract, not the
-contract's framing: a recorded ``GET /turns`` JSON beside the ``POST /chat`` stream).
+non-200 status, a content type that is not an event stream (or, under a contract, another
+document type than the contract's framing: a recorded ``GET /turns`` JSON beside the
+``POST /chat`` stream). Under a contract a response without a telling content type (none,
+``text/plain``, ``application/octet-stream``) is checked, so the missing media type is reported.
 """
 
 from __future__ import annotations
@@ -41,6 +43,9 @@ STREAM_TYPES: Final = {
     ),
 }
 """The media types a contract's framing is served as; other responses are skipped."""
+UNTYPED: Final = frozenset({"", "text/plain", "application/octet-stream"})
+"""Content types that say nothing about the body: under a contract such a response is checked,
+so a stream served without its media type is reported (``sse.content-type``), not skipped."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +124,7 @@ def check_interaction(
         return _skip(base, f"HTTP {schedule.head.status}: an error response, not a stream")
     if contract is not None:
         media = (content_type or "").split(";", 1)[0].strip().lower()
-        if media not in STREAM_TYPES[contract.framing]:
+        if media not in STREAM_TYPES[contract.framing] and media not in UNTYPED:
             wanted = " or ".join(sorted(STREAM_TYPES[contract.framing]))
             return _skip(
                 base,
@@ -134,10 +139,16 @@ def check_interaction(
     reason = unsupported(content_encoding)
     if reason is not None:
         return _skip(base, reason)
+    # The content type is checked when the check was told what the stream is (a detected
+    # provider was detected from it). Under a contract an absent header is known to be absent
+    # ("": EventSource fails without text/event-stream), where for a raw body None is unknown.
+    checked_type = content_type if provider is not None else None
+    if contract is not None:
+        checked_type = content_type or ""
     checker = StreamChecker(
         name,
         request=request_options(req.body),
-        content_type=None if provider is None and contract is None else content_type,
+        content_type=checked_type,
         url=req.url,
         content_encoding=content_encoding,
         record=record,
