@@ -4,6 +4,7 @@ delivery fails an ``incremental`` contract, and non-stream interactions are skip
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import random
 
@@ -16,7 +17,7 @@ from replayproxy.core.cassette.model import Frame, Interaction
 from replayproxy.core.check import RULES
 from replayproxy.errors import UsageError
 from replayproxy.testing import builders
-from tests.check.contract_cases import contract, sse_events
+from tests.check.contract_cases import contract, ndjson_events, sse_events
 from tests.check.recording_cases import (
     CODINGS,
     RECORDING_CASES,
@@ -225,3 +226,17 @@ def test_a_stream_without_its_media_type_is_checked_not_skipped(content_type: by
         "sse.content-type",
         f"Content-Type is {shown}, not text/event-stream; SDKs will not decode it as a stream",
     )
+
+
+def test_ndjson_endpoints_are_judged_the_same_way() -> None:
+    """An NDJSON contract with incremental = true: one line per frame 30 ms apart passes; the
+    lines gzip'd and sent at the end are compressed (naming the NDJSON media type) and
+    buffered."""
+    nd = dataclasses.replace(contract("chat-turn-ndjson.contract.toml"), incremental=True)
+    lines = ndjson_events()
+    ctype = b"application/x-ndjson"
+    assert _rules(recording(streamed_frames(None, lines), content_type=ctype), contract=nd) == {}
+    interaction = recording(buffered_frames("gzip", lines), "gzip", content_type=ctype)
+    report = check_interaction(interaction, contract=nd)
+    assert {v.rule for v in report.violations} == {"http.compressed-stream", "stream.buffered"}
+    assert "exclude application/x-ndjson from compression" in report.violations[0].message
