@@ -127,3 +127,16 @@ def test_stdin_with_a_content_encoding_is_decoded() -> None:
     assert out.splitlines()[1].startswith("warning http.compressed-stream at byte 0: ")
     code, out, _ = run("--stdin", "--contract", CONTRACT, stdin=body)
     assert code == 1 and "sse.utf8" in out
+
+
+def test_a_compressed_body_without_its_coding_is_named_in_a_note() -> None:
+    """A gzip'd body given without --content-encoding still breaks the SSE rules (they see
+    noise), and the report notes the gzip magic bytes and the flag that decodes them."""
+    body = b"".join(compress_whole("gzip", sse_events()))
+    code, out, _ = run("--stdin", "--contract", CONTRACT, stdin=body)
+    assert code == 1
+    assert out.splitlines()[1] == (
+        "note: the body starts with gzip's magic bytes (1f 8b 08): it is probably "
+        "gzip-compressed; give its Content-Encoding (--content-encoding, content_encoding=) to "
+        "check the stream inside"
+    )

@@ -60,6 +60,9 @@ __all__ = [
     "request_options",
 ]
 
+_MAGIC = ((b"\x1f\x8b\x08", "gzip"), (b"\x28\xb5\x2f\xfd", "zstd"))
+"""Magic bytes of compressed data (RFC 1952 §2.3.1, RFC 8878 §3.1.1) no stream starts with."""
+
 PROVIDERS = tuple(p.value for p in STREAM_PROVIDERS)
 """The names ``check --provider`` accepts (aliases aside), from the registry."""
 
@@ -180,6 +183,8 @@ class StreamChecker:
         if self._closed:
             raise ValueError("StreamChecker.feed() after close()")
         if data and not self._undecodable:
+            if self._decoder is None and self._decoded == 0:
+                self._sniff_coding(data)
             before = self._counting.dispatched if self._counting is not None else 0
             self._forward(self._decode(data, self._decoder.feed) if self._decoder else data)
             if self._counting is not None:
@@ -189,6 +194,17 @@ class StreamChecker:
                     events = self._counting.dispatched - before
                     self._arrivals.append(Arrival(at_ns, len(data), events))
         return self._new()
+
+    def _sniff_coding(self, first: bytes) -> None:
+        """A body that starts with a compression format's magic bytes but came without its
+        Content-Encoding (a raw capture): say so, since the rules below will see noise."""
+        for magic, coding in _MAGIC:
+            if first.startswith(magic):
+                self.report.note(
+                    f"the body starts with {coding}'s magic bytes ({magic.hex(' ')}): it is "
+                    f"probably {coding}-compressed; give its Content-Encoding "
+                    "(--content-encoding, content_encoding=) to check the stream inside"
+                )
 
     def _decode(self, data: bytes, step: Callable[..., bytes]) -> bytes:
         try:
