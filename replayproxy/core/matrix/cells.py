@@ -202,9 +202,9 @@ def _items(selection: str | Sequence[str]) -> list[str]:
     out = []
     for item in raw:
         # A comma separates sets ("cuts,splits"), but also a spec's parameters: split on it only
-        # where every piece is a set name.
+        # where no piece is a parameter.
         pieces = [p.strip() for p in item.split(",")]
-        out.extend(pieces if all(p in SETS for p in pieces) else [item.strip()])
+        out.extend(pieces if not any(":" in p or "=" in p for p in pieces) else [item.strip()])
     return [i for i in out if i]
 
 
