@@ -136,11 +136,13 @@ def _verdict(expect: Expect, run: _Run) -> tuple[bool, str]:
     return passed, text + (f" [{unmatched} unmatched]" if unmatched else "")
 
 
-def _failure(run: _Run, timeout: float) -> str:
+def _failure(expect: Expect, run: _Run, timeout: float) -> str:
     if run.status is None:
-        return f"killed at the --timeout of {timeout:g} s"
+        return f"expected {expect.text}, killed at the --timeout of {timeout:g} s"
     detail = _last_line(run.output) or (run.notes[0] if run.notes else "")
-    return f"exit status {run.status}" + (f": {detail}" if detail else "")
+    return f"expected {expect.text}, got exit status {run.status}" + (
+        f": {detail}" if detail else ""
+    )
 
 
 def _selection(sets: tuple[str, ...], specs: tuple[str, ...]) -> tuple[Cell, ...]:
@@ -293,7 +295,7 @@ def matrix(
             confdir=confdir, timeout=timeout, values=values,
         )  # fmt: skip
         passed, verdict = _verdict(expect[cell.outcome], run)
-        failure = "" if passed else _failure(run, timeout)
+        failure = "" if passed else _failure(expect[cell.outcome], run, timeout)
         results.append(
             CellResult(test, cell.id, cell.spec, cell.set, cell.outcome, passed,
                        round(run.duration, 3), failure)

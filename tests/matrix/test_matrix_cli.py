@@ -253,3 +253,15 @@ def test_the_report_is_valid_json_with_version_1(work: Path, tmp_path: Path) -> 
         "spec:close:events=1", "spec", "incomplete",
     )  # fmt: skip
     assert result["passed"] is True and result["failure"] == ""
+
+
+def test_a_command_that_never_reaches_the_replay_is_warned_about_once(work: Path) -> None:
+    """A command that sends nothing passes every cell trivially: replay's bypass warning
+    says so, once for the run, not once per cell."""
+    done = matrix(
+        work, str(CHAT), "--upstream", UPSTREAM, "--fault-cell", "reset:events=1",
+        "--fault-cell", "close:events=1", "--", "true",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stderr.count("no request reached replayproxy") == 1, done.stderr
+    assert "$REPLAYPROXY_URL" in done.stderr
