@@ -233,8 +233,10 @@ def run_child(
     SIGTERM is forwarded at once. SIGINT is forwarded only if the command is still running
     :data:`_SIGINT_GRACE_S` later (a terminal's Ctrl-C has already reached it). With
     ``timeout`` the command runs in a process group of its own, which is ended after
-    ``timeout`` seconds (then :class:`subprocess.TimeoutExpired` is raised); with ``output``
-    its stdout and stderr go there instead of ours.
+    ``timeout`` seconds (then :class:`subprocess.TimeoutExpired` is raised); SIGINT and SIGTERM
+    go to that group at once, a second one ends it, and :class:`KeyboardInterrupt` is raised
+    once the command is gone (a matrix run stops instead of going on to its next cell). With
+    ``output`` its stdout and stderr go there instead of ours.
     """
     own_group = timeout is not None
     try:
@@ -248,10 +250,16 @@ def run_child(
     except OSError as e:
         raise UsageError(f"cannot run {command[0]!r}: {e.strerror or e}") from None
     pending_sigint: list[float] = []
+    interrupted: list[int] = []
     deadline = None if timeout is None else time.monotonic() + timeout
 
     def on_signal(signum: int) -> None:
-        if signum == signal.SIGINT:
+        if own_group:
+            # Nothing else reaches a command in its own group: pass the signal on at once.
+            interrupted.append(signum)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(child.pid, signum)
+        elif signum == signal.SIGINT:
             pending_sigint.append(time.monotonic())
         elif child.poll() is None:
             child.send_signal(signum)
@@ -259,15 +267,19 @@ def run_child(
     with _Signals(on_signal):
         while True:
             try:
-                return _exit_status(child.wait(timeout=0.1))
+                status = _exit_status(child.wait(timeout=0.1))
             except subprocess.TimeoutExpired:
                 pass
-            if deadline is not None and time.monotonic() > deadline:
+            else:
+                if interrupted:
+                    raise KeyboardInterrupt
+                return status
+            if len(interrupted) > 1 or (deadline is not None and time.monotonic() > deadline):
                 _end_group(child)
+                if interrupted:
+                    raise KeyboardInterrupt
                 raise subprocess.TimeoutExpired(list(command), timeout or 0.0)
-            # A Ctrl-C reaches a command in its own group only through us: forward it at once.
-            grace = 0.0 if own_group else _SIGINT_GRACE_S
-            if pending_sigint and time.monotonic() - pending_sigint[0] > grace:
+            if pending_sigint and time.monotonic() - pending_sigint[0] > _SIGINT_GRACE_S:
                 pending_sigint.clear()
                 if child.poll() is None:
                     child.send_signal(signal.SIGINT)

@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -46,10 +46,13 @@ from replayproxy.core.replay.options import settings_from
 from replayproxy.engine.session import ReplaySession
 from replayproxy.errors import UsageError
 
-__all__ = ["COMMANDS", "MISSED_EXIT_STATUS", "matrix"]
+__all__ = ["COMMANDS", "INTERRUPTED_EXIT_STATUS", "MISSED_EXIT_STATUS", "matrix"]
 
 MISSED_EXIT_STATUS = 1
 """Exit status when a cell's command missed its expectation."""
+
+INTERRUPTED_EXIT_STATUS = 130
+"""Exit status after SIGINT/SIGTERM: the cells run so far are printed and reported."""
 
 _MATCHING = ("ignore_query", "ignore_body_field", "allow_repeats", "match_host", "no_equivalence")
 
@@ -69,61 +72,99 @@ def _last_line(text: str) -> str:
     return lines[-1] if lines else ""
 
 
-def _run_cell(
-    cassette: Cassette,
-    faults: Sequence[str],
-    command: tuple[str, ...],
-    *,
-    upstream: str | None,
-    listen: tuple[str, int],
-    confdir: str,
-    timeout: float,
-    values: dict[str, Any],
-) -> _Run:
-    notes: list[str] = []
-    settings = settings_from({**values, "faults": tuple(faults)})
-    session = ReplaySession.from_settings(
-        cassette,
-        settings,
-        on_miss=lambda miss: notes.append(
-            "unmatched: " + miss.explain().removeprefix("replayproxy: ").splitlines()[0]
-        ),
-        on_warning=lambda message: notes.append(f"warning: {message}"),
-        on_error=lambda failure: notes.append(f"error: {failure.one_line()}"),
-    )
-    started = time.monotonic()
-    status: int | None
-    with tempfile.TemporaryFile() as out:
-        try:
-            server = start_replay(session, upstream=upstream, listen=listen, confdir=confdir)
+@dataclass(kw_only=True)
+class _Matrix:
+    """One ``matrix`` run: runs a cell, prints its row and returns its result."""
+
+    cassette: Cassette
+    command: tuple[str, ...]
+    upstream: str | None
+    listen: tuple[str, int]
+    confdir: str
+    timeout: float
+    values: dict[str, Any]
+    expect: dict[str, Expect]
+    verbose: bool
+    allow_unmatched: bool
+    width: int
+    warned: set[str] = field(default_factory=set)
+    """Notes printed already (the bypass warning is printed once per run)."""
+
+    def header(self) -> str:
+        return f"{'cell':<{self.width}}  {'outcome':<14}  {'exit':>7}  {'time':>7}  result"
+
+    def _row(self, cell: Cell, shown: str, seconds: str, verdict: str) -> str:
+        return f"{cell.id:<{self.width}}  {cell.outcome:<14}  {shown:>7}  {seconds:>7}  {verdict}"
+
+    def run(self, cell: Cell) -> CellResult:
+        """Run ``cell`` (or skip it), print its row, its output if asked, and its notes."""
+        test = shlex.join(self.command)
+        resolved = resolve(cell, self.cassette)
+        if resolved.skipped is not None:
+            click.echo(self._row(cell, "-", "", f"skip: {resolved.skipped}"))
+            return CellResult(
+                test, cell.id, cell.spec, cell.set, cell.outcome, None, 0.0, resolved.skipped
+            )
+        run = self._replay(resolved.faults)
+        expect = self.expect[cell.outcome]
+        passed, verdict = _verdict(expect, run)
+        click.echo(self._row(cell, _shown(run.status), f"{run.duration:.2f}s", verdict))
+        output = run.output.rstrip().splitlines()
+        for line in output if self.verbose else [] if passed else output[-3:]:
+            click.echo(f"    | {line}")
+        for note in run.notes:
+            if note not in self.warned or not note.startswith("warning: the command ended"):
+                click.echo(f"    {note}", err=True)
+            self.warned.add(note)
+        failure = "" if passed else _failure(expect, run, self.timeout)
+        return CellResult(
+            test, cell.id, cell.spec, cell.set, cell.outcome, passed, round(run.duration, 3),
+            failure,
+        )  # fmt: skip
+
+    def _replay(self, faults: Sequence[str]) -> _Run:
+        """A fresh replay with ``faults``, the command run against it, and how it ended."""
+        notes: list[str] = []
+        session = ReplaySession.from_settings(
+            self.cassette,
+            settings_from({**self.values, "faults": tuple(faults)}),
+            on_miss=lambda miss: notes.append(
+                "unmatched: " + miss.explain().removeprefix("replayproxy: ").splitlines()[0]
+            ),
+            on_warning=lambda message: notes.append(f"warning: {message}"),
+            on_error=lambda failure: notes.append(f"error: {failure.one_line()}"),
+        )
+        forward = self.upstream is None
+        started = time.monotonic()
+        status: int | None
+        with tempfile.TemporaryFile() as out:
             try:
-                status = serve(
-                    server,
-                    forward=upstream is None,
-                    command=command,
-                    announce=False,
-                    timeout=timeout,
-                    output=out,
+                server = start_replay(
+                    session, upstream=self.upstream, listen=self.listen, confdir=self.confdir
                 )
-            except subprocess.TimeoutExpired:
-                status = None
-        finally:
-            session.close()
-        duration = time.monotonic() - started
-        out.seek(0)
-        output = out.read().decode("utf-8", "replace")
-    if status is not None:
-        status, lines = finish(session, status, command=command, forward=upstream is None)
-        notes += [line for line in lines[1:] if line.startswith(("error:", "warning:"))]
-    return _Run(status, duration, output, tuple(notes))
+                try:
+                    status = serve(
+                        server, forward=forward, command=self.command, announce=False,
+                        timeout=self.timeout, output=out,
+                    )  # fmt: skip
+                except subprocess.TimeoutExpired:
+                    status = None
+            finally:
+                session.close()
+            duration = time.monotonic() - started
+            out.seek(0)
+            output = out.read().decode("utf-8", "replace")
+        if status is not None:
+            status, lines = finish(
+                session, status, command=self.command, forward=forward,
+                allow_unmatched=self.allow_unmatched,
+            )  # fmt: skip
+            notes += [line for line in lines[1:] if line.startswith(("error:", "warning:"))]
+        return _Run(status, duration, output, tuple(notes))
 
 
 def _shown(status: int | None) -> str:
     return "timeout" if status is None else str(status)
-
-
-def _row(cell: Cell, shown: str, seconds: str, verdict: str, width: int) -> str:
-    return f"{cell.id:<{width}}  {cell.outcome:<14}  {shown:>7}  {seconds:>7}  {verdict}"
 
 
 def _verdict(expect: Expect, run: _Run) -> tuple[bool, str]:
@@ -229,6 +270,11 @@ def _summary(results: list[CellResult]) -> str:
 @functools.partial(listen_option, default="127.0.0.1:0")
 @confdir_option
 @replay_options_named(*_MATCHING)
+@click.option(
+    "--allow-unmatched",
+    is_flag=True,
+    help="Do not fail a cell's command because of unmatched requests (a client's retries).",
+)
 @click.option("-v", "--verbose", is_flag=True, help="Print every cell's command output.")
 @command_argument
 def matrix(
@@ -242,6 +288,7 @@ def matrix(
     speed: str,
     listen: tuple[str, int],
     confdir: str,
+    allow_unmatched: bool,
     verbose: bool,
     command: tuple[str, ...],
     **matching: Any,
@@ -276,45 +323,27 @@ def matrix(
         upstream = check_upstream(upstream)
     warn_if_exposed(listen[0], listen[1], "replay proxy")
     loaded = store.load(cassette)
-    test = shlex.join(command)
-    width = max(len(c.id) for c in chosen)
-    click.echo(f"{'cell':<{width}}  {'outcome':<14}  {'exit':>7}  {'time':>7}  result")
+    runner = _Matrix(
+        cassette=loaded, command=command, upstream=upstream, listen=listen, confdir=confdir,
+        timeout=timeout, values=values, expect=expect, verbose=verbose,
+        allow_unmatched=allow_unmatched, width=max(len(c.id) for c in chosen),
+    )  # fmt: skip
+    click.echo(runner.header())
     results: list[CellResult] = []
-    warned: set[str] = set()
-    for cell in chosen:
-        resolved = resolve(cell, loaded)
-        if resolved.skipped is not None:
-            results.append(
-                CellResult(test, cell.id, cell.spec, cell.set, cell.outcome, None, 0.0,
-                           resolved.skipped)
-            )  # fmt: skip
-            click.echo(_row(cell, "-", "", f"skip: {resolved.skipped}", width))
-            continue
-        run = _run_cell(
-            loaded, resolved.faults, command, upstream=upstream, listen=listen,
-            confdir=confdir, timeout=timeout, values=values,
-        )  # fmt: skip
-        passed, verdict = _verdict(expect[cell.outcome], run)
-        failure = "" if passed else _failure(expect[cell.outcome], run, timeout)
-        results.append(
-            CellResult(test, cell.id, cell.spec, cell.set, cell.outcome, passed,
-                       round(run.duration, 3), failure)
-        )  # fmt: skip
-        click.echo(_row(cell, _shown(run.status), f"{run.duration:.2f}s", verdict, width))
-        shown_output = run.output.rstrip() if verbose or not passed else ""
-        lines = shown_output.splitlines() if verbose else shown_output.splitlines()[-3:]
-        for line in lines:
-            click.echo(f"    | {line}")
-        for note in run.notes:
-            if note.startswith("warning: the command ended") and note in warned:
-                continue
-            warned.add(note)
-            click.echo(f"    {note}", err=True)
+    interrupted = False
+    try:
+        for cell in chosen:
+            results.append(runner.run(cell))
+    except KeyboardInterrupt:
+        interrupted = True
+        click.echo(f"interrupted after {len(results)} of {len(chosen)} cells", err=True)
     made = MatrixReport.of(results)
     click.echo(_summary(results))
     if report is not None:
         _write_report(report, made)
         click.echo(f"report: {report} and {Path(report).with_suffix('.md')}")
+    if interrupted:
+        sys.exit(INTERRUPTED_EXIT_STATUS)
     sys.exit(MISSED_EXIT_STATUS if any(r.passed is False for r in results) else 0)
 
 

@@ -8,8 +8,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -265,3 +267,57 @@ def test_a_command_that_never_reaches_the_replay_is_warned_about_once(work: Path
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stderr.count("no request reached replayproxy") == 1, done.stderr
     assert "$REPLAYPROXY_URL" in done.stderr
+
+
+def test_a_failing_cells_output_is_shown_and_reported(work: Path, tmp_path: Path) -> None:
+    """The last lines of a failing cell's command output are printed under its row and its
+    last line is the report's failure; -v prints a passing cell's output too."""
+    report = tmp_path / "r.json"
+    script = 'curl -s -o /dev/null "$REPLAYPROXY_URL/v1/chat/completions"; echo "line one"; '
+    done = matrix(
+        work, str(CHAT), "--upstream", UPSTREAM, "--fault-cell", "coalesce",
+        "--report", str(report), "--", "sh", "-c", script + 'echo "it broke"; exit 3',
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "    | line one\n    | it broke\n" in done.stdout
+    [result] = MatrixReport.from_json(report.read_text()).results
+    assert result.failure == "expected 0, got exit status 3: it broke"
+    quiet = matrix(work, str(CHAT), "--upstream", UPSTREAM, "--fault-cell", "coalesce",
+                   "--allow-unmatched", "--", "sh", "-c", script)  # fmt: skip
+    assert quiet.returncode == 0 and "| line one" not in quiet.stdout, quiet.stdout
+    loud = matrix(work, str(CHAT), "--upstream", UPSTREAM, "--fault-cell", "coalesce",
+                  "-v", "--allow-unmatched", "--", "sh", "-c", script)  # fmt: skip
+    assert loud.returncode == 0 and "    | line one" in loud.stdout, loud.stdout
+
+
+def test_sigint_stops_the_run_after_the_current_cell(work: Path, tmp_path: Path) -> None:
+    """SIGINT during a cell goes to the command's group; the run stops there (no next cell),
+    prints and reports what ran, and exits 130."""
+    report = tmp_path / "r.json"
+    pids = work / "pids"
+    pids.unlink(missing_ok=True)
+    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
+    env.update(BODY=str(work / "body.json"), OUT=str(work / "out.txt"), PIDS=str(pids))
+    cmd = [
+        *REPLAYPROXY, "matrix", str(CHAT), "--upstream", UPSTREAM, "--report", str(report),
+        "--fault-cell", "hang:events=middle", "--fault-cell", "reset:events=1",
+        "--", str(work / "hangs.sh"),
+    ]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while not (pids.exists() and len(pids.read_text().split()) == 2):
+            assert time.monotonic() < deadline and proc.poll() is None, "the cell never started"
+            time.sleep(0.05)
+        time.sleep(0.3)  # curl is connected and waiting
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, out + err
+    assert "interrupted after 0 of 2 cells" in err
+    assert "spec:reset:events=1" not in out
+    assert MatrixReport.from_json(report.read_text()).results == ()
+    assert not [pid for pid in map(int, pids.read_text().split()) if _alive(pid)]
