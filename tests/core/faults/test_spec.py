@@ -60,7 +60,10 @@ def test_typed_values_and_defaults() -> None:
     [
         ("explode", "unknown fault 'explode'"),
         ("explode", "valid faults: close, coalesce, corrupt"),
-        ("reset:foo=1", "unknown parameter 'foo'; valid: bytes, events, frames, interaction, p,"),
+        (
+            "reset:foo=1",
+            "unknown parameter 'foo'; valid: attempt, bytes, events, frames, interaction,",
+        ),
         ("stall:for=abc", "for='abc': not a valid value"),
         ("stall:for=-1", "must be a number of seconds from 0"),
         ("stall:for=nan", "must be a number of seconds from 0"),

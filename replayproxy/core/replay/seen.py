@@ -1,0 +1,176 @@
+"""The requests a replay session received, as tests read them (pure).
+
+A :class:`SeenRequest` is one request as the client sent it, redacted as the recorder redacts
+a cassette (the session's record settings: the default credential headers and query
+parameters, plus any configured; JSON body fields by pointer), with what answered it: the
+recorded interaction, which serving of it this was (``attempt``), and the faults that acted
+on that serving. Retry policies are tested on these ("one retry, with the same
+``Idempotency-Key``").
+
+:class:`SeenLog` keeps them in order for one session. A request forwarded upstream in a record
+mode (a passthrough) shows ``interaction=None`` until it is recorded; then it shows the index
+it was recorded at, with ``attempt=1`` (its live serving). The log is bounded
+(:data:`SEEN_MAX`, :data:`SEEN_MAX_BYTES` of bodies): past that the oldest are dropped and
+counted, so a long-running replay server does not grow without end. Not thread-safe: the
+session holds its lock around every call.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, replace
+from urllib.parse import urlsplit
+
+from replayproxy.core.cassette.model import Header, Interaction, Request
+from replayproxy.core.redaction.secrets import Redactor
+
+__all__ = ["SEEN_MAX", "SEEN_MAX_BYTES", "Headers", "SeenLog", "SeenRequest", "seen_request"]
+
+SEEN_MAX = 10_000
+"""The most requests a session keeps (a test sends far fewer; a server left running more)."""
+
+SEEN_MAX_BYTES = 64 * 1024 * 1024
+"""The most request-body bytes a session keeps."""
+
+
+class Headers(Mapping[str, str]):
+    """Request headers as a read-only, case-insensitive mapping of ``str`` to ``str``.
+
+    Names iterate as the client spelled them (first occurrence); a header sent more than once
+    reads as its values joined with ``", "`` (RFC 9110 §5.3). ``fields`` keeps every
+    ``(name, value)`` pair in wire order. Decoded as latin-1, as HTTP/1.1 heads are.
+    """
+
+    __slots__ = ("_fields", "_names", "_values")
+
+    def __init__(self, fields: Iterable[Header] = ()) -> None:
+        pairs = tuple((k.decode("latin-1"), v.decode("latin-1")) for k, v in fields)
+        values: dict[str, list[str]] = {}
+        names: dict[str, str] = {}
+        for name, value in pairs:
+            values.setdefault(name.lower(), []).append(value)
+            names.setdefault(name.lower(), name)
+        self._fields = pairs
+        self._values = {k: ", ".join(v) for k, v in values.items()}
+        self._names = names
+
+    @property
+    def fields(self) -> tuple[tuple[str, str], ...]:
+        return self._fields
+
+    def __getitem__(self, name: str) -> str:
+        if not isinstance(name, str):
+            raise KeyError(name)
+        return self._values[name.lower()]
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name.lower() in self._values
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names.values())
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Headers):
+            return self._values == other._values
+        if isinstance(other, Mapping):
+            return self._values == {str(k).lower(): v for k, v in other.items()}
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(sorted(self._values.items())))
+
+    def __repr__(self) -> str:
+        return f"Headers({dict(self.items())!r})"
+
+
+@dataclass(frozen=True, slots=True)
+class SeenRequest:
+    """One request a replay received, and what answered it.
+
+    ``url`` is the full URL (the one matched: in base-URL mode, on the upstream stood in for);
+    ``headers``, ``url`` and ``body`` are redacted as a cassette is. ``interaction`` is the
+    index of the recorded interaction that answered (``None``: a miss, a failure, or a
+    passthrough not yet recorded); ``attempt`` which serving of it this was in the session
+    (1 = the first; ``None`` when ``interaction`` is); ``faults`` the spec strings that acted
+    on this serving (stored ones first), after the selectors.
+    """
+
+    method: str
+    url: str
+    headers: Mapping[str, str]
+    body: bytes
+    interaction: int | None = None
+    attempt: int | None = None
+    faults: tuple[str, ...] = ()
+
+
+def seen_request(
+    request: Request,
+    redactor: Redactor,
+    interaction: int | None = None,
+    attempt: int | None = None,
+    faults: tuple[str, ...] = (),
+) -> SeenRequest:
+    """``request`` as a :class:`SeenRequest`, redacted by ``redactor``."""
+    clean = redactor.request(request)
+    return SeenRequest(
+        clean.method,
+        clean.url,
+        Headers(clean.headers),
+        clean.body,
+        interaction,
+        None if interaction is None else attempt,
+        faults,
+    )
+
+
+class SeenLog:
+    """The requests of one session in the order they were resolved (bounded; see above)."""
+
+    def __init__(self, max_requests: int = SEEN_MAX, max_bytes: int = SEEN_MAX_BYTES) -> None:
+        self.max_requests = max_requests
+        self.max_bytes = max_bytes
+        self.dropped = 0
+        """How many of the oldest requests were dropped to stay within the bounds."""
+        self._seen: deque[SeenRequest] = deque()
+        self._bytes = 0
+        self._pending: list[SeenRequest] = []  # passthroughs waiting for their recording
+
+    def add(self, seen: SeenRequest, *, passthrough: bool = False) -> None:
+        self._seen.append(seen)
+        self._bytes += len(seen.body)
+        if passthrough:
+            self._pending.append(seen)
+        while len(self._seen) > 1 and (
+            len(self._seen) > self.max_requests or self._bytes > self.max_bytes
+        ):
+            old = self._seen.popleft()
+            self._bytes -= len(old.body)
+            self.dropped += 1
+            if any(p is old for p in self._pending):
+                self._pending = [p for p in self._pending if p is not old]
+
+    def recorded(self, interaction: Interaction, index: int) -> None:
+        """A passthrough was recorded as interaction ``index``: the oldest waiting one with the
+        same method and path shows it from now on (attempt 1: its live serving)."""
+        req = interaction.request
+        for n, pending in enumerate(self._pending):
+            if pending.method.upper() == req.method.upper() and _path(pending.url) == req.path:
+                del self._pending[n]
+                for i, seen in enumerate(self._seen):
+                    if seen is pending:
+                        self._seen[i] = replace(seen, interaction=index, attempt=1)
+                        break
+                return
+
+    @property
+    def requests(self) -> tuple[SeenRequest, ...]:
+        return tuple(self._seen)
+
+
+def _path(url: str) -> str:
+    return urlsplit(url).path or "/"
