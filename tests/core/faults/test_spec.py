@@ -118,7 +118,8 @@ _VALID = (
         ("stall:=1", "fault 'stall:=1': expected PARAM=VALUE, got '=1'"),
         (
             "ttfb:for=1",
-            "fault 'ttfb': unknown parameter 'for'; valid: delay, interaction, p, path, seed",
+            "fault 'ttfb': unknown parameter 'for'; "
+            "valid: attempt, delay, interaction, p, path, seed",
         ),
         ("ttfb:delay=1,delay=2", "fault 'ttfb:delay=1,delay=2': parameter 'delay' given twice"),
         ("ttfb:delay=x", "fault 'ttfb': delay='x': not a valid value"),
