@@ -11,6 +11,7 @@ unanswered (the usual used-up miss), so that test fails: the allowance is what p
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 import pytest
@@ -148,4 +149,45 @@ def test_retry_policy_with_requests_seen(
     assert "every matching interaction was already replayed" in failed
     assert "the stream did not complete after one retry" in failed
     assert "PASSED" not in failed and "RETRY-OK" not in failed
+    assert counter.connections == 0
+
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "pytest.md"
+
+RECORD_DOC = """
+
+import os
+
+
+@pytest.mark.replayproxy(
+    upstream=os.environ["RP_UPSTREAM"],
+    cassette="cassettes/test_doc/test_an_incomplete_stream_is_retried_once.cassette",
+)
+def test_record_incomplete(replayproxy):
+    complete(replayproxy.url, key="k-1")
+
+
+@pytest.mark.replayproxy(upstream=os.environ["RP_UPSTREAM"], cassette="cassettes/length.cassette")
+def test_record_length(replayproxy):
+    complete(replayproxy.url, key="k-2")
+"""
+
+
+def test_the_docs_retry_example_passes(
+    pytester: pytest.Pytester, confdir: Path, counter: CountingUpstream
+) -> None:
+    """docs/pytest.md's retry-policy example, as written, passes against cassettes recorded
+    from the simulator with its own client (the length one edited to end with "length")."""
+    section = DOC.read_text("utf-8").split("## Requests seen: testing retry policies")[1]
+    (code,) = re.findall(r"```python\n(.*?)```", section.split("\n## ")[0], re.S)
+    pytester.makepyfile(test_doc=code + RECORD_DOC)
+    with Simulator() as sim:
+        result = run(pytester, "--replayproxy-record-mode=once", "-k", "record", "test_doc.py",
+                     upstream=sim.url, confdir=confdir)  # fmt: skip
+        result.assert_outcomes(passed=2, deselected=2)
+        assert len(sim.served) == 2
+    _ends_with_length(pytester.path / "cassettes" / "length.cassette")
+    offline = f"http://127.0.0.1:{counter.port}"
+    result = run(pytester, "-k", "not record", "test_doc.py", upstream=offline, confdir=confdir)
+    result.assert_outcomes(passed=2, deselected=2)
     assert counter.connections == 0
