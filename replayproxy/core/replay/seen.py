@@ -9,10 +9,14 @@ on that serving. Retry policies are tested on these ("one retry, with the same
 
 :class:`SeenLog` keeps them in order for one session. A request forwarded upstream in a record
 mode (a passthrough) shows ``interaction=None`` until it is recorded; then it shows the index
-it was recorded at, with ``attempt=1`` (its live serving). The log is bounded
-(:data:`SEEN_MAX`, :data:`SEEN_MAX_BYTES` of bodies): past that the oldest are dropped and
-counted, so a long-running replay server does not grow without end. Not thread-safe: the
-session holds its lock around every call.
+it was recorded at, with ``attempt=1`` (its live serving).
+
+Bounded, so that a long-running replay server does not keep what it was sent: a body is kept
+up to :data:`SEEN_MAX_BODY` bytes (a longer one is cut there; the 20 MB upload a test sends
+is not held for the rest of the run), and the log keeps at most :data:`SEEN_MAX` requests and
+:data:`SEEN_MAX_BYTES` of URLs, headers and bodies: past that the oldest are dropped and
+counted (:attr:`SeenLog.dropped`). Not thread-safe: the session holds its lock around every
+call.
 """
 
 from __future__ import annotations
@@ -25,13 +29,24 @@ from urllib.parse import urlsplit
 from replayproxy.core.cassette.model import Header, Interaction, Request
 from replayproxy.core.redaction.secrets import Redactor
 
-__all__ = ["SEEN_MAX", "SEEN_MAX_BYTES", "Headers", "SeenLog", "SeenRequest", "seen_request"]
+__all__ = [
+    "SEEN_MAX",
+    "SEEN_MAX_BODY",
+    "SEEN_MAX_BYTES",
+    "Headers",
+    "SeenLog",
+    "SeenRequest",
+    "seen_request",
+]
 
 SEEN_MAX = 10_000
 """The most requests a session keeps (a test sends far fewer; a server left running more)."""
 
-SEEN_MAX_BYTES = 64 * 1024 * 1024
-"""The most request-body bytes a session keeps."""
+SEEN_MAX_BODY = 1024 * 1024
+"""The most bytes of one request body kept (LLM requests are kilobytes; uploads are not)."""
+
+SEEN_MAX_BYTES = 16 * 1024 * 1024
+"""The most bytes of URLs, header names and values, and bodies a session keeps."""
 
 
 class Headers(Mapping[str, str]):
@@ -92,7 +107,8 @@ class SeenRequest:
     """One request a replay received, and what answered it.
 
     ``url`` is the full URL (the one matched: in base-URL mode, on the upstream stood in for);
-    ``headers``, ``url`` and ``body`` are redacted as a cassette is. ``interaction`` is the
+    ``headers``, ``url`` and ``body`` are redacted as a cassette is; ``body`` is cut at
+    :data:`SEEN_MAX_BODY` bytes. ``interaction`` is the
     index of the recorded interaction that answered (``None``: a miss, a failure, or a
     passthrough not yet recorded); ``attempt`` which serving of it this was in the session
     (1 = the first; ``None`` when ``interaction`` is); ``faults`` the spec strings that acted
@@ -121,7 +137,7 @@ def seen_request(
         clean.method,
         clean.url,
         Headers(clean.headers),
-        clean.body,
+        clean.body[:SEEN_MAX_BODY],  # a copy only when cut: the big original is let go
         interaction,
         None if interaction is None else attempt,
         faults,
@@ -142,14 +158,14 @@ class SeenLog:
 
     def add(self, seen: SeenRequest, *, passthrough: bool = False) -> None:
         self._seen.append(seen)
-        self._bytes += len(seen.body)
+        self._bytes += _size(seen)
         if passthrough:
             self._pending.append(seen)
         while len(self._seen) > 1 and (
             len(self._seen) > self.max_requests or self._bytes > self.max_bytes
         ):
             old = self._seen.popleft()
-            self._bytes -= len(old.body)
+            self._bytes -= _size(old)
             self.dropped += 1
             if any(p is old for p in self._pending):
                 self._pending = [p for p in self._pending if p is not old]
@@ -163,13 +179,20 @@ class SeenLog:
                 del self._pending[n]
                 for i, seen in enumerate(self._seen):
                     if seen is pending:
-                        self._seen[i] = replace(seen, interaction=index, attempt=1)
+                        self._seen[i] = replace(seen, interaction=index, attempt=1)  # same size
                         break
                 return
 
     @property
     def requests(self) -> tuple[SeenRequest, ...]:
         return tuple(self._seen)
+
+
+def _size(seen: SeenRequest) -> int:
+    """What a kept request counts against :data:`SEEN_MAX_BYTES`."""
+    headers = seen.headers
+    pairs = headers.fields if isinstance(headers, Headers) else tuple(headers.items())
+    return len(seen.url) + len(seen.body) + sum(len(k) + len(v) for k, v in pairs)
 
 
 def _path(url: str) -> str:

@@ -10,7 +10,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from replayproxy.core.redaction.secrets import NO_REDACTION, Redactor
-from replayproxy.core.replay.seen import Headers, SeenLog, SeenRequest, seen_request
+from replayproxy.core.replay.seen import (
+    SEEN_MAX_BODY,
+    Headers,
+    SeenLog,
+    SeenRequest,
+    seen_request,
+)
 from replayproxy.testing import interaction, request
 
 SECRET_HEADERS = (
@@ -90,7 +96,7 @@ def test_a_recorded_passthrough_shows_its_new_index() -> None:
     assert [s.interaction for s in log.requests] == [None, 5, 6]
 
 
-@given(st.lists(st.binary(max_size=50), max_size=40), st.integers(1, 10), st.integers(1, 200))
+@given(st.lists(st.binary(max_size=50), max_size=40), st.integers(1, 10), st.integers(1, 2000))
 def test_the_log_keeps_the_newest_within_its_bounds(
     bodies: list[bytes], max_requests: int, max_bytes: int
 ) -> None:
@@ -104,4 +110,39 @@ def test_the_log_keeps_the_newest_within_its_bounds(
     if bodies:
         assert len(kept) >= 1
         assert len(kept) <= max_requests
-        assert len(kept) == 1 or sum(len(s.body) for s in kept) <= max_bytes
+        kept_bytes = sum(len(s.url) + len(s.body) for s in kept)  # no headers here
+        assert len(kept) == 1 or kept_bytes <= max_bytes
+
+
+def test_headers_count_against_the_byte_budget() -> None:
+    """URL, header names and values count, not only bodies: big heads push old ones out."""
+    head = ((b"x-big", b"v" * 500),)
+    log = SeenLog(max_bytes=1200)
+    for n in range(3):
+        log.add(seen_request(request(headers=head, body=b""), Redactor(), n, 1))
+    assert [s.interaction for s in log.requests] == [1, 2] and log.dropped == 1
+
+
+def test_a_big_body_is_kept_up_to_the_cap() -> None:
+    """A body longer than SEEN_MAX_BODY keeps its first SEEN_MAX_BODY bytes; shorter ones
+    are kept whole (the same object: no copy)."""
+    big = b"{" + b"x" * (SEEN_MAX_BODY + 10)
+    assert seen_request(request(body=big), Redactor()).body == big[:SEEN_MAX_BODY]
+    small = b'{"a": 1}'
+    assert seen_request(request(body=small), Redactor()).body is small
+
+
+_NAMES = st.sampled_from([b"Accept", b"accept", b"X-Key", b"x-key", b"Idempotency-Key"])
+
+
+@given(st.lists(st.tuples(_NAMES, st.binary(max_size=20)), max_size=8))
+def test_headers_lookup_property(fields: list[tuple[bytes, bytes]]) -> None:
+    """For any header bytes: every spelling of a name reads the latin-1 values sent under any
+    spelling, joined in wire order; fields keep every pair; len counts names once."""
+    h = Headers(fields)
+    for name, _ in fields:
+        want = ", ".join(v.decode("latin-1") for k, v in fields if k.lower() == name.lower())
+        text = name.decode()
+        assert h[text] == h[text.upper()] == h[text.lower()] == want
+    assert len(h.fields) == len(fields)
+    assert len(h) == len({k.lower() for k, _ in fields})
