@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
+from itertools import chain
 from urllib.parse import urlsplit
 
 from replayproxy.core.cassette.model import Header, Interaction, Request
@@ -54,49 +55,63 @@ class Headers(Mapping[str, str]):
 
     Names iterate as the client spelled them (first occurrence); a header sent more than once
     reads as its values joined with ``", "`` (RFC 9110 §5.3). ``fields`` keeps every
-    ``(name, value)`` pair in wire order. Decoded as latin-1, as HTTP/1.1 heads are.
+    ``(name, value)`` pair in wire order. Decoded as latin-1, as HTTP/1.1 heads are. The
+    lookup tables are built on first use: most requests a session keeps are never read.
     """
 
-    __slots__ = ("_fields", "_names", "_values")
+    __slots__ = ("_fields", "_names", "_raw", "_values", "nbytes")
 
     def __init__(self, fields: Iterable[Header] = ()) -> None:
-        pairs = tuple((k.decode("latin-1"), v.decode("latin-1")) for k, v in fields)
-        values: dict[str, list[str]] = {}
-        names: dict[str, str] = {}
-        for name, value in pairs:
-            values.setdefault(name.lower(), []).append(value)
-            names.setdefault(name.lower(), name)
-        self._fields = pairs
-        self._values = {k: ", ".join(v) for k, v in values.items()}
-        self._names = names
+        self._raw = tuple(fields)
+        self._fields: tuple[tuple[str, str], ...] | None = None
+        self._values: dict[str, str] = {}
+        self._names: dict[str, str] = {}
+        self.nbytes = sum(map(len, chain.from_iterable(self._raw)))
+        """The bytes of every name and value (what the log counts against its budget)."""
+
+    def _tables(self) -> dict[str, str]:
+        if self._fields is None:
+            pairs = tuple((k.decode("latin-1"), v.decode("latin-1")) for k, v in self._raw)
+            values: dict[str, list[str]] = {}
+            names: dict[str, str] = {}
+            for name, value in pairs:
+                values.setdefault(name.lower(), []).append(value)
+                names.setdefault(name.lower(), name)
+            self._values = {k: ", ".join(v) for k, v in values.items()}
+            self._names = names
+            self._fields = pairs  # last: another thread reading sees complete tables
+        return self._values
 
     @property
     def fields(self) -> tuple[tuple[str, str], ...]:
+        self._tables()
+        assert self._fields is not None
         return self._fields
 
     def __getitem__(self, name: str) -> str:
         if not isinstance(name, str):
             raise KeyError(name)
-        return self._values[name.lower()]
+        return self._tables()[name.lower()]
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and name.lower() in self._values
+        return isinstance(name, str) and name.lower() in self._tables()
 
     def __iter__(self) -> Iterator[str]:
+        self._tables()
         return iter(self._names.values())
 
     def __len__(self) -> int:
-        return len(self._values)
+        return len(self._tables())
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Headers):
-            return self._values == other._values
+            return self._tables() == other._tables()
         if isinstance(other, Mapping):
-            return self._values == {str(k).lower(): v for k, v in other.items()}
+            return self._tables() == {str(k).lower(): v for k, v in other.items()}
         return NotImplemented
 
     def __hash__(self) -> int:
-        return hash(tuple(sorted(self._values.items())))
+        return hash(tuple(sorted(self._tables().items())))
 
     def __repr__(self) -> str:
         return f"Headers({dict(self.items())!r})"
@@ -191,8 +206,11 @@ class SeenLog:
 def _size(seen: SeenRequest) -> int:
     """What a kept request counts against :data:`SEEN_MAX_BYTES`."""
     headers = seen.headers
-    pairs = headers.fields if isinstance(headers, Headers) else tuple(headers.items())
-    return len(seen.url) + len(seen.body) + sum(len(k) + len(v) for k, v in pairs)
+    if isinstance(headers, Headers):
+        size = headers.nbytes
+    else:  # built by hand
+        size = sum(len(k) + len(v) for k, v in headers.items())
+    return len(seen.url) + len(seen.body) + size
 
 
 def _path(url: str) -> str:
