@@ -36,6 +36,16 @@ def test_attempt_must_be_a_whole_number_from_one(value: str) -> None:
     assert "\n" not in str(e.value)
 
 
+@given(st.integers(-(10**6), 10**6))
+def test_attempt_parses_every_whole_number_from_one_and_refuses_the_rest(n: int) -> None:
+    """Any integer: 1 and up parse to themselves, 0 and below are the one-line error."""
+    if n >= 1:
+        assert parse(f"hang:attempt={n}").value("attempt") == n
+    else:
+        with pytest.raises(FaultSpecError, match="must be a whole number >= 1"):
+            parse(f"hang:attempt={n}")
+
+
 @given(st.integers(1, 50), st.integers(0, 60))
 def test_applies_only_to_the_named_serving(attempt: int, replay_count: int) -> None:
     """attempt=N acts on exactly the serving with replay_count == N - 1."""
