@@ -99,8 +99,10 @@ def checked_selection(value: Any, where: str) -> tuple[Cell, ...]:
         chosen = cells(value)
     except ReplayProxyError as e:
         raise pytest.UsageError(f"{where}: {e}") from None
-    unique = {cell.id: cell for cell in reversed(chosen)}  # the first of each id wins
-    return tuple(cell for cell in chosen if unique.get(cell.id) is cell)
+    first: dict[str, Cell] = {}
+    for cell in chosen:  # each id once, where it first appears
+        first.setdefault(cell.id, cell)
+    return tuple(first.values())
 
 
 def parametrize(
@@ -254,7 +256,8 @@ def _first_line(report: pytest.TestReport) -> str:
         return f"xfail: {report.wasxfail}".rstrip(": ")
     crash = getattr(report.longrepr, "reprcrash", None)
     text = crash.message if crash is not None else str(report.longrepr or "")
-    return next((line.strip() for line in text.splitlines() if line.strip()), "")
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    return first.removeprefix("Failed: ")  # pytest.fail(...)'s own prefix says nothing here
 
 
 def checked_option(selection: tuple[Any, bool]) -> None:
