@@ -87,8 +87,8 @@ _PHASES: pytest.StashKey[list[pytest.TestReport]] = pytest.StashKey()
 
 
 def checked_selection(value: Any, where: str) -> tuple[Cell, ...]:
-    """The cells ``value`` names, each once, in order; a bad selection is a one-line
-    ``pytest.UsageError`` naming ``where`` it was set."""
+    """The cells ``value`` names (:func:`~replayproxy.core.matrix.cells`: in order, each once);
+    a bad selection is a one-line ``pytest.UsageError`` naming ``where`` it was set."""
     if value is None or value == "" or value == []:
         return ()
     if not isinstance(value, (str, Sequence)):
@@ -96,13 +96,9 @@ def checked_selection(value: Any, where: str) -> tuple[Cell, ...]:
             f"{where}: a set name, a fault spec or a list of them, got {value!r}"
         )
     try:
-        chosen = cells(value)
+        return cells(value)
     except ReplayProxyError as e:
         raise pytest.UsageError(f"{where}: {e}") from None
-    first: dict[str, Cell] = {}
-    for cell in chosen:  # each id once, where it first appears
-        first.setdefault(cell.id, cell)
-    return tuple(first.values())
 
 
 def parametrize(
@@ -230,11 +226,7 @@ def record_phase(item: pytest.Item, report: pytest.TestReport) -> None:
         duration=sum(r.duration for r in phases),
         failure=failure,
     )
-    order = callspec.indices.get(PARAM, 0) if callspec is not None else 0
-    report.user_properties = [
-        *report.user_properties,
-        (PROPERTY, {"order": order, **asdict(result)}),
-    ]
+    report.user_properties = [*report.user_properties, (PROPERTY, asdict(result))]
 
 
 def _verdict(phases: list[pytest.TestReport]) -> tuple[bool | None, str]:

@@ -3,8 +3,8 @@
 Every cell item's :class:`~replayproxy.core.matrix.CellResult` arrives on its teardown report
 (:mod:`.matrix`), in ``pytest_runtest_logreport``: in a plain run from this process, under
 pytest-xdist from every worker on the controller, so the controller's summary and report hold
-them all. The results are ordered by test, then by the cell's place in the test's matrix, so a
-run under ``-n`` gives the same report as a plain one.
+them all. :meth:`~replayproxy.core.matrix.MatrixReport.of` orders them (by test, then by the
+cell's place in the sets), so a run under ``-n`` gives the same report as a plain one.
 
 - the terminal summary: :meth:`~replayproxy.core.matrix.MatrixReport.table`, then the failing
   cells with their first failure line;
@@ -35,27 +35,23 @@ PLUGIN_NAME = "replayproxy-matrix"
 @dataclass
 class MatrixRun:
     """A session's matrix results, registered as a plugin on the controller (or the only
-    process): the results by ``(test, cell)`` (a rerun replaces its cell's), with each one's
-    place in its test's matrix, and where the report goes."""
+    process), and where the report goes."""
 
     report_path: Path | None = None
     baseline: MatrixReport | None = None
     baseline_path: Path | None = None
-    results: dict[tuple[str, str], tuple[int, CellResult]] = field(default_factory=dict)
+    results: list[CellResult] = field(default_factory=list)
     written: bool = False
 
     def report(self) -> MatrixReport:
-        ordered = sorted(self.results.items(), key=lambda kv: (kv[0][0], kv[1][0]))
-        return MatrixReport(tuple(result for _, (_, result) in ordered))
+        """The results so far (a rerun's result replaces its cell's earlier one)."""
+        return MatrixReport.of(self.results)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Keep the cell result a (teardown) report carries."""
         for name, value in report.user_properties:
             if name == PROPERTY and isinstance(value, dict):
-                data: dict[str, Any] = dict(value)
-                order = int(data.pop("order", 0))
-                result = CellResult(**data)
-                self.results[(result.test, result.cell)] = (order, result)
+                self.results.append(CellResult(**value))
 
     @pytest.hookimpl(tryfirst=True)  # before the terminal summary, which says it was written
     def pytest_sessionfinish(self) -> None:

@@ -20,7 +20,7 @@ import pytest
 
 from tests.pytest_plugin.project import run
 
-READERS = '''
+READERS = """
 import json
 import os
 
@@ -75,7 +75,7 @@ def test_naive_reader(replayproxy):
 
 def test_correct_reader(replayproxy):
     check(replayproxy, naive=os.environ.get("RP_BROKEN") == "1")
-'''
+"""
 
 
 def write_readers(pytester: pytest.Pytester, source: str = READERS) -> Path:
