@@ -29,6 +29,7 @@ import pytest
 
 from replayproxy.core.matrix import Cell, CellResult, cells, resolve
 from replayproxy.core.replay.option_def import Kind, OptionDef
+from replayproxy.core.replay.options import OPTIONS
 from replayproxy.core.replay.record_mode import parse_record_mode, policy_for
 from replayproxy.errors import ReplayProxyError
 from replayproxy.harness.cassettes import existing_cassette
@@ -44,6 +45,7 @@ __all__ = [
     "parametrize",
     "prepare",
     "record_phase",
+    "speed_given",
 ]
 
 MATRIX_OPTIONS: tuple[OptionDef, ...] = (
@@ -183,13 +185,30 @@ def cell_of(item: pytest.Item, replayproxy_config: dict[str, Any]) -> tuple[Cell
     return value, _base_name(getattr(item, "originalname", item.name), own)
 
 
-def prepare(cell: Cell | str | None, path: Path, values: dict[str, Any]) -> dict[str, Any]:
+def speed_given(setting: tuple[Any, bool], levels: list[dict[str, Any]]) -> bool:
+    """Whether the test sets a replay speed: on the command line (``setting``: the option's
+    value and whether the command line set it), in a marker or ``replayproxy_config``
+    (``levels``), or in the ini file (an ini value other than the default)."""
+    value, from_command_line = setting
+    default = next(o for o in OPTIONS if o.name == "speed").default
+    return (
+        from_command_line or any("speed" in level for level in levels) or (float(value) != default)
+    )
+
+
+def prepare(
+    cell: Cell | str | None, path: Path, values: dict[str, Any], *, speed_given: bool
+) -> dict[str, Any]:
     """The options of a cell's item: the test's faults plus the cell's, resolved on the
-    cassette at ``path``, replay only. Skips the test when the cell cannot apply; a missing
-    cassette leaves the faults as they are, so every request fails as usual (a miss)."""
+    cassette at ``path``, replay only, at speed 0 unless the test gives a speed (the cells are
+    sized for it, as ``replayproxy matrix``'s default). Skips the test when the cell cannot
+    apply; a missing cassette leaves the faults as they are, so every request fails as usual
+    (a miss)."""
     if not isinstance(cell, Cell):
         return values
     values = {**values, "record_mode": "none"}
+    if not speed_given:
+        values["speed"] = 0
     cassette = existing_cassette(path)
     if cassette is None:
         return values

@@ -233,7 +233,10 @@ def replayproxy(
         )
         upstream = values.pop("upstream", None)
         values.pop("matrix", None)
-        values = matrix.prepare(cell, path, values)
+        speed = matrix.speed_given(
+            _setting(config, _BY_NAME["speed"]), [*_marker_levels(item), replayproxy_config]
+        )
+        values = matrix.prepare(cell, path, values, speed_given=speed)
         with use_cassette(
             path,
             upstream=upstream,
