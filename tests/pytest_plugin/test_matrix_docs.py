@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from replayproxy.core.matrix import cells
+from replayproxy.core.matrix import SETS, cells
 from replayproxy.core.replay.options import Front, options_for
+from replayproxy.harness.context import CassetteUse
 from replayproxy.pytest_plugin.matrix import MATRIX_OPTIONS
+from replayproxy.testing import Simulator
 from tests.pytest_plugin.matrix_project import results
 from tests.pytest_plugin.project import run
 
@@ -89,6 +91,32 @@ def test_cells_replay_at_speed_0_unless_the_test_gives_a_speed(
     assert timed["duration"] >= 4.5  # at speed 1 nothing arrives before the recorded end
 
 
+@pytest.mark.skipif(
+    not hasattr(CassetteUse, "requests"), reason="needs replayproxy.requests and attempt="
+)
+def test_the_retry_example_passes_every_cell_after_recording(
+    pytester: pytest.Pytester, confdir: Path
+) -> None:
+    """The retry example, recorded from the simulator in record mode once: the [record] item
+    and each `attempt=1` cell pass (two requests for interaction 0, attempts 1 and 2, the same
+    Idempotency-Key); replayed in mode none, every cell passes again."""
+    (source,) = blocks(section(DOC, "Retries"), "python")
+    with Simulator() as sim:
+        pytester.makepyfile(test_retry=source.replace("https://api.openai.com", sim.url))
+        recorded = run(pytester, "--replayproxy-record-mode=once", upstream=sim.url,
+                       confdir=confdir)  # fmt: skip
+        assert len(sim.served) == 1
+    recorded.assert_outcomes(passed=4)
+    replayed = run(pytester, "--replayproxy-matrix-report=r.json", upstream="http://127.0.0.1:9",
+                   confdir=confdir)  # fmt: skip
+    replayed.assert_outcomes(passed=3)
+    found = results(pytester.path / "r.json")
+    assert sorted(r["spec"] for r in found) == sorted(
+        ["reset:events=3,attempt=1", "close:events=3,attempt=1", "truncate:events=3,attempt=1"]
+    )
+    assert all(r["passed"] for r in found)
+
+
 def test_the_readme_section_is_the_worked_example_and_names_real_options() -> None:
     """The README's matrix section shows the example's test as it is in docs/matrix.md, and
     every --replayproxy- flag it names is an option of the plugin."""
@@ -99,3 +127,13 @@ def test_the_readme_section_is_the_worked_example_and_names_real_options() -> No
     named = set(re.findall(r"--replayproxy-[a-z-]+", text))
     assert named and named <= flags, named - flags
     assert "docs/matrix.md" in text
+
+
+def test_the_sets_table_is_the_sets() -> None:
+    """docs/matrix.md's table of sets lists every cell of every set, with its outcome."""
+    for name, found in SETS.items():
+        if name == "all":
+            assert f"| `all` | every cell above ({len(found)} cells) |" in DOC
+            continue
+        row = f"| `{name}` | " + "<br>".join(f"`{c.spec}` ({c.outcome})" for c in found) + " |"
+        assert row in DOC, name
