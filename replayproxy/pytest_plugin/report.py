@@ -32,7 +32,7 @@ __all__ = ["MatrixRun", "configure"]
 PLUGIN_NAME = "replayproxy-matrix"
 
 
-@dataclass
+@dataclass(eq=False)  # a plugin: pluggy keeps plugins in sets, by identity
 class MatrixRun:
     """A session's matrix results, registered as a plugin on the controller (or the only
     process), and where the report goes."""
