@@ -1,5 +1,6 @@
 """An example project for the fault-matrix tests: two readers of an Anthropic stream, one
-naive, one correct, each tested under the matrix the environment names; and the runner.
+naive, one correct, each tested under the matrix the environment names (in base-URL mode, or
+through the proxy with ``RP_MODE=proxy``); and the runner.
 
 The test body is the same for both readers, as a user's would be: under an ``incomplete`` cell
 it expects the reader to raise, otherwise to return the recorded text. The naive reader treats
@@ -30,13 +31,15 @@ import pytest
 from replayproxy.testing.streams import STREAMS, expected_text
 
 UPSTREAM = os.environ["RP_UPSTREAM"]
+PROXY_MODE = os.environ.get("RP_MODE", "base") == "proxy"
 MATRIX = os.environ.get("RP_MATRIX", "cuts")
 MATRIX = MATRIX.split(";") if ";" in MATRIX else MATRIX
 EXPECTED = expected_text(STREAMS["anthropic-text"])
 BODY = {"model": "claude-sonnet-4-5", "max_tokens": 64, "stream": True,
         "messages": [{"role": "user", "content": "Say hi"}]}
 
-pytestmark = pytest.mark.replayproxy(upstream=UPSTREAM, matrix=MATRIX)
+MODE = {} if PROXY_MODE else {"upstream": UPSTREAM}
+pytestmark = pytest.mark.replayproxy(matrix=MATRIX, **MODE)
 
 
 class IncompleteStream(Exception):
@@ -62,11 +65,12 @@ def read(url, naive):
 
 
 def check(replayproxy, naive):
+    url = UPSTREAM if PROXY_MODE else replayproxy.url
     if replayproxy.cell is not None and replayproxy.cell.outcome == "incomplete":
         with pytest.raises(IncompleteStream):
-            read(replayproxy.url, naive)
+            read(url, naive)
     else:
-        assert read(replayproxy.url, naive) == EXPECTED
+        assert read(url, naive) == EXPECTED
 
 
 def test_naive_reader(replayproxy):
@@ -88,12 +92,13 @@ def run_matrix(
     *args: str,
     upstream: str,
     matrix: str = "cuts",
+    mode: str = "base",
     confdir: Path | None = None,
     env: Mapping[str, str] | None = None,
 ) -> pytest.RunResult:
     """Run the project with ``RP_MATRIX`` (``;`` separates list items: the marker gets a list)."""
     return run(
-        pytester, "-rs", *args, upstream=upstream, confdir=confdir,
+        pytester, "-rs", *args, upstream=upstream, mode=mode, confdir=confdir,
         env={"RP_MATRIX": matrix, **(env or {})},
     )  # fmt: skip
 

@@ -160,6 +160,27 @@ def test_the_same_project_under_xdist_gives_the_same_report(
     assert "replayproxy fault matrix" in xdist.stdout.str()
 
 
+def test_through_the_proxy_the_naive_reader_fails_exactly_the_incomplete_cells(
+    pytester: pytest.Pytester, confdir: Path
+) -> None:
+    """In proxy mode (mitmproxy between the client and the replay) the cells mean the same:
+    recorded through the proxy, the naive reader fails exactly the `incomplete` cells of
+    `cuts`, the correct one passes all (skips aside)."""
+    write_readers(pytester)
+    with Simulator() as sim:
+        result = run_matrix(
+            pytester, "--replayproxy-record-mode=once", "--replayproxy-matrix-report=r.json",
+            matrix="cuts", mode="proxy", upstream=sim.url, confdir=confdir,
+        )  # fmt: skip
+        assert len(sim.served) == 2
+    found = results(pytester.path / "r.json")
+    ran = {r["cell"] for r in found if r["passed"] is not None}
+    assert len(ran) >= 8, found
+    assert {c for c, r in of(found, NAIVE).items() if r["passed"] is False} == ran
+    assert {c for c, r in of(found, CORRECT).items() if r["passed"] is True} == ran
+    result.assert_outcomes(passed=2 + len(ran), failed=len(ran), skipped=2 * (12 - len(ran)))
+
+
 def test_bad_report_and_baseline_paths_stop_the_session_at_once(
     pytester: pytest.Pytester,
 ) -> None:
