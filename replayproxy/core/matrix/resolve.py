@@ -11,7 +11,9 @@ failing at replay time.
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from replayproxy.core import providers
 from replayproxy.core.cassette.model import Cassette, Interaction
@@ -23,7 +25,9 @@ from replayproxy.errors import FaultSpecError
 
 __all__ = ["OVERLOADED", "Resolved", "overloaded_status", "resolve"]
 
-OVERLOADED = {providers.ErrorShape.ANTHROPIC: 529}
+OVERLOADED: Mapping[providers.ErrorShape, int] = MappingProxyType(
+    {providers.ErrorShape.ANTHROPIC: 529}
+)
 """The overloaded status of the APIs whose error shape has its own; the others send 503."""
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from replayproxy import store
 from replayproxy.core.cassette.model import Cassette, Interaction
@@ -16,6 +18,7 @@ from replayproxy.core.matrix import SETS, Cell, Resolved, cells, resolve
 from replayproxy.core.wire.events import event_spans
 from replayproxy.testing import (
     JSON_HEADERS,
+    PROVIDER_HOSTS,
     STREAMS,
     cassette,
     interaction,
@@ -24,6 +27,7 @@ from replayproxy.testing import (
     ws_interaction,
     ws_text,
 )
+from replayproxy.testing import strategies as rst
 
 ROOT = Path(__file__).resolve().parents[3]
 SHIPPED = sorted((ROOT / "cassettes").glob("*.cassette"))
@@ -172,3 +176,30 @@ def test_the_users_selectors_are_kept() -> None:
     )
     r = resolve(cells("linger:interaction=5")[0], cas)
     assert r.skipped is not None and "not selected" in r.skipped
+
+
+_URLS = sorted(
+    {PROVIDER_HOSTS[s.provider] + s.path.replace("{model}", "m") for s in STREAMS.values()}
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    events=rst.sse_streams(max_events=8),
+    url=st.sampled_from(_URLS),
+    index=st.sampled_from(range(len(SETS["all"]))),
+)
+def test_any_sse_stream_resolves_or_skips_every_cell(
+    events: list[bytes], url: str, index: int
+) -> None:
+    """Property: on any SSE stream (any framing, any provider path) a cell resolves to specs
+    that plan, or is skipped with a reason; resolve never raises."""
+    _check(SETS["all"][index], cassette(interaction(events, url=url)))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cas=rst.cassettes(), index=st.sampled_from(range(len(SETS["all"]))))
+def test_any_cassette_resolves_or_skips_every_cell(cas: Cassette, index: int) -> None:
+    """Property: any valid cassette (nasty bodies, no responses, bad stored faults): resolve
+    never raises, and what it returns plans."""
+    _check(SETS["all"][index], cas)
