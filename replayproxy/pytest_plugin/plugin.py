@@ -12,7 +12,7 @@ its duration the fixture serves its cassette through a per-process server (see
 :mod:`replayproxy.harness.hosts`); after the test body, :func:`pytest_runtest_call` fails the
 test with the explanation of every unmatched request (and recording error, and blocked
 connection), and reports recorded interactions it never used (a warning, or a failure with
-``--replayproxy-fail-unused``).
+``--replayproxy-fail-unused``). Under a fault matrix a test has one item per cell (:mod:`.matrix`).
 """
 
 from __future__ import annotations

@@ -233,3 +233,44 @@ def test_a_bad_selection_is_one_line_where_it_was_set(pytester: pytest.Pytester)
     )
     config = run(pytester, "-k", "correct", upstream="http://127.0.0.1:9", env={"RP_MATRIX": ""})
     config.stdout.fnmatch_lines(["*replayproxy_config key 'matrix'*marker keyword matrix=*"])
+
+
+def test_the_ini_key_the_marker_and_the_option_from_weakest_to_strongest(
+    pytester: pytest.Pytester, confdir: Path
+) -> None:
+    """`replayproxy_matrix` in the ini file parametrizes every replayproxy test; a marker's
+    `matrix=` wins over it for its test (`matrix=None` turns it off); the command line wins
+    over both."""
+    pytester.makeini("[pytest]\nreplayproxy_matrix = splits\n")
+    pytester.makepyfile(
+        test_levels="""
+        import pytest
+
+        @pytest.mark.replayproxy(upstream="http://127.0.0.1:9")
+        def test_ini(replayproxy):
+            pass
+
+        @pytest.mark.replayproxy(upstream="http://127.0.0.1:9", matrix="cuts")
+        def test_marker(replayproxy):
+            pass
+
+        @pytest.mark.replayproxy(upstream="http://127.0.0.1:9", matrix=None)
+        def test_off(replayproxy):
+            pass
+        """
+    )
+
+    def collected(*args: str) -> list[str]:
+        result = run(pytester, "--co", "-q", *args, upstream="http://127.0.0.1:9", confdir=confdir)
+        return [line.split("::")[1] for line in result.outlines if "::" in line]
+
+    splits = [c.id for c in cells("splits")]
+    assert collected() == [
+        *[f"test_ini[{c}]" for c in splits],
+        *[f"test_marker[{c}]" for c in CUTS],
+        "test_off",
+    ]
+    errors = [c.id for c in cells("errors")]
+    assert collected("--replayproxy-matrix=errors") == [
+        f"{test}[{c}]" for test in ("test_ini", "test_marker", "test_off") for c in errors
+    ]
