@@ -202,15 +202,23 @@ def prepare(
     """The options of a cell's item: the test's faults plus the cell's, resolved on the
     cassette at ``path``, replay only, at speed 0 unless the test gives a speed (the cells are
     sized for it, as ``replayproxy matrix``'s default). Skips the test when the cell cannot
-    apply; a missing cassette leaves the faults as they are, so every request fails as usual
-    (a miss)."""
+    apply, or when its cassette is still to be recorded by the ``[record]`` item (which ran
+    elsewhere or not yet: another xdist worker, a shuffled order, ``-k``); in record mode
+    ``none`` a missing cassette leaves the faults as they are, so every request fails as
+    usual (a miss)."""
     if not isinstance(cell, Cell):
         return values
+    mode = parse_record_mode(values.get("record_mode", "none"))
     values = {**values, "record_mode": "none"}
     if not speed_given:
         values["speed"] = 0
     cassette = existing_cassette(path)
     if cassette is None:
+        if policy_for(mode, False).records:
+            pytest.skip(
+                f"replayproxy: cell {cell.id}: {path.name} is not recorded yet; its [record] "
+                "item records it (run it before the cells: without -n or a shuffled order)"
+            )
         return values
     resolved = resolve(cell, cassette)
     if resolved.skipped is not None:

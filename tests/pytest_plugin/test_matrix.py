@@ -80,6 +80,23 @@ def test_record_item_records_once_then_the_cells_replay_it(
     assert "[record]" not in again.stdout.str()
 
 
+def test_cells_whose_record_item_has_not_run_are_skipped_saying_so(
+    pytester: pytest.Pytester, confdir: Path, counter: CountingUpstream
+) -> None:
+    """In record mode `once`, cells run without their [record] item (deselected here, or on
+    another worker) are skipped, naming the missing recording, never recorded with a fault."""
+    write_readers(pytester)
+    upstream = f"http://127.0.0.1:{counter.port}"
+    result = run_matrix(
+        pytester, "--replayproxy-record-mode=once", "-k", "not record", upstream=upstream,
+        confdir=confdir,
+    )  # fmt: skip
+    result.assert_outcomes(skipped=2 * len(CUTS))
+    result.stdout.fnmatch_lines(["SKIPPED * is not recorded yet; its ?record? item records it*"])
+    assert counter.connections == 0
+    assert not (pytester.path / "cassettes").exists()
+
+
 def test_own_parameters_share_one_cassette_per_parameter(
     pytester: pytest.Pytester, confdir: Path
 ) -> None:
