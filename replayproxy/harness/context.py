@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from replayproxy.core.matching.matcher import Miss
+from replayproxy.core.matrix import Cell
 from replayproxy.core.replay.checks import check_upstream
 from replayproxy.core.replay.options import settings_from
 from replayproxy.core.replay.shell import Shell, choose_shell
@@ -69,6 +70,7 @@ class CassetteUse:
 
     ``url``: the base URL (base-URL mode; append the API prefix, e.g. ``/v1``) or the proxy URL
     (proxy mode). ``env``: the variables set in ``os.environ`` for the block (proxy mode).
+    ``cell``: the fault-matrix cell this use runs under (pytest's matrix items), else ``None``.
     """
 
     cassette: Path
@@ -77,6 +79,7 @@ class CassetteUse:
     proxy_mode: bool
     ca_cert: str | None = None
     env: dict[str, str] = field(default_factory=dict)
+    cell: Cell | None = None
 
     @property
     def misses(self) -> list[Miss]:

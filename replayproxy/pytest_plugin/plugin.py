@@ -12,7 +12,7 @@ its duration the fixture serves its cassette through a per-process server (see
 :mod:`replayproxy.harness.hosts`); after the test body, :func:`pytest_runtest_call` fails the
 test with the explanation of every unmatched request (and recording error, and blocked
 connection), and reports recorded interactions it never used (a warning, or a failure with
-``--replayproxy-fail-unused``).
+``--replayproxy-fail-unused``). Under a fault matrix a test has one item per cell (:mod:`.matrix`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,9 @@ import pytest
 
 from replayproxy.core.replay.option_values import strings
 from replayproxy.core.replay.options import Front, Kind, OptionDef, options_for, settings_from
-from replayproxy.pytest_plugin.naming import cassette_name
+from replayproxy.pytest_plugin import matrix, report
+from replayproxy.pytest_plugin.matrix import MATRIX_OPTIONS
+from replayproxy.pytest_plugin.naming import cassette_path
 
 if TYPE_CHECKING:
     from replayproxy.harness.context import CassetteUse
@@ -39,7 +41,7 @@ pytest_plugins = ["replayproxy.pytest_plugin.snapshot"]
 
 MARKER = "replayproxy"
 
-_MARKER_ONLY = ("cassette", "upstream")
+_MARKER_ONLY = ("cassette", "upstream", "matrix")
 
 
 class ReplayproxyUnusedWarning(UserWarning):
@@ -87,6 +89,7 @@ _PLUGIN_OPTIONS: tuple[OptionDef, ...] = (
         "mitmproxy's configuration directory (its CA, trusted by clients in proxy mode).",
         metavar="DIR",
     ),
+    *MATRIX_OPTIONS,
 )
 
 _BY_NAME = {o.name: o for o in _OPTIONS}
@@ -129,7 +132,7 @@ def marker_signature() -> str:
     """The marker as ``pytest --markers`` shows it: every keyword it takes."""
     shown = {Kind.LIST: "[...]"}
     keywords = ", ".join(f"{o.name}={shown.get(o.kind, '...')}" for o in _OPTIONS)
-    return f"{MARKER}(cassette=None, upstream=None, {keywords})"
+    return f"{MARKER}(cassette=None, upstream=None, matrix=None, {keywords})"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -138,6 +141,9 @@ def pytest_configure(config: pytest.Config) -> None:
         f"{marker_signature()}: serve this test's cassette through replayproxy "
         "(see docs/pytest.md).",
     )
+    matrix.checked_option(_setting(config, _plugin_option("matrix")))
+    paths = (_setting(config, _plugin_option(n))[0] for n in ("matrix_report", "matrix_baseline"))
+    report.configure(config, *paths)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -175,10 +181,13 @@ def replayproxy_config() -> dict[str, Any]:
 @pytest.fixture
 def replayproxy_cassette_dir(request: pytest.FixtureRequest) -> Path:
     """The folder of this test's default cassette (override it to move them)."""
-    test_file = Path(str(request.node.path))
-    base, _ = _setting(request.config, _plugin_option("cassette_dir"))
+    return _default_cassette_dir(request.config, Path(str(request.node.path)))
+
+
+def _default_cassette_dir(config: pytest.Config, test_file: Path) -> Path:
+    base, _ = _setting(config, _plugin_option("cassette_dir"))
     if base:
-        return Path(request.config.rootpath) / str(base) / test_file.stem
+        return Path(config.rootpath) / str(base) / test_file.stem
     return test_file.parent / "cassettes" / test_file.stem
 
 
@@ -219,15 +228,18 @@ def replayproxy(
     block, _ = _setting(config, _plugin_option("block_network"))
     try:
         values = _settings(config, item, replayproxy_config)
+        cell, name = matrix.cell_of(item, replayproxy_config)
+        cls = getattr(item, "cls", None)
         cassette = values.pop("cassette", None)
+        path = cassette_path(
+            item.path, cls and cls.__name__, name, cassette, replayproxy_cassette_dir
+        )
         upstream = values.pop("upstream", None)
-        if cassette is None:
-            class_name = item.cls.__name__ if getattr(item, "cls", None) is not None else None
-            path = replayproxy_cassette_dir / cassette_name(item.name, class_name)
-        else:
-            path = Path(cassette)
-            if not path.is_absolute():
-                path = Path(item.path).parent / path
+        values.pop("matrix", None)
+        speed = matrix.speed_given(
+            _setting(config, _BY_NAME["speed"]), [*_marker_levels(item), replayproxy_config]
+        )
+        values = matrix.prepare(cell, path, values, speed_given=speed)
         with use_cassette(
             path,
             upstream=upstream,
@@ -235,6 +247,7 @@ def replayproxy(
             confdir=confdir or "~/.mitmproxy",
             **values,
         ) as use:
+            use.cell = None if isinstance(cell, str) else cell
             item.stash[_USE] = use
             if block and not use.session.policy.records:
                 with blocked_network() as net:
@@ -355,3 +368,22 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
                 pytest.fail(message, pytrace=False)
             warnings.warn(ReplayproxyUnusedWarning(message), stacklevel=1)
     return result
+
+
+@pytest.hookimpl(trylast=True)  # after the test's own parametrization: its ids come first
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test under a fault matrix gets one item per cell (:mod:`.matrix`)."""
+    item, config = metafunc.definition, metafunc.config
+    if item.get_closest_marker(MARKER) is None and "replayproxy" not in metafunc.fixturenames:
+        return
+    selection = _setting(config, _plugin_option("matrix"))
+    cassette_dir = _default_cassette_dir(config, Path(str(item.path)))
+    settings = lambda: _settings(config, item, {})  # noqa: E731 (only read for matrix tests)
+    matrix.parametrize(metafunc, selection, _marker_levels(item), settings, cassette_dir)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item) -> Generator[None, pytest.TestReport, object]:
+    test_report = yield
+    matrix.record_phase(item, test_report)
+    return test_report
