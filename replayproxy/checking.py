@@ -17,6 +17,8 @@ The user-facing side of :mod:`replayproxy.core.check`::
 
     contract = load_contract("docs/examples/chat-turn.contract.toml")   # your own API
     violations = check(body, contract=contract)
+    check(frames, contract=contract, record=turn_row, upstream_incomplete=False)
+    check_cassette("app.cassette", contract=contract, path="/chat")   # select interactions
 
 Interactions are checked *as replayed*: the faults stored in the interaction (and any given
 with ``faults=``) are applied first, through the same :func:`replayproxy.core.faults.plan` the
@@ -27,12 +29,12 @@ fault breaks.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from replayproxy.core import faults as fault_core
-from replayproxy.core.cassette.model import Cassette, Interaction, header_value
+from replayproxy.core.cassette.model import Cassette, Frame, Interaction
 from replayproxy.core.check import (
     PROVIDERS,
     Contract,
@@ -42,10 +44,9 @@ from replayproxy.core.check import (
     parse_contract,
     request_options,
 )
-from replayproxy.core.check.grammars.realtime import check_session
-from replayproxy.core.faults import FaultSpec
-from replayproxy.core.faults import websocket as ws_faults
-from replayproxy.core.providers import Provider, detect, parse
+from replayproxy.core.check.decoding import unsupported
+from replayproxy.core.check.recorded import InteractionReport, check_interaction, select
+from replayproxy.core.providers import Provider, detect
 from replayproxy.errors import UsageError
 
 __all__ = [
@@ -60,7 +61,7 @@ __all__ = [
     "load_contract",
 ]
 
-Source = bytes | bytearray | memoryview | Interaction | Iterable[bytes]
+Source = bytes | bytearray | memoryview | Interaction | Iterable[bytes] | Iterable[Frame]
 
 
 class StreamContractError(AssertionError):
@@ -71,28 +72,6 @@ class StreamContractError(AssertionError):
         lines = [f"stream contract violated ({len(self.violations)} violation(s)):"]
         lines += [f"  {v}" for v in self.violations]
         super().__init__("\n".join(lines))
-
-
-@dataclass(frozen=True, slots=True)
-class InteractionReport:
-    """The check of one interaction: its violations, or why it was skipped."""
-
-    index: int
-    method: str
-    url: str
-    provider: str | None
-    violations: tuple[Violation, ...] = ()
-    skipped: str | None = None  # why it was not checked (not a stream, no response, ...)
-    dialect: str | None = None  # "OpenAI-compatible (DeepSeek)", "contract chat turn" ...
-    notes: tuple[str, ...] = ()  # known provider dialect features (named, not flagged)
-
-    @property
-    def errors(self) -> list[Violation]:
-        return [v for v in self.violations if v.severity == "error"]
-
-    @property
-    def warnings(self) -> list[Violation]:
-        return [v for v in self.violations if v.severity == "warning"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,83 +114,6 @@ def _contract(contract: Contract | str | os.PathLike[str] | None) -> Contract | 
     return load_contract(contract)
 
 
-def check_interaction(
-    interaction: Interaction,
-    index: int = 0,
-    *,
-    provider: str | None = None,
-    faults: Sequence[str] = (),
-    contract: Contract | None = None,
-) -> InteractionReport:
-    """Check one interaction as it is replayed (stored faults and ``faults`` applied), against
-    its provider's contract or the application ``contract``."""
-    req = interaction.request
-    specs = [fault_core.parse(f) for f in faults]
-    if interaction.websocket is not None:
-        return _check_websocket(interaction, index, provider, specs)
-    # Real speed: time-based faults such as keepalive add bytes only where real gaps are.
-    schedule = fault_core.plan(interaction, index, speed=1.0, faults=specs)
-    base = InteractionReport(index, req.method, req.url, provider)
-    if schedule.head is None:
-        return _skip(base, "no response")
-    content_type = header_value(schedule.head.headers, "content-type")
-    if schedule.head.status != 200:
-        return _skip(base, f"HTTP {schedule.head.status}: an error response, not a stream")
-    name: str | Provider | Contract | None = contract or provider
-    if name is None:
-        name = detect(req, content_type, websocket=False)
-    if name is None:
-        return _skip(base, f"{content_type or 'no content type'}: not an event stream")
-    checker = StreamChecker(
-        name,
-        request=request_options(req.body),
-        content_type=None if provider is None and contract is None else content_type,
-        url=req.url,
-    )
-    for write in schedule.writes:
-        checker.feed(write.data)
-    checker.close()
-    return InteractionReport(
-        index,
-        req.method,
-        req.url,
-        checker.provider,
-        tuple(checker.violations),
-        dialect=checker.dialect,
-        notes=tuple(checker.notes),
-    )
-
-
-def _check_websocket(
-    interaction: Interaction, index: int, provider: str | None, specs: Sequence[FaultSpec]
-) -> InteractionReport:
-    """A WebSocket session: its server messages against the Realtime / Gemini Live grammar."""
-    req = interaction.request
-    base = InteractionReport(index, req.method, req.url, provider)
-    name = _websocket_provider(provider) or detect(req.url, websocket=True)
-    if name is None:
-        return _skip(base, "a WebSocket session of an API without a grammar here")
-    planned = ws_faults.plan(interaction, index, faults=specs)
-    if planned is None:
-        return _skip(base, "the upgrade is refused (status fault): no session")
-    violations = check_session(planned[0], name)
-    return InteractionReport(index, req.method, req.url, name.value, tuple(violations))
-
-
-def _websocket_provider(name: str | None) -> Provider | None:
-    """The WebSocket API ``name`` names, or ``None`` (an HTTP API's name: detect instead)."""
-    if name is None:
-        return None
-    try:
-        return parse(name, websocket=True)
-    except UsageError:
-        return None
-
-
-def _skip(report: InteractionReport, reason: str) -> InteractionReport:
-    return InteractionReport(report.index, report.method, report.url, None, (), reason)
-
-
 def check_cassette(
     cassette: Cassette | str | os.PathLike[str],
     *,
@@ -219,22 +121,38 @@ def check_cassette(
     faults: Sequence[str] = (),
     on_warning: Callable[[str], None] | None = None,
     contract: Contract | str | os.PathLike[str] | None = None,
+    interactions: Iterable[int] | None = None,
+    path: str | None = None,
+    record: Mapping[str, Any] | None = None,
+    upstream_incomplete: bool = False,
 ) -> list[InteractionReport]:
-    """Check every interaction of a cassette (a path is loaded with ``store.load``, which
+    """Check the interactions of a cassette (a path is loaded with ``store.load``, which
     reports a torn tail through ``on_warning``); ``contract`` checks them as application
-    streams instead."""
+    streams instead, with ``record`` and ``upstream_incomplete`` as :func:`check_stream` takes
+    them. ``interactions`` (indexes) and ``path`` (an ``fnmatch`` glob on the request path, as
+    the fault selector ``path=``) select which are checked; the reports keep their indexes."""
     app = _contract(contract)
+    name = "the cassette"
     if not isinstance(cassette, Cassette):
         from replayproxy import store
 
+        name = str(cassette)
         cassette = store.load(cassette, on_warning=on_warning)
     return [
-        check_interaction(interaction, i, provider=provider, faults=faults, contract=app)
-        for i, interaction in enumerate(cassette.interactions)
+        check_interaction(
+            interaction,
+            i,
+            provider=provider,
+            faults=faults,
+            contract=app,
+            record=record,
+            upstream_incomplete=upstream_incomplete,
+        )
+        for i, interaction in select(cassette, interactions=interactions, path=path, name=name)
     ]
 
 
-def _frames(source: object) -> Iterable[bytes]:
+def _frames(source: object) -> Iterable[bytes | Frame]:
     """The body as frames; a clear usage error for anything that is not bytes."""
     if isinstance(source, bytes | bytearray | memoryview):
         return [bytes(source)]
@@ -249,14 +167,17 @@ def _frames(source: object) -> Iterable[bytes]:
             f"{type(source).__name__}"
         )
 
-    def checked() -> Iterable[bytes]:
+    def checked() -> Iterable[bytes | Frame]:
         for i, frame in enumerate(source):
-            if not isinstance(frame, bytes | bytearray | memoryview):
+            if isinstance(frame, Frame):
+                yield frame
+            elif isinstance(frame, bytes | bytearray | memoryview):
+                yield bytes(frame)
+            else:
                 raise UsageError(
                     f"check(): frame {i} is {type(frame).__name__}, not bytes; every frame "
-                    "must be bytes"
+                    "must be bytes (or a Frame with its arrival offset)"
                 )
-            yield bytes(frame)
 
     return checked()
 
@@ -285,20 +206,37 @@ def check_stream(
     content_type: str | None = None,
     request: bytes | RequestOptions | None = None,
     faults: Sequence[str] = (),
+    content_encoding: str | None = None,
+    record: Mapping[str, Any] | None = None,
+    upstream_incomplete: bool = False,
 ) -> StreamReport:
     """Check one stream and return a :class:`StreamReport` (dialect, notes, violations).
 
-    ``source`` is the body (bytes), its frames (an iterable of bytes: any split gives the same
-    result) or an :class:`Interaction` (provider detected from its request unless given, faults
-    applied). For bytes and frames, give ``provider``, an application ``contract`` (a
-    :class:`Contract` or a contract file path) or a ``url`` (and ``content_type``) to detect the
-    provider from; ``request`` is the JSON request body (for ``stream_options.include_usage``).
+    ``source`` is the body (bytes), its frames (an iterable of bytes, or of
+    :class:`~replayproxy.core.cassette.model.Frame` with their arrival offsets: any split gives
+    the same result, the delivery timing of ``incremental`` contracts aside) or an
+    :class:`Interaction` (provider detected from its request unless given, faults applied). For
+    bytes and frames, give ``provider``, an application ``contract`` (a :class:`Contract` or a
+    contract file path) or a ``url`` (and ``content_type``) to detect the provider from;
+    ``request`` is the JSON request body (for ``stream_options.include_usage``);
+    ``content_encoding`` the response's ``Content-Encoding`` when the bytes are still encoded.
+    With a contract, ``record`` is the stored record (a mapping, e.g. the turn's database row)
+    that the contract's ``fields.record`` pointers must match, and ``upstream_incomplete`` says
+    the provider stream behind this one was cut (``upstream.incomplete`` limits the terminal).
     Raises :class:`UsageError` (one line) for a str body, a non-stream content type, an unknown
-    provider, or an interaction that is no stream.
+    provider or content coding, ``record``/``upstream_incomplete`` without a contract, or an
+    interaction that is no stream.
     """
     app = _contract(contract)
     if isinstance(source, Interaction):
-        report = check_interaction(source, provider=provider, faults=faults, contract=app)
+        report = check_interaction(
+            source,
+            provider=provider,
+            faults=faults,
+            contract=app,
+            record=record,
+            upstream_incomplete=upstream_incomplete,
+        )
         if report.skipped is not None:
             raise UsageError(f"cannot check this interaction: {report.skipped}")
         return StreamReport(
@@ -310,10 +248,24 @@ def check_stream(
     )
     if name is None:
         raise _no_provider(url, content_type)
+    reason = unsupported(content_encoding)
+    if reason is not None:
+        raise UsageError(f"cannot check this body: {reason}")
     options = request if isinstance(request, RequestOptions) else request_options(request)
-    checker = StreamChecker(name, request=options, content_type=content_type, url=url)
+    checker = StreamChecker(
+        name,
+        request=options,
+        content_type=content_type,
+        url=url,
+        content_encoding=content_encoding,
+        record=record,
+        upstream_incomplete=upstream_incomplete,
+    )
     for frame in frames:
-        checker.feed(frame)
+        if isinstance(frame, Frame):
+            checker.feed(frame.data, frame.offset_ns)
+        else:
+            checker.feed(frame)
     checker.close()
     return StreamReport(
         checker.provider, checker.dialect, tuple(checker.violations), tuple(checker.notes)
@@ -329,6 +281,9 @@ def check(
     content_type: str | None = None,
     request: bytes | RequestOptions | None = None,
     faults: Sequence[str] = (),
+    content_encoding: str | None = None,
+    record: Mapping[str, Any] | None = None,
+    upstream_incomplete: bool = False,
 ) -> list[Violation]:
     """The violations of one stream; takes :func:`check_stream`'s arguments."""
     return list(
@@ -340,6 +295,9 @@ def check(
             content_type=content_type,
             request=request,
             faults=faults,
+            content_encoding=content_encoding,
+            record=record,
+            upstream_incomplete=upstream_incomplete,
         ).violations
     )
 
@@ -347,7 +305,7 @@ def check(
 def assert_stream_ok(source: Source, *, allow_warnings: bool = True, **kwargs: object) -> None:
     """Raise :class:`StreamContractError` (an ``AssertionError``) listing the violations of
     ``source`` (errors, and warnings too unless ``allow_warnings``). Takes :func:`check`'s
-    keyword arguments."""
+    keyword arguments (``contract=``, ``record=``, ``upstream_incomplete=`` ...)."""
     violations = check(source, **kwargs)  # type: ignore[arg-type]
     failing = [v for v in violations if v.severity == "error" or not allow_warnings]
     if failing:

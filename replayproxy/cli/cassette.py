@@ -34,6 +34,7 @@ from replayproxy.core.cassette import textform, textload
 from replayproxy.core.cassette.model import Cassette
 from replayproxy.core.tools.diff import Timing
 from replayproxy.core.tools.diff import diff as diff_cassettes
+from replayproxy.core.tools.event_diff import EventDifference, diff_events
 from replayproxy.core.tools.inspect import event_rows, format_ns, frame_rows, interaction_rows
 from replayproxy.core.tools.plot import plot as plot_svg
 from replayproxy.core.websocket.inspect import message_rows
@@ -277,6 +278,19 @@ def textconv(path: str) -> None:
     metavar="MS",
     help="Treat times within MS milliseconds as equal.",
 )
+@click.option(
+    "--events",
+    "by_events",
+    is_flag=True,
+    help="Compare the events by meaning: types and JSON fields, without ids, created times, "
+    "fingerprints, timing, frames, hosts or headers; one line per changed field.",
+)
+@click.option(
+    "--ignore",
+    multiple=True,
+    metavar="POINTER",
+    help="With --events: also leave out this JSON pointer in every event (* = any key/item).",
+)
 @json_option
 @click.pass_context
 def diff(
@@ -285,22 +299,31 @@ def diff(
     b: str,
     ignore_timing: bool,
     time_tolerance: float,
+    by_events: bool,
+    ignore: tuple[str, ...],
     as_json: bool,
 ) -> None:
     """Interaction, frame and event differences between cassettes A and B (exit 1 if any).
 
     Two recordings of one stream differ in timing on every frame: --ignore-timing (or
-    --time-tolerance MS) shows what else differs.
+    --time-tolerance MS) shows what else differs, --events what they mean differently.
     """
-    timing = Timing(tolerance_ns=round(time_tolerance * 1_000_000), ignore=ignore_timing)
-    found = diff_cassettes(load_cassette(a), load_cassette(b), timing)
+    if ignore and not by_events:
+        raise UsageError("--ignore needs --events")
+    if by_events:
+        found = diff_events(load_cassette(a), load_cassette(b), ignore)
+    else:
+        timing = Timing(tolerance_ns=round(time_tolerance * 1_000_000), ignore=ignore_timing)
+        found = diff_cassettes(load_cassette(a), load_cassette(b), timing)
     if as_json:
         print_json([dataclasses.asdict(d) for d in found])
     for d in found if not as_json else ():
         ia = "-" if d.a_index is None else str(d.a_index)
         ib = "-" if d.b_index is None else str(d.b_index)
         where = "cassette" if d.level == "cassette" else f"interaction {ia}/{ib} {d.label}"
-        if d.a or d.b:
+        if d.level == "event" and by_events:  # one line: the field and both values
+            click.echo(f"{where}: {EventDifference(d.what, d.a, d.b).line}")
+        elif d.a or d.b:
             click.echo(f"{where}: {d.what}:\n  - {d.a or '(absent)'}\n  + {d.b or '(absent)'}")
         else:
             click.echo(f"{where}: {d.what}")

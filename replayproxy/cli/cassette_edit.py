@@ -17,6 +17,7 @@ from replayproxy.cli._cassette_common import interaction_option, load_cassette
 from replayproxy.core.cassette import texttokens
 from replayproxy.core.cassette.model import EndKind
 from replayproxy.core.tools.edit import Edits, apply
+from replayproxy.core.tools.event_field import parse_field_edit
 from replayproxy.errors import UsageError
 
 __all__ = ["edit"]
@@ -97,6 +98,15 @@ def _end(text: str | None) -> tuple[EndKind | None, float | None]:
 @click.option("--drop-event", multiple=True, type=int, metavar="N", help="Remove event N.")
 @click.option("--duplicate-event", multiple=True, type=int, metavar="N", help="Send event N twice.")
 @click.option(
+    "--set-event-field",
+    "set_event_field",
+    multiple=True,
+    type=(int, str, str),
+    metavar="N POINTER JSON",
+    help="Set the JSON field at POINTER inside event N to JSON (e.g. 3 "
+    "/choices/0/finish_reason '\"length\"'); framing and frame times stay.",
+)
+@click.option(
     "--truncate",
     metavar="POS",
     help="Cut the body at POS (events=N, frames=N, bytes=N, time=SECONDS); the ending kind stays.",
@@ -127,6 +137,7 @@ def edit(
     insert_event: tuple[str, ...],
     drop_event: tuple[int, ...],
     duplicate_event: tuple[int, ...],
+    set_event_field: tuple[tuple[int, str, str], ...],
     truncate: str | None,
     split: tuple[str, ...],
     merge: tuple[str, ...],
@@ -156,6 +167,7 @@ def edit(
         insert_events=tuple(_insert(t) for t in insert_event),
         drop_events=drop_event,
         duplicate_events=duplicate_event,
+        set_event_fields=tuple(parse_field_edit(*t) for t in set_event_field),
         truncate=truncate,
         split=split,
         merge=tuple(_merge_range(m) for m in merge),

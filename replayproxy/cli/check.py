@@ -75,8 +75,29 @@ def _list_rules() -> None:
     help="Check against this application stream contract (TOML, or JSON by .json suffix) "
     "instead of a provider's; see docs/checker.md.",
 )
+@click.option(
+    "-i",
+    "--interaction",
+    "selected",
+    type=click.IntRange(min=0),
+    multiple=True,
+    metavar="N",
+    help="Check only interaction N of each cassette (repeatable; see `cassette show`).",
+)
+@click.option(
+    "--path",
+    "path_glob",
+    metavar="GLOB",
+    help="Check only interactions whose request path matches this fnmatch glob, as the fault "
+    "selector path= does (e.g. '/chat*').",
+)
 @click.option("--url", help="With --stdin: the request URL, to detect the provider.")
 @click.option("--content-type", help="With --stdin: the response Content-Type.")
+@click.option(
+    "--content-encoding",
+    help="With --stdin: the response Content-Encoding (gzip, deflate, br, zstd), when the body "
+    "is still encoded.",
+)
 @click.option(
     "--request",
     "request_file",
@@ -98,8 +119,11 @@ def check_command(
     from_stdin: bool,
     provider: str | None,
     contract_file: Path | None,
+    selected: tuple[int, ...],
+    path_glob: str | None,
     url: str | None,
     content_type: str | None,
+    content_encoding: str | None,
     request_file: Path | None,
     faults: tuple[str, ...],
     as_json: bool,
@@ -114,6 +138,7 @@ def check_command(
     replayproxy check --stdin --provider anthropic < body.sse
     replayproxy check --stdin --contract turn.toml < app-stream.sse
     replayproxy check --contract turn.toml app.cassette --fault truncate:events=3
+    replayproxy check --contract turn.toml app.cassette --path '/chat*' -i 2
 
     Exit status: 0 no errors, 1 a stream breaks a rule (or a warning, with --strict),
     2 bad usage.
@@ -125,6 +150,12 @@ def check_command(
         raise UsageError("give CASSETTE paths, or --stdin (not both)")
     if contract_file is not None and provider is not None:
         raise UsageError("give --provider or --contract, not both")
+    if from_stdin and (selected or path_glob is not None):
+        raise UsageError("-i and --path select interactions of CASSETTE paths, not --stdin")
+    if content_encoding is not None and not from_stdin:
+        raise UsageError(
+            "--content-encoding is for --stdin; a cassette's interactions carry their own"
+        )
     contract = load_contract(contract_file) if contract_file is not None else None
     if from_stdin:
         body = sys.stdin.buffer.read()
@@ -136,6 +167,7 @@ def check_command(
             url=url,
             content_type=content_type,
             request=request,
+            content_encoding=content_encoding,
         )
         violations = list(report.violations)
         if as_json:
@@ -156,10 +188,18 @@ def check_command(
         sys.exit(_status(violations, strict))
     everything: list[Violation] = []
     out: list[dict[str, Any]] = []
+    checked = 0
     for path in cassettes:
         reports = check_cassette(
-            path, provider=provider, faults=faults, on_warning=_warn, contract=contract
+            path,
+            provider=provider,
+            faults=faults,
+            on_warning=_warn,
+            contract=contract,
+            interactions=selected or None,
+            path=path_glob,
         )
+        checked += len(reports)
         out.append({"path": str(path), "interactions": [_report_json(r) for r in reports]})
         for r in reports:
             everything.extend(r.violations)
@@ -167,6 +207,12 @@ def check_command(
             _print_cassette(path, reports)
     if as_json:
         click.echo(json.dumps({"cassettes": out}, indent=2))
+    if not checked and (selected or path_glob is not None):
+        what = [f"-i {i}" for i in selected]
+        if path_glob is not None:
+            what.append(f"--path {path_glob!r}")
+        where = ", ".join(map(str, cassettes))
+        raise UsageError(f"{' '.join(what)} selects no interaction of {where}")
     sys.exit(_status(everything, strict))
 
 

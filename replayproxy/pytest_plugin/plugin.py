@@ -34,6 +34,9 @@ if TYPE_CHECKING:
 
 __all__ = ["ReplayproxyUnusedWarning"]
 
+# The stream_snapshot fixture and its --replayproxy-snapshot-update option.
+pytest_plugins = ["replayproxy.pytest_plugin.snapshot"]
+
 MARKER = "replayproxy"
 
 _MARKER_ONLY = ("cassette", "upstream")

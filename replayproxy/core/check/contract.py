@@ -4,8 +4,11 @@
 A contract says how events are framed (SSE or NDJSON), where an event's type lives (the SSE
 ``event:`` name or a JSON field), which types may start a stream, which are terminal (exactly
 one, last), which fields every event carries with one value (the turn id), which fields each
-type must carry, and the order (:mod:`.order`). The format is documented in docs/checker.md.
-Pure: text in, a contract out; a bad contract is a one-line :class:`UsageError`.
+type must carry, and the order (:mod:`.order`); for endpoint recordings also whether the stream
+must arrive incrementally, which fields must match the stored record, which terminal events may
+follow an incomplete upstream stream, and which fields change between runs (``volatile``). The
+format is documented in docs/checker.md. Pure: text in, a contract out; a bad contract is a
+one-line :class:`UsageError`.
 """
 
 from __future__ import annotations
@@ -17,24 +20,42 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from replayproxy.core.check.order import Order, compile_order
+from replayproxy.core.json.pointer import parse_pointer
 from replayproxy.errors import UsageError
 
-__all__ = ["Contract", "lookup", "parse_contract"]
+__all__ = ["ANY_TYPE", "Contract", "lookup", "parse_contract", "pointer_value"]
 
 Framing = Literal["sse", "ndjson"]
 MISSING: Any = object()
+ANY_TYPE = "*"
+"""The event type of a ``volatile`` pointer that applies to events of every type."""
 
 # section -> allowed keys (the top level holds "name" and the sections)
 _KEYS: dict[str, frozenset[str]] = {
-    "stream": frozenset({"framing", "type_field", "sentinels"}),
+    "stream": frozenset({"framing", "type_field", "sentinels", "incremental"}),
     "events": frozenset({"start", "terminal", "order"}),
-    "fields": frozenset({"same", "required"}),
+    "fields": frozenset({"same", "required", "record", "volatile"}),
+    "upstream": frozenset({"incomplete"}),
 }
 
 
 @dataclass(frozen=True, slots=True)
 class Contract:
-    """One application stream contract (see docs/checker.md, "Contracts")."""
+    """One application stream contract (see docs/checker.md, "Contracts").
+
+    The endpoint-recording keys:
+
+    - ``incremental``: the stream must arrive incrementally (``stream.buffered`` otherwise).
+    - ``record``: per event type, ``(event_pointer, record_pointer)`` pairs of RFC 6901 JSON
+      pointers: the event must carry the field, equal to the stored record's value when the
+      check is given one (``check_stream(..., record=row)``).
+    - ``after_incomplete``: the terminal event types allowed after an incomplete upstream
+      stream (``check_stream(..., upstream_incomplete=True)``); ``None``: not constrained.
+    - ``volatile``: ``(event_type, pointer)`` pairs of fields that change between runs (ids,
+      timestamps); ``event_type`` is :data:`ANY_TYPE` (``"*"``) for every type. Not checked
+      here: read by whoever compares streams (snapshots, diffs) to drop those fields, with
+      :meth:`volatile_for`.
+    """
 
     name: str = "contract"
     framing: Framing = "sse"
@@ -45,6 +66,10 @@ class Contract:
     order: Order | None = None
     same: tuple[str, ...] = ()
     required: tuple[tuple[str, tuple[str, ...]], ...] = field(default=())
+    incremental: bool = False
+    record: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+    after_incomplete: frozenset[str] | None = None
+    volatile: tuple[tuple[str, str], ...] = ()
 
     def required_for(self, kind: str) -> tuple[str, ...]:
         """The fields an event of type ``kind`` must carry."""
@@ -52,6 +77,30 @@ class Contract:
             if name == kind:
                 return fields
         return ()
+
+    def record_for(self, kind: str) -> tuple[tuple[str, str], ...]:
+        """The ``(event_pointer, record_pointer)`` pairs an event of type ``kind`` must match."""
+        for name, pairs in self.record:
+            if name == kind:
+                return pairs
+        return ()
+
+    def volatile_for(self, kind: str) -> tuple[str, ...]:
+        """The pointers of the fields of a ``kind`` event that change between runs."""
+        return tuple(p for name, p in self.volatile if name in (kind, ANY_TYPE))
+
+
+def pointer_value(doc: Any, pointer: str) -> Any:
+    """The value at an RFC 6901 ``pointer`` in a JSON document (or a mapping), or ``MISSING``."""
+    value = doc
+    for token in parse_pointer(pointer):
+        if isinstance(value, Mapping) and token in value:
+            value = value[token]
+        elif isinstance(value, list) and token.isdigit() and int(token) < len(value):
+            value = value[int(token)]
+        else:
+            return MISSING
+    return value
 
 
 def lookup(payload: Any, path: str) -> Any:
@@ -72,6 +121,71 @@ def _strings(where: str, value: Any) -> tuple[str, ...]:
     raise UsageError(f"contract: {where} must be a list of names, not {value!r}")
 
 
+def _pointers(where: str, value: Any) -> tuple[str, ...]:
+    """A list of RFC 6901 JSON pointers (``/record_version``), each checked."""
+    names = _strings(where, value)
+    for name in names:
+        if not name.startswith("/"):
+            raise UsageError(
+                f"contract: {where} takes JSON pointers (RFC 6901): write '/{name}', not {name!r}"
+            )
+        try:
+            parse_pointer(name)
+        except UsageError as e:
+            raise UsageError(f"contract: {where}: {e}") from None
+    return names
+
+
+def _record(fields: Mapping[str, Any]) -> tuple[tuple[str, tuple[tuple[str, str], ...]], ...]:
+    """fields.record: type = ["/ptr", ...] (the same pointer in event and record) or
+    type = { "/event_ptr" = "/record_ptr" }."""
+    table = fields.get("record", {})
+    if not isinstance(table, Mapping):
+        raise UsageError("contract: fields.record must be a table of type = [JSON pointers]")
+    out = []
+    for kind, spec in table.items():
+        where = f"fields.record.{kind}"
+        if isinstance(spec, Mapping):
+            events = _pointers(where, list(spec))
+            stored = _pointers(where, list(spec.values()))
+            pairs = tuple(zip(events, stored, strict=True))
+        else:
+            pairs = tuple((p, p) for p in _pointers(where, spec))
+        out.append((str(kind), pairs))
+    return tuple(out)
+
+
+def _volatile(fields: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """fields.volatile: ["/ptr", ...] for every event type, or a table type = ["/ptr", ...]
+    ("*" = every type)."""
+    spec = fields.get("volatile", [])
+    if isinstance(spec, Mapping):
+        return tuple(
+            (str(kind), p)
+            for kind, names in spec.items()
+            for p in _pointers(f"fields.volatile.{kind}", names)
+        )
+    return tuple((ANY_TYPE, p) for p in _pointers("fields.volatile", spec))
+
+
+def _after_incomplete(
+    upstream: Mapping[str, Any], terminal: frozenset[str]
+) -> frozenset[str] | None:
+    if "incomplete" not in upstream:
+        return None
+    allowed = frozenset(_strings("upstream.incomplete", upstream["incomplete"]))
+    if not allowed:
+        raise UsageError("contract: upstream.incomplete must name at least one terminal event")
+    stray = sorted(allowed - terminal)
+    if stray:
+        known = " | ".join(sorted(terminal)) or "none"
+        raise UsageError(
+            f"contract: upstream.incomplete names {stray[0]!r}, which is not a terminal event "
+            f"(events.terminal: {known})"
+        )
+    return allowed
+
+
 def _section(data: Mapping[str, Any], name: str) -> Mapping[str, Any]:
     section = data.get(name, {})
     if not isinstance(section, Mapping):
@@ -88,9 +202,12 @@ def from_mapping(data: Mapping[str, Any], *, default_name: str = "contract") -> 
     unknown = sorted(set(data) - {"name", *_KEYS})
     if unknown:
         raise UsageError(
-            f"contract: unknown key {unknown[0]!r} (known: name, [stream], [events], [fields])"
+            f"contract: unknown key {unknown[0]!r} "
+            "(known: name, [stream], [events], [fields], [upstream])"
         )
-    stream, events, fields = (_section(data, s) for s in ("stream", "events", "fields"))
+    stream, events, fields, upstream = (
+        _section(data, s) for s in ("stream", "events", "fields", "upstream")
+    )
     name = data.get("name", default_name)
     if not isinstance(name, str):
         raise UsageError(f"contract: name must be a string, not {name!r}")
@@ -110,19 +227,27 @@ def from_mapping(data: Mapping[str, Any], *, default_name: str = "contract") -> 
     required = fields.get("required", {})
     if not isinstance(required, Mapping):
         raise UsageError("contract: fields.required must be a table of type = [fields]")
+    incremental = stream.get("incremental", False)
+    if not isinstance(incremental, bool):
+        raise UsageError(f"contract: stream.incremental must be true or false, not {incremental!r}")
+    terminal = frozenset(_strings("events.terminal", events.get("terminal", [])))
     contract = Contract(
         name=name,
         framing=framing,
         type_field=type_field,
         sentinels=frozenset(_strings("stream.sentinels", stream.get("sentinels", []))),
         start=frozenset(_strings("events.start", events.get("start", []))),
-        terminal=frozenset(_strings("events.terminal", events.get("terminal", []))),
+        terminal=terminal,
         order=compile_order(order_src) if order_src is not None else None,
         same=_strings("fields.same", fields.get("same", [])),
         required=tuple(
             (str(kind), _strings(f"fields.required.{kind}", names))
             for kind, names in required.items()
         ),
+        incremental=incremental,
+        record=_record(fields),
+        after_incomplete=_after_incomplete(upstream, terminal),
+        volatile=_volatile(fields),
     )
     if contract.order is not None:
         named = contract.start | contract.terminal

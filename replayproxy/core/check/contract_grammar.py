@@ -3,18 +3,23 @@
 Per event: its type (SSE ``event:`` name, ``message`` when absent as in EventSource, or the
 contract's JSON field; a sentinel such as ``[DONE]`` is its own type), a start event first,
 nothing after the terminal event, the order grammar, the fields that must be equal in every
-event, and the fields each type requires. At the end: exactly one terminal event was seen and
-the order is complete. Rules ``contract.*``; one root cause is reported once (after the
-terminal event only the first later event; after an order violation no more order checks).
+event, the fields each type requires, and the fields it must carry to match the stored record
+(``contract.record``: equal to the record's values when one is given). A terminal event after
+an incomplete upstream stream must be one ``upstream.incomplete`` allows (``contract.upstream``).
+At the end: exactly one terminal event was seen and the order is complete. Rules
+``contract.*``; one root cause is reported once (after the terminal event only the first later
+event; after an order violation no more order checks).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from replayproxy.core.check.base import INVALID, Grammar, Report, RequestOptions, StreamEvent
-from replayproxy.core.check.contract import MISSING, Contract, lookup
+from replayproxy.core.check.contract import MISSING, Contract, lookup, pointer_value
 from replayproxy.core.check.order import OrderMatcher
+from replayproxy.errors import UsageError
 
 __all__ = ["ContractGrammar"]
 
@@ -28,10 +33,45 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+def _equal(streamed: Any, stored: Any) -> bool:
+    """JSON equality: ``true`` is not ``1`` (Python's ``True == 1`` would pass it)."""
+    return isinstance(streamed, bool) == isinstance(stored, bool) and streamed == stored
+
+
+def _stored(contract: Contract, record: Mapping[str, Any]) -> dict[str, Any]:
+    """The record's value for every record pointer the contract names; a pointer the record
+    does not hold is a mistake in the test, said before any event is read."""
+    out: dict[str, Any] = {}
+    for kind, pairs in contract.record:
+        for _, pointer in pairs:
+            value = pointer_value(record, pointer)
+            if value is MISSING:
+                held = ", ".join(map(repr, list(record)[:8])) or "nothing"
+                raise UsageError(
+                    f"record= has no {pointer} (contract fields.record.{kind}); it holds {held}"
+                )
+            out[pointer] = value
+    return out
+
+
 class ContractGrammar(Grammar):
-    def __init__(self, report: Report, contract: Contract) -> None:
+    def __init__(
+        self,
+        report: Report,
+        contract: Contract,
+        *,
+        record: Mapping[str, Any] | None = None,
+        upstream_incomplete: bool = False,
+    ) -> None:
         super().__init__(report, RequestOptions())
         self.contract = contract
+        self.record = None if record is None else _stored(contract, record)
+        self.upstream_incomplete = upstream_incomplete
+        if upstream_incomplete and contract.after_incomplete is None:
+            report.note(
+                "the upstream stream was incomplete, but the contract has no "
+                "upstream.incomplete: which terminal event may follow is not checked"
+            )
         self.sentinels = contract.sentinels
         self.matcher = OrderMatcher(contract.order) if contract.order is not None else None
         self.order_broken = False
@@ -99,6 +139,15 @@ class ContractGrammar(Grammar):
         self.last_type = kind
         if kind in contract.terminal:
             self.terminal = (ev.index, kind)
+            allowed = contract.after_incomplete
+            if self.upstream_incomplete and allowed is not None and kind not in allowed:
+                report.at(
+                    "contract.upstream",
+                    ev,
+                    f"{kind} ends a turn whose upstream stream was incomplete; after an "
+                    f"incomplete upstream only {_names(allowed)} may end it: a cut answer is "
+                    "stored as a finished turn",
+                )
         if isinstance(ev.payload, dict):
             self._fields(ev, kind, ev.payload)
         elif (
@@ -133,6 +182,25 @@ class ContractGrammar(Grammar):
         if missing:
             report.at(
                 "contract.required", ev, f"the {kind} event lacks {', '.join(map(repr, missing))}"
+            )
+        for pointer, stored_at in self.contract.record_for(kind):
+            self._record_field(ev, kind, payload, pointer, stored_at)
+
+    def _record_field(
+        self, ev: StreamEvent, kind: str, payload: dict[str, Any], pointer: str, stored_at: str
+    ) -> None:
+        value = pointer_value(payload, pointer)
+        stored = MISSING if self.record is None else self.record[stored_at]
+        where = "" if stored_at == pointer else f" at {stored_at}"
+        if value is MISSING:
+            held = "" if stored is MISSING else f" (the stored record has {_shown(stored)}{where})"
+            self.report.at("contract.record", ev, f"the {kind} event lacks {pointer}{held}")
+        elif stored is not MISSING and not _equal(value, stored):
+            self.report.at(
+                "contract.record",
+                ev,
+                f"the {kind} event carries {pointer} = {_shown(value)}, the stored record has "
+                f"{_shown(stored)}{where}: the client shows a turn the database does not hold",
             )
 
     def finish(self, end: int) -> None:

@@ -26,6 +26,11 @@ class NDJSONLayer:
         self._index = 0
         self._end = 0
 
+    @property
+    def dispatched(self) -> int:
+        """Events (non-blank lines) handed to the grammar so far."""
+        return self._index
+
     def feed(self, data: bytes) -> None:
         self._end += len(data)
         self._buffer += data

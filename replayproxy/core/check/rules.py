@@ -308,6 +308,28 @@ _ALL = [
          "Clients route events by the turn id: a missing or changed id mixes two turns."),
     Rule("contract.required", "error", "Each event carries the fields the contract requires "
          "for its type.", "The client reads them (the delta text, the committed message id)."),
+    Rule("contract.record", "error", "Each event carries the fields fields.record names for its "
+         "type, equal to the stored record's values when the check is given the record.",
+         "The client shows what the stream says; a committed turn whose version or id differs "
+         "from the row the app stored is a turn the user sees but the database does not hold."),
+    Rule("contract.upstream", "error", "After an incomplete upstream stream, the stream ends only "
+         "with a terminal event upstream.incomplete allows.",
+         "A turn committed on a cut provider stream stores and shows half an answer as a "
+         "finished one; nothing downstream can tell."),
+    # --- endpoint recordings: content coding and delivery timing ---
+    Rule("http.compressed-stream", "warning", "The stream is sent without Content-Encoding.",
+         "Browsers' EventSource and fetch, and httpx, decode gzip, deflate and br chunk by chunk, "
+         "so no client breaks on the coding itself; the harm is buffering: compression "
+         "middleware holds the events until its buffer fills or the response ends (see "
+         "stream.buffered)."),
+    Rule("http.content-encoding", "error", "A content-coded body decodes (gzip, deflate, br, "
+         "zstd).",
+         "httpx raises DecodingError and browsers fail the request "
+         "(ERR_CONTENT_DECODING_FAILED): no event past the bad bytes reaches the app."),
+    Rule("stream.buffered", "error", "With incremental = true: the events do not all arrive "
+         "within 1 ms of each other after a wait of 50 ms or more.",
+         "A buffered stream shows nothing, then everything at once: the user stares at a "
+         "spinner for the whole generation, and read timeouts fire on long answers."),
 ]  # fmt: skip
 
 RULES: dict[str, Rule] = {}

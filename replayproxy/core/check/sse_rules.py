@@ -59,6 +59,7 @@ class SSELayer:
         self._mixed_reported = False
         self._id_seen = False
         self._end = 0
+        self.dispatched = 0  # events handed to the grammar so far (delivery timing counts them)
         # Only some grammars look at raw blocks; skip the call per event for the others.
         overridden = type(grammar).block is not Grammar.block
         self._grammar_block = grammar.block if overridden else None
@@ -137,6 +138,7 @@ class SSELayer:
             )
 
     def _event(self, block: SSEEvent) -> None:
+        self.dispatched += 1
         data = block.data
         payload: object
         if data in self.grammar.sentinels:

@@ -63,6 +63,15 @@ _INVOKE_TERMINAL: Final = Terminal(
     "the chunk holding Anthropic's message_stop; an exception message ends the stream"
 )
 
+# Bedrock pads every event with a random "p" field (against traffic analysis); latencies are
+# timing. InvokeModel chunks are read as their decoded "bytes" (tools/meaning.py).
+_CONVERSE_VOLATILE: Final = ("/p", "/metrics/latencyMs", "/start/toolUse/toolUseId")
+_INVOKE_VOLATILE: Final = (
+    "/p",
+    "/bytes/amazon-bedrock-invocationMetrics/invocationLatency",
+    "/bytes/amazon-bedrock-invocationMetrics/firstByteLatency",
+)
+
 DEFINITIONS: Final[tuple[ProviderDef, ...]] = (
     ProviderDef(
         Provider.BEDROCK_CONVERSE,
@@ -76,6 +85,7 @@ DEFINITIONS: Final[tuple[ProviderDef, ...]] = (
         terminal=_BEDROCK_TERMINAL,
         keepalive=Keepalive.NONE,
         dialect="Bedrock (ConverseStream)",
+        volatile=_CONVERSE_VOLATILE,
     ),
     ProviderDef(
         Provider.BEDROCK_INVOKE_NATIVE,
@@ -93,6 +103,7 @@ DEFINITIONS: Final[tuple[ProviderDef, ...]] = (
         keepalive=Keepalive.NONE,
         dialect="Bedrock (InvokeModelWithResponseStream)",
         model_vendors=_NATIVE_VENDORS,
+        volatile=(*_INVOKE_VOLATILE, "/bytes/id"),
     ),
     ProviderDef(
         Provider.BEDROCK_INVOKE,
@@ -107,6 +118,7 @@ DEFINITIONS: Final[tuple[ProviderDef, ...]] = (
         terminal=_INVOKE_TERMINAL,
         keepalive=Keepalive.NONE,
         dialect="Anthropic on Bedrock (InvokeModelWithResponseStream)",
+        volatile=(*_INVOKE_VOLATILE, "/bytes/message/id", "/bytes/content_block/id"),
     ),
     ProviderDef(
         Provider.OPENAI_CHAT,
@@ -126,6 +138,13 @@ DEFINITIONS: Final[tuple[ProviderDef, ...]] = (
             "stream-options-usage",
             "documented-defaults",
         ),
+        volatile=(
+            "/id",
+            "/created",
+            "/system_fingerprint",
+            "/obfuscation",
+            "/choices/*/delta/tool_calls/*/id",
+        ),
     ),
     ProviderDef(
         Provider.OPENAI_RESPONSES,
@@ -143,6 +162,15 @@ DEFINITIONS: Final[tuple[ProviderDef, ...]] = (
         keepalive=Keepalive.SSE_COMMENT,
         dialect="OpenAI-compatible",
         equivalences=("input-text", "tool-choice-auto"),
+        volatile=(
+            "/response/id",
+            "/response/created_at",
+            "/response/completed_at",
+            "/response/output/*/id",
+            "/item/id",
+            "/item_id",
+            "/obfuscation",
+        ),
     ),
     ProviderDef(
         Provider.ANTHROPIC,
@@ -165,6 +193,7 @@ DEFINITIONS: Final[tuple[ProviderDef, ...]] = (
         equivalences=("text-block", "tool-choice-auto"),
         headers=("anthropic-version",),
         hosts=("anthropic",),
+        volatile=("/message/id", "/content_block/id"),
     ),
     ProviderDef(
         Provider.GEMINI,
@@ -184,6 +213,7 @@ DEFINITIONS: Final[tuple[ProviderDef, ...]] = (
         terminal=Terminal("the chunk carrying finishReason", data=(b'"finishReason"',)),
         keepalive=Keepalive.SSE_COMMENT,
         dialect="Gemini",
+        volatile=("/responseId", "/createTime"),
     ),
     ProviderDef(
         Provider.OPENAI_REALTIME,
@@ -198,6 +228,18 @@ DEFINITIONS: Final[tuple[ProviderDef, ...]] = (
         keepalive=Keepalive.NONE,
         dialect="OpenAI Realtime",
         websocket=WebSocketProtocol("session.created", "response.done"),
+        volatile=(
+            "/event_id",
+            "/session/id",
+            "/session/expires_at",
+            "/response/id",
+            "/response_id",
+            "/response/output/*/id",
+            "/item/id",
+            "/item_id",
+            "/previous_item_id",
+            "/conversation/id",
+        ),
     ),
     ProviderDef(
         Provider.GEMINI_LIVE,
@@ -212,6 +254,7 @@ DEFINITIONS: Final[tuple[ProviderDef, ...]] = (
         keepalive=Keepalive.NONE,
         dialect="Gemini Live",
         websocket=WebSocketProtocol("setupComplete", "turnComplete"),
+        volatile=("/sessionResumptionUpdate/newHandle",),
     ),
     ProviderDef(
         Provider.SSE,
@@ -225,5 +268,6 @@ DEFINITIONS: Final[tuple[ProviderDef, ...]] = (
         terminal=Terminal("none: the generic rules accept [DONE] as a sentinel"),
         keepalive=Keepalive.SSE_COMMENT,
         dialect="generic SSE",
+        volatile=("/id", "/created"),
     ),
 )

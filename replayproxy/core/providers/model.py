@@ -148,3 +148,7 @@ class ProviderDef:
     model_vendors: frozenset[str] = frozenset()
     """For APIs shared by many models (Bedrock InvokeModel): the model id vendors
     (``amazon`` in ``us.amazon.nova-lite-v1:0``) this definition is limited to."""
+    volatile: tuple[str, ...] = ()
+    """JSON pointers of event fields that differ between two recordings of the same turn
+    (ids, ``created``, fingerprints, latencies, padding); ``*`` stands for any key or array
+    index. Events by meaning (:mod:`replayproxy.core.tools.meaning`) leave them out."""

@@ -11,6 +11,8 @@ Two recordings of one stream differ in timing on every frame. :class:`Timing` sa
 compare times: within ``tolerance_ns`` they are equal, and ``ignore`` leaves times out
 altogether and reports a different byte split of the same bytes as one difference
 (``frame splits``) instead of one per frame.
+
+``cassette diff --events`` compares by meaning instead: :mod:`.event_diff`.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from replayproxy.core.cassette.textform import format_time, quote
 from replayproxy.core.tools.inspect import escape
 from replayproxy.core.wire.events import NotAStreamError, event_spans
 
-__all__ = ["Difference", "Timing", "diff"]
+__all__ = ["Difference", "Timing", "diff", "opcodes"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +90,7 @@ class _Collector:
 Opcode = tuple[str, int, int, int, int]
 
 
-def _opcodes(
+def opcodes(
     a: Sequence[Hashable],
     b: Sequence[Hashable],
     whole_a: Sequence[object] | None = None,
@@ -134,7 +136,7 @@ def _frames(c: _Collector, a: Sequence[Frame], b: Sequence[Frame], timing: Timin
         return
     if len(a) != len(b):
         c.add("frame", "frame count", str(len(a)), str(len(b)))
-    for op, a1, a2, b1, b2 in _opcodes(da, db):
+    for op, a1, a2, b1, b2 in opcodes(da, db):
         if op == "equal":  # a[a1:a2] and b[b1:b2] hold the same bytes: compare their times
             for i in range(a1, a2):
                 j = b1 + i - a1
@@ -174,7 +176,7 @@ def _events(c: _Collector, a: Response, b: Response) -> None:
         return
     if len(ea) != len(eb):
         c.add("event", "event count", str(len(ea)), str(len(eb)))
-    for op, a1, a2, b1, b2 in _opcodes(ea, eb):
+    for op, a1, a2, b1, b2 in opcodes(ea, eb):
         if op == "equal":
             continue
         for k in range(max(a2 - a1, b2 - b1)):
@@ -226,7 +228,7 @@ def diff(a: Cassette, b: Cassette, timing: Timing = Timing()) -> list[Difference
         out.append(Difference("cassette", None, None, "", "meta", ma, mb))
     xs, ys = a.interactions, b.interactions
     keys_a, keys_b = [_key(x) for x in xs], [_key(y) for y in ys]
-    for _, a1, a2, b1, b2 in _opcodes(keys_a, keys_b, xs, ys):
+    for _, a1, a2, b1, b2 in opcodes(keys_a, keys_b, xs, ys):
         paired = min(a2 - a1, b2 - b1)  # equal: all of both; replace: as far as it goes; else 0
         for k in range(paired):
             out.extend(_pair(a1 + k, xs[a1 + k], b1 + k, ys[b1 + k], timing))

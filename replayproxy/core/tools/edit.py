@@ -13,7 +13,8 @@ the options on the command line:
 1. ``delete`` the selected interactions (alone: it cannot be combined with other edits);
 2. redact headers and JSON fields of the request body;
 3. bake faults into the recording (``bake``: fault specs applied for good, at speed 1);
-4. event edits: insert, drop, duplicate (event numbers refer to the stream before this step);
+4. event edits: JSON fields set inside events (:mod:`.event_field`), then insert, drop,
+   duplicate (event numbers refer to the stream before this step);
 5. ``truncate`` at a position;
 6. frames: split at positions, merge frame ranges, rechunk;
 7. timing: uniform gap, time to first byte, speed;
@@ -47,6 +48,8 @@ from replayproxy.core.replay.schedule import (
     scale,
     to_interaction,
 )
+from replayproxy.core.tools.event_field import FieldEdit, set_event_field
+from replayproxy.core.wire.events import stream_format
 from replayproxy.errors import FaultSpecError, UsageError
 
 __all__ = ["Edits", "apply", "parse_position"]
@@ -67,6 +70,7 @@ class Edits:
     insert_events: tuple[tuple[int, bytes], ...] = ()
     drop_events: tuple[int, ...] = ()
     duplicate_events: tuple[int, ...] = ()
+    set_event_fields: tuple[FieldEdit, ...] = ()
     truncate: str | None = None
     split: tuple[str, ...] = ()
     merge: tuple[tuple[int, int], ...] = ()
@@ -84,6 +88,7 @@ class Edits:
     def touches_body(self) -> bool:
         return bool(
             self.bake or self.insert_events or self.drop_events or self.duplicate_events
+            or self.set_event_fields
             or self.truncate or self.split or self.merge or self.rechunk
             or self.gap is not None or self.ttfb is not None or self.speed is not None
         )  # fmt: skip
@@ -143,6 +148,15 @@ def _regroup(schedule: Schedule, bounds: list[int]) -> Schedule:
 
 
 def _events(s: Schedule, e: Edits, ctx: _Ctx) -> Schedule:
+    for fe in e.set_event_fields:  # one at a time: each may change its event's length
+        spans = events_of(s, ctx, fe.spec)
+        if not fe.event < len(spans):
+            raise ctx.error(fe.spec, f"no event {fe.event} (the stream has {len(spans)} events)")
+        sse = stream_format(s.body, ctx.content_type) == "sse"
+        try:
+            s = set_event_field(s, spans[fe.event], sse, fe)
+        except UsageError as err:
+            raise ctx.error(fe.spec, str(err)) from None
     ops: list[tuple[int, int, Callable[[Schedule], Schedule]]] = []
     spans = events_of(s, ctx, "event edit") if _has_event_edits(e) else []
 

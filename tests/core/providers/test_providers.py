@@ -55,6 +55,9 @@ def problems(d: ProviderDef) -> list[str]:
     rows = {rule.name for rule in EQUIVALENCES if rule.api is d.provider}
     if set(d.equivalences) != rows:
         out.append(f"equivalences {sorted(d.equivalences)} but the table has {sorted(rows)}")
+    if not d.volatile:
+        out.append("no volatile fields: events by meaning would keep ids and times")
+    out.extend(f"volatile {p!r} is not a JSON pointer" for p in d.volatile if p[:1] != "/")
     return out
 
 
@@ -77,6 +80,8 @@ def test_every_definition_is_complete(d: ProviderDef) -> None:
         ({"provider": Provider.GEMINI_LIVE}, "no checker grammar in core.check.GRAMMARS"),
         ({"grammar": "nothing"}, "no rule id starts with 'nothing'"),
         ({"framing": Framing.EVENTSTREAM}, "in-band errors and keepalives are SSE events"),
+        ({"volatile": ()}, "no volatile fields: events by meaning would keep ids and times"),
+        ({"volatile": ("id",)}, "volatile 'id' is not a JSON pointer"),
         ({"equivalences": ()},
          "equivalences [] but the table has ['text-block', 'tool-choice-auto']"),
     ],

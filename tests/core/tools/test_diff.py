@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from replayproxy import store
 from replayproxy.core.cassette.model import Cassette, EndKind, Frame
-from replayproxy.core.tools.diff import Timing, _opcodes, diff
+from replayproxy.core.tools.diff import Timing, diff, opcodes
 from replayproxy.core.tools.edit import Edits, apply
 from replayproxy.testing.strategies import cassettes
 from tests.cassette.samples import sample_cassette
@@ -156,7 +156,7 @@ def _tiles(ops: list[tuple[str, int, int, int, int]], a: list[str], b: list[str]
 
 @given(_KEYS, _KEYS)
 def test_alignment_is_a_valid_edit_script(a: list[str], b: list[str]) -> None:
-    assert _tiles(_opcodes(a, b), a, b)
+    assert _tiles(opcodes(a, b), a, b)
 
 
 @given(_KEYS, st.integers(min_value=0), st.sampled_from("abcz"))
@@ -166,7 +166,7 @@ def test_one_insertion_or_deletion_anywhere_is_one_item(a: list[str], at: int, x
     at = at % (len(a) + 1)
     b = [*a[:at], x, *a[at:]]
     for old, new, kind in ((a, b, "insert"), (b, a, "delete")):
-        ops = _opcodes(old, new)
+        ops = opcodes(old, new)
         assert _tiles(ops, old, new)
         changed = [(op, a2 - a1, b2 - b1) for op, a1, a2, b1, b2 in ops if op != "equal"]
         assert changed == [(kind, 0, 1) if kind == "insert" else (kind, 1, 0)]
@@ -176,7 +176,7 @@ def test_one_insertion_or_deletion_anywhere_is_one_item(a: list[str], at: int, x
 def test_alignment_has_no_empty_opcodes(a: list[str], b: list[str]) -> None:
     """Like difflib's own, every opcode covers at least one item (an empty 'equal' would
     print as a zero-length stretch in the diff)."""
-    assert all(a2 - a1 or b2 - b1 for _, a1, a2, b1, b2 in _opcodes(a, b))
+    assert all(a2 - a1 or b2 - b1 for _, a1, a2, b1, b2 in opcodes(a, b))
 
 
 def test_long_runs_of_one_key_are_not_treated_as_junk() -> None:
@@ -185,7 +185,7 @@ def test_long_runs_of_one_key_are_not_treated_as_junk() -> None:
     everything replaced. They stay equal."""
     a = ["start-a", *["ping"] * 300, "end-a"]
     b = ["start-b", *["ping"] * 300, "end-b"]
-    ops = _opcodes(a, b)
+    ops = opcodes(a, b)
     assert _tiles(ops, a, b)
     assert [(op, a2 - a1) for op, a1, a2, _, _ in ops] == [
         ("replace", 1),

@@ -9,6 +9,7 @@ import pytest
 
 from replayproxy.core.cassette.model import Cassette, Ending, EndKind, Frame, Interaction, Request
 from replayproxy.core.tools.edit import Edits, apply, parse_position
+from replayproxy.core.tools.event_field import FieldEdit
 from replayproxy.errors import FaultSpecError, UsageError
 from replayproxy.testing import MS
 from tests.cassette.samples import SSE_EVENTS, sample_cassette, sse_interaction
@@ -22,6 +23,7 @@ SAMPLE_VALUES: dict[str, object] = {
     "insert_events": ((0, b"data: x\n\n"),),
     "drop_events": (0,),
     "duplicate_events": (0,),
+    "set_event_fields": (FieldEdit(0, "/a", 1),),
     "truncate": "events=1",
     "split": ("bytes=1",),
     "merge": ((0, 1),),
@@ -35,8 +37,8 @@ SAMPLE_VALUES: dict[str, object] = {
     "add_faults": ("hang",),
 }
 BODY_FIELDS = {
-    "bake", "insert_events", "drop_events", "duplicate_events", "truncate", "split", "merge",
-    "rechunk", "gap", "ttfb", "speed",
+    "bake", "insert_events", "drop_events", "duplicate_events", "set_event_fields", "truncate",
+    "split", "merge", "rechunk", "gap", "ttfb", "speed",
 }  # fmt: skip
 
 
