@@ -6,6 +6,7 @@ faults; every assertion on what a browser would receive, through replayproxy's s
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import httpx
 import pytest
@@ -54,15 +55,21 @@ def test_streaming_headers(endpoint: Endpoint) -> None:
 
 
 @pytest.mark.replayproxy(speed=1)
-def test_incremental_delivery(endpoint: Endpoint) -> None:
+def test_incremental_delivery(endpoint: Endpoint, stream_snapshot: Any) -> None:
     """At the recorded pace (302 events over ~0.6 s) the turn reaches the client in many
     reads spread over time, not in one burst at the end."""
     capture = chat(endpoint, "t-incremental")
     capture.assert_streamed(min_frames=20, min_spread_ms=200)
     capture.assert_framing()
     capture.assert_terminated(TERMINAL)
+    capture.check(contract=CONTRACT)  # incremental = true: the checker judges it too
+    # The turn by meaning (event types and fields, the end, streamed, terminated once), in
+    # tests/__snapshots__/test_chat/test_incremental_delivery.json; written (and, after a
+    # change that is meant, rewritten) by `python -m pytest --replayproxy-snapshot-update`.
+    stream_snapshot(capture, contract=CONTRACT)
 
 
+@pytest.mark.replayproxy(speed=1)  # the contract's incremental rule needs the recorded pace
 def test_a_clean_turn_is_committed_and_passes_the_contract(endpoint: Endpoint) -> None:
     """started, the deltas, committed: the whole text, and the checker's contract holds."""
     capture = chat(endpoint, "t-clean")
@@ -111,7 +118,8 @@ def test_a_stream_cut_before_done_is_rejected(endpoint: Endpoint) -> None:
 
 
 def _cut(fault: str) -> object:
-    return pytest.param(fault, marks=pytest.mark.replayproxy(faults=[fault]), id=fault)
+    # At the recorded pace: the contract's incremental rule is judged on real gaps.
+    return pytest.param(fault, marks=pytest.mark.replayproxy(faults=[fault], speed=1), id=fault)
 
 
 @pytest.mark.parametrize(
@@ -119,7 +127,8 @@ def _cut(fault: str) -> object:
 )
 def test_a_closed_connection_is_never_committed(endpoint: Endpoint, fault: str) -> None:
     """The provider's connection is closed, reset or hangs mid-stream: the turn is rejected,
-    the client's stream still ends cleanly with its terminal event."""
+    the client's stream still ends cleanly with its terminal event, and the contract's
+    upstream rule agrees."""
     turn_id = "t-" + fault.split(":")[0]
     capture = chat(endpoint, turn_id)
     assert kinds(capture)[-1] == "rejected", (
@@ -128,8 +137,10 @@ def test_a_closed_connection_is_never_committed(endpoint: Endpoint, fault: str) 
     )
     capture.assert_terminated(TERMINAL)
     assert endpoint.wait_ended(turn_id)["status"] == "rejected"
+    capture.check(contract=CONTRACT, upstream=True)  # the fault cut the provider's stream
 
 
+@pytest.mark.replayproxy(speed=1)  # the contract's incremental rule needs the recorded pace
 def test_committed_only_when_the_record_agrees(endpoint: Endpoint) -> None:
     """The committed event says what the store holds: same message id, record version,
     finish reason and length of text, and the stored text is the streamed text."""
@@ -140,6 +151,7 @@ def test_committed_only_when_the_record_agrees(endpoint: Endpoint) -> None:
     for name in ("message_id", "record_version", "finish_reason", "truncated"):
         assert committed[name] == row[name], f"committed says {name}={committed[name]!r}"
     assert committed["chars"] == len(row["text"]) and row["text"] == text_of(capture)
+    capture.check(contract=CONTRACT, record=row)  # the contract's fields.record
 
 
 @pytest.mark.replayproxy(speed=1)
