@@ -39,6 +39,7 @@ def cli() -> None:
     replayproxy replay CASSETTE   serve a cassette offline, with faults if asked
     replayproxy cassette ...      inspect, export, edit, diff and plot cassettes
     replayproxy check CASSETTE    check streams against each provider's contract
+    replayproxy matrix CASSETTE   run a command under every fault of the fault matrix
     """
 
 
@@ -47,7 +48,7 @@ def _register() -> None:
     # being developed, and so each module stays independent of the others.
     import importlib
 
-    for name in ("record", "replay", "cassette", "check", "addon_path"):
+    for name in ("record", "replay", "cassette", "check", "matrix", "addon_path"):
         try:
             module = importlib.import_module(f"replayproxy.cli.{name}")
         except ModuleNotFoundError as e:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import logging
+import os
 import signal
 import subprocess
 import sys
@@ -38,7 +39,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import FrameType
-from typing import Any, Protocol, TypeVar
+from typing import IO, Any, Protocol, TypeVar
 
 import click
 
@@ -118,12 +119,12 @@ def _listen_callback(ctx: click.Context, param: click.Parameter, value: str) -> 
         raise click.BadParameter(str(e), ctx=ctx, param=param) from None
 
 
-def listen_option(f: F) -> F:
+def listen_option(f: F, default: str = DEFAULT_LISTEN) -> F:
     """``--listen HOST:PORT`` (default 127.0.0.1:8080; port 0 picks a free port)."""
     return click.option(
         "--listen",
         metavar="HOST:PORT",
-        default=DEFAULT_LISTEN,
+        default=default,
         callback=_listen_callback,
         show_default=True,
         help="Address to listen on; port 0 picks a free port (printed once ready).",
@@ -207,20 +208,58 @@ def _exit_status(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
-def run_child(command: Sequence[str], env: Mapping[str, str]) -> int:
+def _end_group(child: subprocess.Popen[bytes]) -> None:
+    """Stop the command's process group (the command and what it started, nothing else):
+    SIGTERM, then SIGKILL if it is still there a second later."""
+    for signum in (signal.SIGTERM, signal.SIGKILL):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(child.pid, signum)
+        try:
+            child.wait(timeout=1.0)
+            return
+        except subprocess.TimeoutExpired:
+            pass
+
+
+def run_child(
+    command: Sequence[str],
+    env: Mapping[str, str],
+    *,
+    timeout: float | None = None,
+    output: IO[bytes] | None = None,
+) -> int:
     """Run ``command`` with ``env`` until it exits; return its exit status (128+N if killed).
 
     SIGTERM is forwarded at once. SIGINT is forwarded only if the command is still running
-    :data:`_SIGINT_GRACE_S` later (a terminal's Ctrl-C has already reached it).
+    :data:`_SIGINT_GRACE_S` later (a terminal's Ctrl-C has already reached it). With
+    ``timeout`` the command runs in a process group of its own, which is ended after
+    ``timeout`` seconds (then :class:`subprocess.TimeoutExpired` is raised); SIGINT and SIGTERM
+    go to that group at once, a second one ends it, and :class:`KeyboardInterrupt` is raised
+    once the command is gone (a matrix run stops instead of going on to its next cell). With
+    ``output`` its stdout and stderr go there instead of ours.
     """
+    own_group = timeout is not None
     try:
-        child = subprocess.Popen(list(command), env=dict(env))
+        child = subprocess.Popen(
+            list(command),
+            env=dict(env),
+            stdout=output,
+            stderr=subprocess.STDOUT if output is not None else None,
+            process_group=0 if own_group else None,
+        )
     except OSError as e:
         raise UsageError(f"cannot run {command[0]!r}: {e.strerror or e}") from None
     pending_sigint: list[float] = []
+    interrupted: list[int] = []
+    deadline = None if timeout is None else time.monotonic() + timeout
 
     def on_signal(signum: int) -> None:
-        if signum == signal.SIGINT:
+        if own_group:
+            # Nothing else reaches a command in its own group: pass the signal on at once.
+            interrupted.append(signum)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(child.pid, signum)
+        elif signum == signal.SIGINT:
             pending_sigint.append(time.monotonic())
         elif child.poll() is None:
             child.send_signal(signum)
@@ -228,9 +267,18 @@ def run_child(command: Sequence[str], env: Mapping[str, str]) -> int:
     with _Signals(on_signal):
         while True:
             try:
-                return _exit_status(child.wait(timeout=0.1))
+                status = _exit_status(child.wait(timeout=0.1))
             except subprocess.TimeoutExpired:
                 pass
+            else:
+                if interrupted:
+                    raise KeyboardInterrupt
+                return status
+            if len(interrupted) > 1 or (deadline is not None and time.monotonic() > deadline):
+                _end_group(child)
+                if interrupted:
+                    raise KeyboardInterrupt
+                raise subprocess.TimeoutExpired(list(command), timeout or 0.0)
             if pending_sigint and time.monotonic() - pending_sigint[0] > _SIGINT_GRACE_S:
                 pending_sigint.clear()
                 if child.poll() is None:
@@ -272,12 +320,16 @@ def serve(
     forward: bool,
     command: Sequence[str] = (),
     extra_env: Mapping[str, str] | None = None,
+    announce: bool = True,
+    timeout: float | None = None,
+    output: IO[bytes] | None = None,
 ) -> int:
     """Run a started proxy for a session and stop it; return the exit status for the CLI.
 
-    Prints the ready lines, then either runs ``command`` with :func:`child_env` (plus
-    ``extra_env``) and returns its exit status, or waits for SIGINT/SIGTERM and returns 0.
-    The proxy is stopped (port closed) before this returns, even on errors.
+    Prints the ready lines (unless ``announce`` is false), then either runs ``command`` with
+    :func:`child_env` (plus ``extra_env``; ``timeout`` and ``output`` as in :func:`run_child`)
+    and returns its exit status, or waits for SIGINT/SIGTERM and returns 0. The proxy is
+    stopped (port closed) before this returns, even on errors.
     """
     # Everything loaded so far (modules, the cassette) lives until exit: keep it out of the
     # collector's full passes, which otherwise stall serving for tens of ms (engine/memory.py).
@@ -285,11 +337,12 @@ def serve(
     try:
         if not command:
             return wait_for_signal(proxy, ready=lambda: print_ready(proxy, forward=forward))
-        print_ready(proxy, forward=forward)
+        if announce:
+            print_ready(proxy, forward=forward)
         ca_cert = proxy.ca_cert if forward and isinstance(proxy, EmbeddedProxy) else None
         env = child_env(proxy.url, forward=forward, ca_cert=ca_cert)
         env.update(extra_env or {})
-        return run_child(command, env)
+        return run_child(command, env, timeout=timeout, output=output)
     finally:
         proxy.stop()
 

@@ -15,7 +15,7 @@ import click
 from replayproxy.core.replay.options import Front, Kind, OptionDef, cli_words, options_for
 from replayproxy.core.replay.options import parse_value as _parse_value
 
-__all__ = ["record_options", "replay_options"]
+__all__ = ["record_options", "replay_options", "replay_options_named"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -48,13 +48,19 @@ def _click_option(opt: OptionDef) -> Callable[[F], F]:
     return click.option(*names, type=kind, default=opt.default, show_default=True, **common)
 
 
-def _options_of(front: Front) -> Callable[[F], F]:
+def _options_of(front: Front, names: tuple[str, ...] = ()) -> Callable[[F], F]:
     def decorate(f: F) -> F:
-        for opt in reversed(options_for(front)):  # click lists options bottom up
+        chosen = [o for o in options_for(front) if not names or o.name in names]
+        for opt in reversed(chosen):  # click lists options bottom up
             f = _click_option(opt)(f)
         return f
 
     return decorate
+
+
+def replay_options_named(*names: str) -> Callable[[F], F]:
+    """Add only the replay options ``names`` (``matrix`` takes the matching ones)."""
+    return _options_of(Front.REPLAY_CLI, names)
 
 
 replay_options = _options_of(Front.REPLAY_CLI)

@@ -62,7 +62,9 @@ __all__ = [
     "ERROR_EXIT_STATUS",
     "UNMATCHED_EXIT_STATUS",
     "bypass_hint",
+    "finish",
     "replay",
+    "start_replay",
 ]
 
 UNMATCHED_EXIT_STATUS = 1
@@ -165,30 +167,64 @@ def replay(
         upstream = check_upstream(upstream)
     warn_if_exposed(listen[0], listen[1], "replay proxy")
     with trust_bundle(upstream_ca) as bundle:
-        server: Listener
-        if choose_shell(upstream=upstream, records=session.policy.records) is Shell.MITMPROXY:
-            stack = build_stack(session, upstream, trusted_ca=bundle, origin_process=True)
-            proxy = stack.proxy(listen_host=listen[0], listen_port=listen[1], confdir=confdir)
-            server = proxy.start()
-        else:
-            server = ReplayServer.for_session(
-                session, host=listen[0], port=listen[1], upstream=upstream
-            ).start()
+        server = start_replay(session, upstream=upstream, listen=listen, confdir=confdir, ca=bundle)
         try:
             with mitmproxy_warnings() if session.policy.records else contextlib.nullcontext():
                 status = serve(server, forward=upstream is None, command=command)
         finally:
             server.stop()
             session.close()
+    status, lines = finish(
+        session,
+        status,
+        command=command,
+        forward=upstream is None,
+        allow_unmatched=allow_unmatched,
+        fail_if_bypassed=fail_if_bypassed,
+    )
+    for line in lines:
+        click.echo(line, err=True)
+    sys.exit(status)
+
+
+def start_replay(
+    session: ReplaySession,
+    *,
+    upstream: str | None,
+    listen: tuple[str, int],
+    confdir: str,
+    ca: str | None = None,
+) -> Listener:
+    """Start the shell that serves ``session`` (:func:`choose_shell`): mitmproxy in forward
+    mode or when recording, the replay engine alone for base-URL replay. ``upstream`` is
+    checked already; ``ca`` is the upstream trust bundle for recording."""
+    if choose_shell(upstream=upstream, records=session.policy.records) is Shell.MITMPROXY:
+        stack = build_stack(session, upstream, trusted_ca=ca, origin_process=True)
+        proxy = stack.proxy(listen_host=listen[0], listen_port=listen[1], confdir=confdir)
+        return proxy.start()
+    return ReplayServer.for_session(
+        session, host=listen[0], port=listen[1], upstream=upstream
+    ).start()
+
+
+def finish(
+    session: ReplaySession,
+    status: int,
+    *,
+    command: tuple[str, ...],
+    forward: bool,
+    allow_unmatched: bool = False,
+    fail_if_bypassed: bool = False,
+) -> tuple[int, list[str]]:
+    """The run's exit status from the command's ``status`` and what the session saw, and the
+    lines for stderr: the summary, replay errors, a bypass warning (see the module doc)."""
     summary = session.summary()
-    click.echo(summary.line(), err=True)
-    for error in session.errors:
-        click.echo(f"error: {error}", err=True)
+    lines = [summary.line(), *(f"error: {error}" for error in session.errors)]
     reached = summary.served or summary.unmatched or summary.new or summary.errors or session.errors
     bypassed = bool(command) and bool(summary.recorded) and not reached
     if bypassed:
         label = "error" if fail_if_bypassed else "warning"
-        click.echo(f"{label}: {bypass_hint(upstream is None, summary.recorded)}", err=True)
+        lines.append(f"{label}: {bypass_hint(forward, summary.recorded)}")
     if command and status == 0 and summary.unmatched and not allow_unmatched:
         status = UNMATCHED_EXIT_STATUS
     if command and status == 0 and session.errors:
@@ -197,7 +233,7 @@ def replay(
         status = BYPASSED_EXIT_STATUS
     if command and status == 0 and summary.errors:
         status = ERROR_EXIT_STATUS
-    sys.exit(status)
+    return status, lines
 
 
 def bypass_hint(forward: bool, recorded: int) -> str:

@@ -6,8 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from replayproxy.core.check.delivery import BURST_NS, MIN_EVENTS, WAIT_NS, Arrival, buffered
-
-MS = 1_000_000
+from replayproxy.testing import MS
 
 
 def test_the_issues_gzip_case_is_buffered() -> None:
