@@ -17,6 +17,7 @@ from replayproxy.core.cassette.model import (
     Request,
     Response,
 )
+from replayproxy.core.replay.seen import SeenRequest
 from replayproxy.engine.server import ReplayServer
 from replayproxy.errors import (
     CassetteError,
@@ -52,6 +53,7 @@ __all__ = [
     "ReplayServer",
     "Request",
     "Response",
+    "SeenRequest",
     "UpstreamError",
     "UsageError",
     "__version__",

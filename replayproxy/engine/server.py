@@ -24,7 +24,13 @@ from replayproxy.core.replay.options import OPTIONS, Front, options_for, setting
 from replayproxy.engine import timers
 from replayproxy.engine.failsafe import ReplayFailure
 from replayproxy.engine.origin import Origin
-from replayproxy.engine.session import ErrorHandler, MissHandler, ReplaySession, Summary
+from replayproxy.engine.session import (
+    ErrorHandler,
+    MissHandler,
+    ReplaySession,
+    SeenRequest,
+    Summary,
+)
 from replayproxy.errors import ReplayProxyError, UsageError
 
 __all__ = ["ReplayServer"]
@@ -88,7 +94,7 @@ class ReplayServer:
     The server runs on its own thread and event loop; ``start()`` returns once it listens and
     ``stop()`` closes every connection (a hung response ends then). ``session`` exposes the
     :class:`~replayproxy.engine.session.ReplaySession` (``session.misses``), ``summary()``
-    the totals.
+    the totals, ``requests`` every request received (``SeenRequest``).
     Unmatched requests get a 500 with ``x-replayproxy-unmatched: 1`` and an explanation in the
     provider's JSON error shape (so SDK exceptions show it); ``on_miss`` or ``session.misses``
     give the :class:`~replayproxy.core.matching.matcher.Miss` itself (``miss.explain()``).
@@ -176,6 +182,13 @@ class ReplayServer:
 
     def summary(self) -> Summary:
         return self.session.summary()
+
+    @property
+    def requests(self) -> tuple[SeenRequest, ...]:
+        """The requests received so far, in order, as :class:`~replayproxy.SeenRequest`:
+        method, URL, redacted headers and body, the interaction that answered (``None`` for a
+        miss), which ``attempt`` of it, and the ``faults`` that acted on it."""
+        return self.session.requests
 
     def use(self, session: ReplaySession) -> None:
         """Serve ``session`` from now on (thread-safe: one attribute store each); a server kept

@@ -8,8 +8,10 @@ shells answer it with :func:`~replayproxy.engine.failsafe.unmatched_response`, r
 here), or, in a record mode (:mod:`replayproxy.core.replay.record_mode`), a :class:`Passthrough`:
 forward the request upstream and hand the interaction to :meth:`ReplaySession.record`, which
 appends it to the cassette (:class:`~replayproxy.engine.cassette_sink.CassetteSink`) and grows
-the matcher. It also keeps the totals reported at exit. Both the mitmproxy addon and the direct
-:class:`~replayproxy.engine.server.ReplayServer` use it; apart from that append it does no I/O.
+the matcher. It also keeps the totals reported at exit, and every request it resolved
+(:attr:`ReplaySession.requests`, :mod:`replayproxy.core.replay.seen`). Both the mitmproxy
+addon and the direct :class:`~replayproxy.engine.server.ReplayServer` use it; apart from that
+append it does no I/O.
 
 Thread-safe: hooks run on mitmproxy's loop while a test or the CLI reads the totals.
 """
@@ -40,6 +42,8 @@ from replayproxy.core.replay.record_mode import (
     policy_for,
 )
 from replayproxy.core.replay.schedule import Schedule, scale
+from replayproxy.core.replay.seen import SeenLog, SeenRequest, seen_request
+from replayproxy.core.replay.summary import Summary
 from replayproxy.core.websocket.conversation import plan_interaction
 from replayproxy.engine.cassette_sink import CassetteSink
 from replayproxy.engine.failsafe import (
@@ -60,6 +64,7 @@ __all__ = [
     "ErrorHandler",
     "Passthrough",
     "ReplaySession",
+    "SeenRequest",
     "Served",
     "Summary",
     "check_speed",
@@ -81,12 +86,14 @@ class Served:
     """Serve ``schedule`` for recorded interaction ``index`` (its ``replay_count``-th repeat).
 
     For a recorded WebSocket session ``websocket`` is what to replay after the upgrade.
+    ``faults``: the specs that act on this serving.
     """
 
     index: int
     replay_count: int
     schedule: Schedule
     websocket: WsServe | None = None
+    faults: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,41 +102,6 @@ class Passthrough:
 
     request: str
     """The request, described as in a :class:`~replayproxy.core.matching.matcher.Miss`."""
-
-
-@dataclass(frozen=True, slots=True)
-class Summary:
-    """Totals of a session: what was served, what missed, what was never asked for.
-
-    ``recorded`` counts the interactions the session started with; ``new`` those recorded
-    during it (record modes), which never count as unused.
-    """
-
-    served: int
-    unmatched: int
-    unused: tuple[int, ...]
-    recorded: int
-    new: int = 0
-    errors: int = 0
-    """Requests answered with the explained 500 because replay itself failed (fail closed)."""
-
-    def line(self) -> str:
-        """The one-line summary printed to stderr on exit."""
-        unused = f"{len(self.unused)} of {_count(self.recorded, 'recorded interaction')} never used"
-        if self.unused:
-            shown = ", ".join(f"#{n}" for n in self.unused[:10])
-            unused += f" ({shown}{', ...' if len(self.unused) > 10 else ''})"
-        new = f", {_count(self.new, 'new interaction')} recorded" if self.new else ""
-        errors = f"{_count(self.errors, 'replay error')}, " if self.errors else ""
-        return (
-            f"replayproxy: {_count(self.served, 'interaction')} served, "
-            f"{_count(self.unmatched, 'unmatched request')}, {errors}{unused}{new}"
-        )
-
-
-def _count(n: int, noun: str) -> str:
-    """``1 interaction``, ``2 interactions`` (English plural, the nouns used here)."""
-    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def parse_faults(specs: Sequence[str | FaultSpec]) -> tuple[FaultSpec, ...]:
@@ -208,7 +180,8 @@ class ReplaySession:
         self.options = options or MatchOptions()
         self.on_miss = on_miss
         self.on_error = on_error
-        self._matcher = Matcher(cassette.interactions, self.options)
+        self._matcher = Matcher(cassette.interactions, self.options, self._servings)
+        self._seen = SeenLog()
         self._plans = faults_mod.PlanCache()  # schedules of this cassette, built once each
         self._initial = len(cassette.interactions)
         self._lock = threading.Lock()
@@ -239,8 +212,44 @@ class ReplaySession:
             **kwargs,
         )
 
+    @property
+    def requests(self) -> tuple[SeenRequest, ...]:
+        """Every request resolved so far, in order, redacted as a cassette is (the oldest are
+        dropped past :data:`~replayproxy.core.replay.seen.SEEN_MAX`)."""
+        with self._lock:
+            return self._seen.requests
+
+    def _servings(self, interaction: Interaction, index: int) -> int:
+        return faults_mod.servings(interaction, index, self.faults)
+
     def resolve(self, request: Request) -> Served | Miss | Passthrough:
-        """What to answer ``request`` with; counts it in the totals."""
+        """What to answer ``request`` with; counts it in the totals and keeps it in
+        :attr:`requests`."""
+        try:
+            result = self._resolve(request)
+        except BaseException:
+            self._see(request, None)  # answered with the explained 500 by the shell
+            raise
+        self._see(request, result)
+        return result
+
+    def _see(self, request: Request, result: Served | Miss | Passthrough | None) -> None:
+        redactor = self.record_settings.redactor
+        if isinstance(result, Served):
+            seen = seen_request(
+                request, redactor, result.index, result.replay_count + 1, result.faults
+            )
+        else:
+            seen = seen_request(request, redactor)
+        with self._lock:
+            self._seen.add(seen, passthrough=isinstance(result, Passthrough))
+
+    def _chosen(self, interaction: Interaction, index: int, replay_count: int) -> tuple[str, ...]:
+        """The spec strings of the faults that act on this serving (as the planners pick)."""
+        chosen = faults_mod.select(interaction, index, self.faults, replay_count)
+        return tuple(str(spec) for spec in chosen)
+
+    def _resolve(self, request: Request) -> Served | Miss | Passthrough:
         if not self.policy.replay:
             return Passthrough(describe_request(request))
         resumed = self._resume(request)
@@ -285,7 +294,8 @@ class ReplaySession:
             if self.on_miss is not None:
                 self.on_miss(miss)
             return miss
-        return Served(result.index, result.replay_count, schedule)
+        chosen = self._chosen(interaction, result.index, result.replay_count)
+        return Served(result.index, result.replay_count, schedule, faults=chosen)
 
     def record(self, interaction: Interaction) -> None:
         """Append an interaction forwarded after a :class:`Passthrough` and make it matchable.
@@ -296,8 +306,9 @@ class ReplaySession:
             raise UsageError("this session does not record (record mode none)")
         self.sink.append(interaction)
         with self._lock:
-            self._matcher.add(interaction, used=True)
+            index = self._matcher.add(interaction, used=True)
             self._new += 1
+            self._seen.recorded(interaction, index)
 
     def close(self) -> None:
         """Close the cassette file, if anything was recorded (fsync). Idempotent."""
@@ -360,9 +371,10 @@ class ReplaySession:
             )  # fmt: skip
         except ReplayProxyError as e:
             return miss(str(e))
+        chosen = self._chosen(interaction, index, replay_count)
         if plan is None or schedule.head is None:  # a status fault refused the upgrade
-            return Served(index, replay_count, schedule)
-        return Served(index, replay_count, schedule, WsServe(schedule.head, plan, miss))
+            return Served(index, replay_count, schedule, faults=chosen)
+        return Served(index, replay_count, schedule, WsServe(schedule.head, plan, miss), chosen)
 
     def summary(self) -> Summary:
         with self._lock:

@@ -41,7 +41,7 @@ from replayproxy.core.matching.matcher import Miss
 from replayproxy.core.replay.checks import check_upstream
 from replayproxy.core.replay.options import settings_from
 from replayproxy.core.replay.shell import Shell, choose_shell
-from replayproxy.engine.session import ReplaySession, Summary
+from replayproxy.engine.session import ReplaySession, SeenRequest, Summary
 from replayproxy.harness.env import child_env, patched_environ
 from replayproxy.harness.hosts import EngineHost, HostPool, MitmHost
 
@@ -83,6 +83,12 @@ class CassetteUse:
         """The unmatched requests, each with
         :meth:`~replayproxy.core.matching.matcher.Miss.explain`."""
         return list(self.session.misses)
+
+    @property
+    def requests(self) -> tuple[SeenRequest, ...]:
+        """The requests the block sent, in order (:class:`~replayproxy.SeenRequest`: redacted
+        headers, the interaction that answered, its ``attempt``, the ``faults`` applied)."""
+        return self.session.requests
 
     def summary(self) -> Summary:
         """Served, unmatched, unused and newly recorded interactions."""

@@ -37,7 +37,7 @@ def _replay(cassette: Path, *args: str, timeout: float = 60) -> subprocess.Compl
     ("spec", "message"),
     [
         ("explode", "error: unknown fault 'explode' in 'explode'; valid faults: close, coalesce,"),
-        ("reset:foo=1", "error: fault 'reset': unknown parameter 'foo'; valid: bytes, events,"),
+        ("reset:foo=1", "error: fault 'reset': unknown parameter 'foo'; valid: attempt, bytes,"),
         ("stall:for=soon", "error: fault 'stall': for='soon': not a valid value"),
         ("split", "error: fault 'split': give exactly one of bytes=K or at="),
     ],

@@ -19,8 +19,11 @@ the interaction's stored faults first, then the replay-time ones):
 5. ``TIMING``: timing and bytes, in real seconds (``ttfb``, ``stall``, ``split``, ...).
 
 Selectors: ``interaction=I`` and ``path=GLOB`` restrict a fault to matching interactions;
-``p=P`` applies it with probability P, drawn from ``seed``, the interaction index and how many
-times it was served before (``replay_count``): the same run always makes the same draws.
+``attempt=N`` to the N-th serving of one in the session (``replay_count == N - 1``), and
+:func:`servings` says how often a session may then serve it without ``allow_repeats`` (the
+retry after the failing attempt has to match); ``p=P`` applies it with probability P, drawn
+from ``seed``, the interaction index and how many times it was served before
+(``replay_count``): the same run always makes the same draws.
 """
 
 from __future__ import annotations
@@ -58,21 +61,60 @@ __all__ = [
     "outcome_of",
     "parse",
     "plan",
+    "select",
+    "servings",
 ]
 
 
-def applies(spec: FaultSpec, interaction: Interaction, index: int, replay_count: int = 0) -> bool:
-    """Whether ``spec`` acts on this serving of the interaction (selectors and ``p=``)."""
+def _selects(spec: FaultSpec, interaction: Interaction, index: int) -> bool:
+    """Whether the selectors that do not depend on the serving (``interaction=``, ``path=``)
+    pick this interaction."""
     wanted = spec.value("interaction")
     if wanted is not None and wanted != index:
         return False
     glob = spec.string("path")
-    if glob is not None and not fnmatch.fnmatchcase(interaction.request.path, glob):
+    return glob is None or fnmatch.fnmatchcase(interaction.request.path, glob)
+
+
+def applies(spec: FaultSpec, interaction: Interaction, index: int, replay_count: int = 0) -> bool:
+    """Whether ``spec`` acts on this serving of the interaction (selectors and ``p=``);
+    ``replay_count`` is how many times it was served before (``attempt=N`` is serving N)."""
+    if not _selects(spec, interaction, index):
+        return False
+    attempt = spec.value("attempt")
+    if attempt is not None and attempt != replay_count + 1:
         return False
     p = spec.number("p")
     if p >= 1.0:
         return True
     return draws(f"p:{spec.text}", spec.integer("seed"), index, replay_count).random() < p
+
+
+def select(
+    interaction: Interaction, index: int, faults: Sequence[FaultSpec] = (), replay_count: int = 0
+) -> list[FaultSpec]:
+    """The faults that act on this serving: the interaction's stored ones first, then
+    ``faults``, each kept if :func:`applies` says so. Raises FaultSpecError for a bad stored
+    fault, naming the interaction."""
+    specs = [*_stored(interaction, index), *faults]
+    return [s for s in specs if applies(s, interaction, index, replay_count)]
+
+
+def servings(interaction: Interaction, index: int, faults: Sequence[FaultSpec] = ()) -> int:
+    """How many times a session may serve this interaction without ``allow_repeats``: once,
+    or, when a fault that selects it (stored, or in ``faults``) names ``attempt=N``, one more
+    than the largest N, so the retry after the failing attempt is answered too. A stored
+    fault that does not parse counts for nothing here (planning reports it)."""
+    stored = []
+    for text in interaction.faults:
+        with contextlib.suppress(FaultSpecError):
+            stored.append(parse(text))
+    attempts = [
+        spec.integer("attempt")
+        for spec in (*stored, *faults)
+        if spec.given("attempt") and _selects(spec, interaction, index)
+    ]
+    return max(attempts, default=0) + 1
 
 
 def _stored(interaction: Interaction, index: int) -> list[FaultSpec]:
@@ -174,8 +216,7 @@ def plan(
     ``cache``, a plan that does not depend on ``replay_count`` is built once. Raises
     :class:`FaultSpecError` naming the interaction when a fault cannot apply to it.
     """
-    specs = [*_stored(interaction, index), *faults]
-    chosen = [s for s in specs if applies(s, interaction, index, replay_count)]
+    chosen = select(interaction, index, faults, replay_count)
     if cache is not None and any(s.definition.seeded for s in chosen):
         cache = None  # drawn afresh on every serving
     if cache is not None:

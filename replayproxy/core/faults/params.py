@@ -19,6 +19,7 @@ __all__ = [
     "SELECTORS",
     "OneOf",
     "Param",
+    "attempt_number",
     "choice",
     "close_code",
     "count",
@@ -54,6 +55,16 @@ def positive_count(text: str) -> int:
     value = int(text)
     if value <= 0:
         raise ValueError("must be > 0")
+    return value
+
+
+def attempt_number(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ValueError("must be a whole number >= 1 (1 = the first serving)")
     return value
 
 
@@ -132,6 +143,9 @@ class Param:
 SELECTORS: Mapping[str, Param] = {
     "interaction": Param(count, None, "only the interaction at this index in the cassette"),
     "path": Param(nonempty, None, "only requests whose path matches this glob"),
+    "attempt": Param(
+        attempt_number, None, "only the N-th serving of an interaction in the session (1 = first)"
+    ),
     "p": Param(probability, 1.0, "probability that the fault applies to one serving"),
     "seed": Param(int, 0, "seed of every random draw of this fault"),
 }

@@ -33,6 +33,10 @@ status        refuse the upgrade: the provider's HTTP error response instead of 
 for WebSocket sessions with a one-line error. Default positions: ``error`` before the first
 ``response.done``; the other positioned faults halfway through the server messages.
 
+The selectors select as for HTTP (:func:`replayproxy.core.faults.applies`): ``attempt=N``
+acts on the N-th upgrade answered by the interaction in the session, so a client that
+reconnects after a failed session gets the recording.
+
 Each fault's WebSocket applier (or the reason it has none) is in its definition
 (:mod:`replayproxy.core.faults.registry`); the appliers are in :mod:`.ws_appliers`.
 """

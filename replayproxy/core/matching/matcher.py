@@ -5,7 +5,10 @@ query as a multiset, bodies as JSON values, redacted values as wildcards, the pr
 documented equivalences); this module picks among the recorded interactions.
 
 Identical requests take identical recorded interactions in recorded order. When they are used
-up, the next one is a miss unless ``allow_repeats`` (then the last one is served again).
+up, one whose ``servings`` allowance is not spent yet is served again (an interaction a fault
+selects with ``attempt=N`` may be served N + 1 times: the retry after the failing attempt,
+:func:`replayproxy.core.faults.servings`); after that the next one is a miss unless
+``allow_repeats`` (then the last one is served again).
 
 A miss carries the nearest recorded interaction and **every** difference from it, ranked (host,
 method, path, query, then each differing body member by JSON pointer), with the options that
@@ -18,7 +21,7 @@ The comparison's public names (:class:`MatchOptions`, :func:`diff_requests`, ...
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -124,6 +127,13 @@ def _same(recorded: _Key, requested: _Key) -> bool:
 
 _DEFAULT_OPTIONS = MatchOptions()
 
+Servings = Callable[[Interaction, int], int]
+"""How many times interaction (at index) may be served without ``allow_repeats``."""
+
+
+def _once(interaction: Interaction, index: int) -> int:
+    return 1
+
 
 class Matcher:
     """Picks recorded interactions for requests, in recorded order, and counts their use.
@@ -132,14 +142,20 @@ class Matcher:
     host (only with ``match_host``) and path, so a request is compared only with the recorded
     requests that can match it; a miss is explained with :func:`diff_requests` as before.
     :meth:`add` grows it by an interaction recorded while replaying (record modes).
+    ``servings`` says how many times each may be served before it is used up (default once).
     """
 
     def __init__(
-        self, interactions: Sequence[Interaction], options: MatchOptions = _DEFAULT_OPTIONS
+        self,
+        interactions: Sequence[Interaction],
+        options: MatchOptions = _DEFAULT_OPTIONS,
+        servings: Servings = _once,
     ) -> None:
         self.interactions = tuple(interactions)
         self.options = options
         self.uses = [0] * len(self.interactions)
+        self._servings = servings
+        self.allowed = [servings(it, n) for n, it in enumerate(self.interactions)]
         # Per matcher (not per process), bounded by bytes: see core/matching/bodycache.py.
         self._bodies = BodyCache(parse_body)
         self._keys = [_key(i.request, options, self._bodies.get) for i in self.interactions]
@@ -156,6 +172,7 @@ class Matcher:
         n = len(self.interactions)
         self.interactions = (*self.interactions, interaction)
         self.uses.append(1 if used else 0)
+        self.allowed.append(self._servings(interaction, n))
         key = _key(interaction.request, self.options, self._bodies.get)
         self._keys.append(key)
         self._index.setdefault((key.method, key.netloc, key.path), []).append(n)
@@ -168,6 +185,9 @@ class Matcher:
         candidates = [n for n in same if _same(self._keys[n], key)]
         for n in candidates:
             if self.uses[n] == 0:
+                return self._use(n)
+        for n in candidates:  # a retry the faults' attempt= values allow for
+            if self.uses[n] < self.allowed[n]:
                 return self._use(n)
         if candidates and self.options.allow_repeats:
             return self._use(candidates[-1])

@@ -60,7 +60,10 @@ def test_typed_values_and_defaults() -> None:
     [
         ("explode", "unknown fault 'explode'"),
         ("explode", "valid faults: close, coalesce, corrupt"),
-        ("reset:foo=1", "unknown parameter 'foo'; valid: bytes, events, frames, interaction, p,"),
+        (
+            "reset:foo=1",
+            "unknown parameter 'foo'; valid: attempt, bytes, events, frames, interaction,",
+        ),
         ("stall:for=abc", "for='abc': not a valid value"),
         ("stall:for=-1", "must be a number of seconds from 0"),
         ("stall:for=nan", "must be a number of seconds from 0"),
@@ -115,7 +118,8 @@ _VALID = (
         ("stall:=1", "fault 'stall:=1': expected PARAM=VALUE, got '=1'"),
         (
             "ttfb:for=1",
-            "fault 'ttfb': unknown parameter 'for'; valid: delay, interaction, p, path, seed",
+            "fault 'ttfb': unknown parameter 'for'; "
+            "valid: attempt, delay, interaction, p, path, seed",
         ),
         ("ttfb:delay=1,delay=2", "fault 'ttfb:delay=1,delay=2': parameter 'delay' given twice"),
         ("ttfb:delay=x", "fault 'ttfb': delay='x': not a valid value"),
