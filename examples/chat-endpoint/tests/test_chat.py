@@ -14,6 +14,7 @@ from conftest import Endpoint
 from scenario import CONTRACT
 
 from replayproxy.testing import STREAMS, StreamCapture, capture_url, expected_text
+from replayproxy.testing.capture_assert import upstream_incomplete
 
 EXPECTED = expected_text(STREAMS["openai-chat-text"])  # what the recorded stream says
 TERMINAL = ["committed", "rejected"]
@@ -125,10 +126,12 @@ def _cut(fault: str) -> object:
 @pytest.mark.parametrize(
     "fault", [_cut("close:events=40"), _cut("reset:events=40"), _cut("hang:events=40")]
 )
-def test_a_closed_connection_is_never_committed(endpoint: Endpoint, fault: str) -> None:
+def test_a_closed_connection_is_never_committed(
+    endpoint: Endpoint, fault: str, replayproxy: Any
+) -> None:
     """The provider's connection is closed, reset or hangs mid-stream: the turn is rejected,
     the client's stream still ends cleanly with its terminal event, and the contract's
-    upstream rule agrees."""
+    upstream rule agrees (the replay's seen requests say which faults acted)."""
     turn_id = "t-" + fault.split(":")[0]
     capture = chat(endpoint, turn_id)
     assert kinds(capture)[-1] == "rejected", (
@@ -137,7 +140,8 @@ def test_a_closed_connection_is_never_committed(endpoint: Endpoint, fault: str) 
     )
     capture.assert_terminated(TERMINAL)
     assert endpoint.wait_ended(turn_id)["status"] == "rejected"
-    capture.check(contract=CONTRACT, upstream=True)  # the fault cut the provider's stream
+    assert upstream_incomplete(replayproxy.requests)  # the replay knows it cut the stream
+    capture.check(contract=CONTRACT, upstream=replayproxy.requests)
 
 
 @pytest.mark.replayproxy(speed=1)  # the contract's incremental rule needs the recorded pace
