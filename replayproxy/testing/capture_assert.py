@@ -11,6 +11,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from replayproxy.core.cassette.model import Frame
 from replayproxy.core.check import Contract
 from replayproxy.core.faults import FaultSpec, Outcome, outcome_of
 from replayproxy.core.faults import parse as parse_fault
@@ -246,24 +247,23 @@ def check(
     record: Mapping[str, Any] | None = None,
     upstream: bool | Sequence[Any] | None = None,
 ) -> StreamReport:
-    """Run :func:`replayproxy.checking.check_stream` over the capture's frames, URL and content
-    type; raise ``AssertionError`` with the report when it has errors, else return it.
-    ``record``: fields an event must match; ``upstream``: see :func:`upstream_incomplete`."""
+    """Run :func:`replayproxy.checking.check_stream` over the capture's frames (with their
+    arrival times, for a contract's ``incremental = true``), URL and content type; raise
+    ``AssertionError`` with the report when it has errors, else return it. ``record``: the
+    stored record the contract's ``fields.record`` must match; ``upstream``: see
+    :func:`upstream_incomplete`."""
     from replayproxy.checking import check_stream
 
-    extra: dict[str, Any] = {}
-    # Passed only when given: older check_stream versions do not take these keywords.
-    if record is not None:
-        extra["record"] = record
-    if upstream is not None:
-        extra["upstream_incomplete"] = upstream_incomplete(upstream)
+    # Frames with their arrival offsets, so a contract's `incremental = true` is judged.
+    frames = [Frame(round(f.at_ms * 1_000_000), f.data) for f in capture.frames]
     report = check_stream(
-        [frame.data for frame in capture.frames],
+        frames,
         provider=provider,
         contract=contract,
         url=capture.url,
         content_type=capture.content_type or None,
-        **extra,
+        record=record,
+        upstream_incomplete=False if upstream is None else upstream_incomplete(upstream),
     )
     if report.errors:
         errors = len(report.errors)

@@ -4,14 +4,13 @@ sockets (a ReplayServer with faults) and httpx."""
 
 from __future__ import annotations
 
-import inspect
 import re
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-from replayproxy.checking import check_stream, load_contract
+from replayproxy.checking import load_contract
 from replayproxy.core.cassette.model import EndKind
 from replayproxy.engine.server import ReplayServer
 from replayproxy.errors import UsageError
@@ -29,10 +28,6 @@ EXAMPLES = Path(__file__).parents[2] / "docs" / "examples"
 CONTRACT = EXAMPLES / "chat-turn.contract.toml"
 TURN = (EXAMPLES / "chat-turn.sse").read_bytes()
 SSE = ((b"content-type", b"text/event-stream"),)
-needs_checker_endpoint = pytest.mark.skipif(
-    "record" not in inspect.signature(check_stream).parameters,
-    reason="needs check_stream(record=, upstream_incomplete=) from the checker-endpoint branch",
-)
 
 
 def _capture(server: ReplayServer, path: str = CHAT_PATH, **kwargs: object) -> StreamCapture:
@@ -275,7 +270,6 @@ incomplete = ["rejected"]
 """
 
 
-@needs_checker_endpoint
 def test_check_passes_record_and_upstream_to_the_checker(tmp_path: Path) -> None:
     """record= (the stored row) and upstream= (the replay's seen requests, or a bool) reach
     the checker: a committed event that disagrees with the row, or that ends a turn whose
@@ -292,3 +286,16 @@ def test_check_passes_record_and_upstream_to_the_checker(tmp_path: Path) -> None
     cut = [SimpleNamespace(faults=("close:events=3",))]
     with pytest.raises(AssertionError, match=r"contract\.upstream at event 6"):
         cap.check(contract=contract, upstream=cut)
+
+
+def test_check_judges_incremental_delivery_from_the_frame_times(tmp_path: Path) -> None:
+    """The frames go to the checker with their arrival times: a contract with incremental =
+    true passes a spread stream and reports a buffered one (everything in one late read)."""
+    contract = tmp_path / "incremental.contract.toml"
+    contract.write_text('[stream]\nincremental = true\n[events]\nterminal = ["committed"]\n')
+    with serving(_turn_events(), headers=SSE, path="/chat", gap_ms=20) as server:
+        assert _capture(server, "/chat").check(contract=contract).errors == []
+    with serving(_turn_events(), headers=SSE, path="/chat", faults=["coalesce"]) as server:
+        buffered = _capture(server, "/chat")
+    with pytest.raises(AssertionError, match=r"error stream\.buffered: all 7 events arrived"):
+        buffered.check(contract=contract)
