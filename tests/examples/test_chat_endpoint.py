@@ -66,3 +66,16 @@ def test_each_planted_bug_fails_a_test_naming_it(bug: str) -> None:
     assert message in run.stdout, run.stdout[-4000:]
     if bug == "gzip":
         assert BUFFERED in run.stdout
+
+
+def test_the_readme_snippet_is_the_example_test() -> None:
+    """The README's "Test your own streaming endpoint" snippet is, line for line, the code of
+    examples/chat-endpoint/tests/test_readme.py, which the example's run executes."""
+    import re
+
+    readme = (EXAMPLE.parents[1] / "README.md").read_text(encoding="utf-8")
+    start = readme.index("\n## Test your own streaming endpoint")
+    section = readme[start : readme.index("\n## ", start + 1)]
+    snippet = re.findall(r"```python\n(.*?)```", section, re.S)[0]
+    test_file = (EXAMPLE / "tests" / "test_readme.py").read_text(encoding="utf-8")
+    assert test_file.endswith(snippet)
