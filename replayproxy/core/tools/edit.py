@@ -30,7 +30,6 @@ import itertools
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from replayproxy.core.cassette.model import Cassette, Ending, EndKind, Header, Interaction, Request
 from replayproxy.core.faults import apply_all, parse

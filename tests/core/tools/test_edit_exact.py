@@ -4,7 +4,6 @@ JSON redaction's paths and re-serialization, endings, the fault list and timing 
 from __future__ import annotations
 
 import re
-
 from dataclasses import fields, replace
 
 import pytest
@@ -320,7 +319,10 @@ def test_redact_json_paths_that_name_nothing(body: bytes, field: str) -> None:
 def test_redact_json_takes_only_pointers_in_the_core(field: str) -> None:
     """The core takes JSON pointers only (the CLI turns a dotted path into one): anything else
     is one line naming the option, the field and an example pointer."""
-    with pytest.raises(UsageError, match=f"^--redact-json {re.escape(field)}: JSON pointer .* \\(e.g. /messages/0/content\\)$"):
+    with pytest.raises(
+        UsageError,
+        match=f"^--redact-json {re.escape(field)}: JSON pointer .* \\(e.g. /messages/0/content\\)$",
+    ):
         apply(_json(b'{"user":1}'), Edits(redact_json=(field,)))
 
 
