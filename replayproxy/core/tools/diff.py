@@ -104,7 +104,7 @@ def _header_fields(c: _Collector, side: str, a: Sequence[Header], b: Sequence[He
             c.add("interaction", f"{side} header {escape(name)}",
                   ", ".join(escape(v) for v in va), ", ".join(escape(v) for v in vb))  # fmt: skip
     if na == nb:  # the same values under the same names: only the order or a name's case
-        c.add("interaction", f"{side} header order",
+        c.add("interaction", f"{side} header order or name case",
               ", ".join(escape(k) for k, _ in a), ", ".join(escape(k) for k, _ in b))  # fmt: skip
 
 
