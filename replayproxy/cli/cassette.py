@@ -32,7 +32,7 @@ from replayproxy.cli.cassette_edit import edit
 from replayproxy.cli.cassette_repair import repair
 from replayproxy.core.cassette import textform, textload
 from replayproxy.core.cassette.model import Cassette
-from replayproxy.core.tools.diff import Timing
+from replayproxy.core.tools.diff import SPLIT_AT, Timing
 from replayproxy.core.tools.diff import diff as diff_cassettes
 from replayproxy.core.tools.event_diff import EventDifference, diff_events
 from replayproxy.core.tools.inspect import event_rows, format_ns, frame_rows, interaction_rows
@@ -323,6 +323,8 @@ def diff(
         where = "cassette" if d.level == "cassette" else f"interaction {ia}/{ib} {d.label}"
         if d.level == "event" and by_events:  # one line: the field and both values
             click.echo(f"{where}: {EventDifference(d.what, d.a, d.b).line}")
+        elif d.level == "frame" and d.what.endswith(SPLIT_AT):  # one line per re-split place
+            click.echo(f"{where}: {d.what} {d.a} in A, {d.b} in B")
         elif d.a or d.b:
             click.echo(f"{where}: {d.what}:\n  - {d.a or '(absent)'}\n  + {d.b or '(absent)'}")
         else:

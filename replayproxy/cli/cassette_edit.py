@@ -13,9 +13,10 @@ from pathlib import Path
 import click
 
 from replayproxy import store
-from replayproxy.cli._cassette_common import interaction_option, load_cassette
+from replayproxy.cli._cassette_common import interaction_option, load_cassette, warn
 from replayproxy.core.cassette import texttokens
 from replayproxy.core.cassette.model import EndKind
+from replayproxy.core.json.pointer import format_pointer
 from replayproxy.core.tools.edit import Edits, apply
 from replayproxy.core.tools.event_field import parse_field_edit
 from replayproxy.errors import UsageError
@@ -44,6 +45,17 @@ def _insert(text: str) -> tuple[int, bytes]:
         return int(n), texttokens.unescape(data)
     except UsageError as e:
         raise UsageError(f"bad --insert-event {text!r}: {e}") from None
+
+
+def _redact_pointer(field: str) -> str:
+    """``--redact-json`` takes a JSON pointer (``/messages/0/content``) like every other
+    option; a dotted path (``messages.0.content``, the old form) still works, with a warning
+    naming the pointer to use instead."""
+    if field.startswith("/"):
+        return field
+    pointer = format_pointer(field.split("."))
+    warn(f"--redact-json {field}: dotted paths are deprecated; use the JSON pointer {pointer}")
+    return pointer
 
 
 def _end(text: str | None) -> tuple[EndKind | None, float | None]:
@@ -80,8 +92,9 @@ def _end(text: str | None) -> tuple[EndKind | None, float | None]:
 @click.option(
     "--redact-json",
     multiple=True,
-    metavar="FIELD",
-    help="Redact a request-body JSON field (dotted path, * = any key/item).",
+    metavar="POINTER",
+    help="Redact a request-body JSON field at this JSON pointer (/messages/0/content; "
+    "* = any key/item).",
 )
 @click.option(
     "--bake-fault",
@@ -162,7 +175,7 @@ def edit(
         select=indices,
         delete=delete,
         redact_headers=redact_header,
-        redact_json=redact_json,
+        redact_json=tuple(_redact_pointer(f) for f in redact_json),
         bake=bake_fault,
         insert_events=tuple(_insert(t) for t in insert_event),
         drop_events=drop_event,

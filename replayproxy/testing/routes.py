@@ -10,12 +10,14 @@ Routing (the ``x-sim-stream`` knob overrides it; any method/path pair not listed
 * ``POST /v1/responses`` — ``openai-responses``.
 * ``POST /v1/messages`` — ``anthropic-text``; ``anthropic-tool-use`` when the body has ``"tools"``.
 * ``POST /v1beta/models/{model}:streamGenerateContent`` — ``gemini-text`` (the SSE framing of
-  ``?alt=sse``, which is what google-genai asks for).
+  ``?alt=sse``, which is what google-genai asks for); the same under ``/v1/models/…``, the
+  stable API version google-genai 3.x calls.
 * ``POST /model/{modelId}/converse-stream`` — ``bedrock-converse-text`` (AWS event-stream).
 * ``GET /v1/models`` — ``openai-models``.
 
-A 404 body is shaped like the provider the path looks like (``/v1beta`` → Gemini,
-``/v1/messages…`` → Anthropic, ``/model/`` → Bedrock, else OpenAI).
+A 404 body is shaped like the provider the path looks like (``/v1beta`` or
+``/v1/models/M:verb`` → Gemini, ``/v1/messages…`` → Anthropic, ``/model/`` → Bedrock, else
+OpenAI).
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ from replayproxy.testing.streams import (
 
 __all__ = ["error_stream", "route"]
 
-_GEMINI = re.compile(r"^/v1beta/models/[^/:]+:streamGenerateContent$")
+_GEMINI = re.compile(r"^/v1(?:beta)?/models/[^/:]+:streamGenerateContent$")
+_GEMINI_METHOD = re.compile(r"^/v1/models/[^/:]+:")  # /v1/models (no verb) is OpenAI's list
 _BEDROCK = re.compile(r"^/model/[^/]+/converse-stream$")
 _PROVIDER_HEADERS = {"openai": OPENAI_HEADERS, "anthropic": ANTHROPIC_HEADERS,
                      "gemini": GEMINI_HEADERS, "bedrock": BEDROCK_HEADERS}  # fmt: skip
@@ -48,7 +51,7 @@ _AWS_ERRORS = {400: "ValidationException", 403: "AccessDeniedException",
 
 
 def _provider_of(path: str) -> str:
-    if path.startswith("/v1beta"):
+    if path.startswith("/v1beta") or _GEMINI_METHOD.match(path):
         return "gemini"
     if path.startswith("/v1/messages"):
         return "anthropic"

@@ -225,7 +225,7 @@ Routes (POST unless noted; anything else is a 404 in the provider's error shape)
                                              one JSON body when "stream" is not true)
   /v1/responses                              OpenAI Responses
   /v1/messages                               Anthropic Messages (tool use with "tools")
-  /v1beta/models/MODEL:streamGenerateContent Gemini (SSE, as ?alt=sse)
+  /v1beta/models/MODEL:streamGenerateContent Gemini (SSE, as ?alt=sse; /v1/models/... too)
   /model/MODEL/converse-stream               Bedrock ConverseStream (AWS event stream)
   GET /v1/models                             OpenAI model list
 Per-request knobs (x-sim-* headers or sim-* query parameters: ttfb, gaps, errors, resets,

@@ -164,11 +164,35 @@ def test_diff_ignore_timing_and_tolerance_on_a_rerecording(tmp_path: Path) -> No
     code, out, _ = rp("cassette", "diff", str(a), str(b), "--ignore-timing")
     assert code == 1
     assert out.splitlines()[0].endswith("frame splits (same bytes):")
-    assert len(out.splitlines()) == 3
+    assert len(out.splitlines()) == 3 + 5 + 1  # the splits, five places, the count of the rest
     assert rp("cassette", "diff", str(a), str(c), "--time-tolerance", "3") == (0, "", "")
     assert rp("cassette", "diff", str(a), str(c), "--time-tolerance", "0.5")[0] == 1
     code, _, err = rp("cassette", "diff", str(a), str(c), "--time-tolerance", "-1")
     assert code == 2 and "-1" in err
+
+
+def test_diff_output_line_by_line_on_a_real_cassette(tmp_path: Path) -> None:
+    """A re-split and a changed header of the shipped stream, as printed: one line per
+    re-split place with both body offsets, one block per changed header, nothing else."""
+    a = ROOT / "cassettes" / "openai-chat-text.cassette"
+    b = tmp_path / "b.cassette"
+    rp("cassette", "edit", str(a), "-o", str(b), "--merge", "3-4", "--redact-header", "server")
+    (x,) = store.load(a).interactions
+    assert x.response is not None
+    ends = [sum(len(f.data) for f in x.response.frames[: i + 1]) for i in range(5)]
+    code, out, _ = rp("cassette", "diff", str(a), str(b), "--ignore-timing")
+    at = "interaction 0/0 POST /v1/chat/completions"
+    n = len(x.response.frames)
+    assert code == 1
+    assert out.splitlines() == [
+        f"{at}: response header server:",
+        "  - cloudflare",
+        "  + <redacted>",
+        f"{at}: frame splits (same bytes):",
+        f"  - {n} frames",
+        f"  + {n - 1} frames",
+        f"{at}: frame 3 ends at body offset {ends[3]} in A, {ends[4]} in B",
+    ]
 
 
 @examples

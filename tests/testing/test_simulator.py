@@ -168,6 +168,26 @@ def test_reset_over_tls(tls_simulator: Simulator, ssl_client_context: ssl.SSLCon
     assert tls_simulator.wait_served(1)[0].finish == "reset"
 
 
+@pytest.mark.parametrize("version", ["v1beta", "v1"])
+def test_gemini_is_served_under_v1_and_v1beta(simulator: Simulator, version: str) -> None:
+    """google-genai 3.x calls the stable /v1 (older ones /v1beta): both stream gemini-text."""
+    url = f"{simulator.url}/{version}/models/gemini-2.5-flash:streamGenerateContent"
+    with httpx.Client() as client:
+        pieces = _stream_pieces(client, url, params={"alt": "sse"}, json={"contents": []})
+    assert [p for _, p in pieces] == list(STREAMS["gemini-text"].events)
+    served = simulator.wait_served(1)[0]
+    assert served.stream == "gemini-text" and served.request.path.startswith(f"/{version}/")
+
+
+def test_gemini_v1_errors_are_gemini_shaped_and_the_openai_list_stays(simulator: Simulator) -> None:
+    """An unknown Gemini method under /v1/models/M:verb is a 404 in Gemini's shape; the OpenAI
+    model list at GET /v1/models is untouched."""
+    r = httpx.post(simulator.url + "/v1/models/gemini-2.5-flash:countTokens", json={})
+    assert r.status_code == 404 and r.json()["error"]["status"] == "NOT_FOUND"
+    r = httpx.get(simulator.url + "/v1/models")
+    assert r.status_code == 200 and r.json()["object"] == "list"
+
+
 def test_status_knob_gives_provider_error(simulator: Simulator) -> None:
     """x-sim-status answers the provider's JSON error with that status and retry-after."""
     r = httpx.post(simulator.url + "/v1/messages", json={}, headers={"x-sim-status": "529"})

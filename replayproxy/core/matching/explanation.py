@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from replayproxy.core.matching.known_clients import note_for
+
 __all__ = ["Difference", "Miss"]
 
 
@@ -104,6 +106,9 @@ class Miss:
             if n > _LISTED:
                 lines.append(f"  ... and {n - _LISTED} more")
             lines.extend(self._advice())
+        note = note_for(self.request)  # a request a known client sends by itself: how to stop it
+        if note is not None:
+            lines.append(note)
         return "\n".join(lines)
 
     def _advice(self) -> list[str]:

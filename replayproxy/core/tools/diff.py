@@ -2,15 +2,17 @@
 
 :func:`diff` aligns the interactions of A and B (by method, URL and request body, so a removed
 or inserted interaction does not make every later one differ), then reports for each pair what
-changed in the request, the response head, the ending and the stored faults; how the frames
-changed (bytes, splits, times); and, for event streams, which events were added, removed or
-changed. Each difference is a :class:`Difference` whose ``a`` and ``b`` are safe one-line
-renderings (see :func:`~replayproxy.core.tools.inspect.escape`); an empty side means "absent".
+changed in the request, the response head (one difference per header that differs), the ending
+and the stored faults; how the frames changed (bytes, splits, times); and, for event streams,
+which events were added, removed or changed. Each difference is a :class:`Difference` whose
+``a`` and ``b`` are safe one-line renderings (see :func:`~replayproxy.core.tools.inspect.escape`);
+an empty side means "absent".
 
 Two recordings of one stream differ in timing on every frame. :class:`Timing` says how to
 compare times: within ``tolerance_ns`` they are equal, and ``ignore`` leaves times out
 altogether and reports a different byte split of the same bytes as one difference
-(``frame splits``) instead of one per frame.
+(``frame splits``) instead of one per frame, followed by the first places where the splits
+part (the frame on each side and the body offset at which it ends) and a count of the rest.
 
 ``cassette diff --events`` compares by meaning instead: :mod:`.event_diff`.
 """
@@ -26,7 +28,7 @@ from replayproxy.core.cassette.textform import format_time, quote
 from replayproxy.core.tools.inspect import escape
 from replayproxy.core.wire.events import NotAStreamError, event_spans
 
-__all__ = ["Difference", "Timing", "diff", "opcodes"]
+__all__ = ["SPLIT_AT", "Difference", "Timing", "diff", "opcodes"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,10 +62,6 @@ def _label(x: Interaction) -> str:
     return f"{x.request.method} {x.request.path}"
 
 
-def _headers(headers: Sequence[Header]) -> str:
-    return ", ".join(f"{escape(k)}: {escape(v)}" for k, v in headers)
-
-
 def _short(data: bytes, limit: int = 120) -> str:
     text = quote(data)
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -85,6 +83,29 @@ class _Collector:
         if a != b:
             assert callable(render)
             self.add("interaction", what, render(a), render(b))
+
+
+def _by_name(headers: Sequence[Header]) -> dict[bytes, list[bytes]]:
+    out: dict[bytes, list[bytes]] = {}
+    for k, v in headers:
+        out.setdefault(k.lower(), []).append(v)
+    return out
+
+
+def _header_fields(c: _Collector, side: str, a: Sequence[Header], b: Sequence[Header]) -> None:
+    """One difference per header name whose values differ (a repeated header's values joined
+    by ``, ``; an absent header is an empty side); only the order changed: one ``order`` line."""
+    if tuple(a) == tuple(b):
+        return
+    na, nb = _by_name(a), _by_name(b)
+    for name in dict.fromkeys([*na, *nb]):
+        va, vb = na.get(name, []), nb.get(name, [])
+        if va != vb:
+            c.add("interaction", f"{side} header {escape(name)}",
+                  ", ".join(escape(v) for v in va), ", ".join(escape(v) for v in vb))  # fmt: skip
+    if na == nb:  # the same values under the same names: only the order or a name's case
+        c.add("interaction", f"{side} header order or name case",
+              ", ".join(escape(k) for k, _ in a), ", ".join(escape(k) for k, _ in b))  # fmt: skip
 
 
 Opcode = tuple[str, int, int, int, int]
@@ -133,6 +154,7 @@ def _frames(c: _Collector, a: Sequence[Frame], b: Sequence[Frame], timing: Timin
     if timing.ignore and b"".join(da) == b"".join(db):
         if da != db:  # the same bytes, split differently
             c.add("frame", "frame splits (same bytes)", f"{len(a)} frames", f"{len(b)} frames")
+            _splits(c, da, db)
         return
     if len(a) != len(b):
         c.add("frame", "frame count", str(len(a)), str(len(b)))
@@ -152,6 +174,50 @@ def _frames(c: _Collector, a: Sequence[Frame], b: Sequence[Frame], timing: Timin
             where = f"frame {a1 + k}" if fa is not None else f"frame {b1 + k} (B)"
             show = (lambda f: _short(f.data)) if timing.ignore else _frame
             c.add("frame", where, show(fa) if fa else "", show(fb) if fb else "")
+
+
+SPLIT_AT = "ends at body offset"
+"""The end of a re-split place's ``what`` (``frame 12 ends at body offset``; ``a``/``b`` the
+offsets): ``cassette diff`` prints these on one line each."""
+
+_SPLITS_SHOWN = 5
+"""At most this many re-split places are shown after the ``frame splits`` line; the rest are
+counted in one line."""
+
+
+def _ends(frames: Sequence[bytes]) -> list[int]:
+    out, at = [], 0
+    for data in frames:
+        at += len(data)
+        out.append(at)
+    return out
+
+
+def _splits(c: _Collector, da: Sequence[bytes], db: Sequence[bytes]) -> None:
+    """Where two splits of the same bytes part: walking both boundary lists, each place the
+    next boundaries differ (after the last common one) is named by its frames and the body
+    offsets at which each side's frame ends; the first :data:`_SPLITS_SHOWN` are listed."""
+    ea, eb = _ends(da), _ends(db)
+    places: list[tuple[int, int]] = []
+    i = j = 0
+    in_step = True
+    while i < len(ea) and j < len(eb):
+        if ea[i] == eb[j]:
+            i, j, in_step = i + 1, j + 1, True
+            continue
+        if in_step:
+            places.append((i, j))
+            in_step = False
+        if ea[i] < eb[j]:
+            i += 1
+        else:
+            j += 1
+    for i, j in places[:_SPLITS_SHOWN]:
+        where = f"frame {i}" if i == j else f"frame {i} (B: frame {j})"
+        c.add("frame", f"{where} {SPLIT_AT}", str(ea[i]), str(eb[j]))
+    if len(places) > _SPLITS_SHOWN:
+        rest = len(places) - _SPLITS_SHOWN
+        c.add("frame", f"... and {rest} more re-split {'place' if rest == 1 else 'places'}", "", "")
 
 
 def _event_bytes(resp: Response) -> list[bytes] | None:
@@ -192,7 +258,7 @@ def _pair(ai: int, x: Interaction, bi: int, y: Interaction, timing: Timing) -> l
     c.field("method", rq.method, ry.method)
     c.field("url", rq.url, ry.url)
     c.field("request http version", rq.http_version, ry.http_version)
-    c.field("request headers", rq.headers, ry.headers, _headers)
+    _header_fields(c, "request", rq.headers, ry.headers)
     c.field("request body", rq.body, ry.body, _short)
     a, b = x.response, y.response
     if (a is None) != (b is None):
@@ -202,7 +268,7 @@ def _pair(ai: int, x: Interaction, bi: int, y: Interaction, timing: Timing) -> l
         c.field("status", a.status, b.status)
         c.field("reason", a.reason, b.reason)
         c.field("response http version", a.http_version, b.http_version)
-        c.field("response headers", a.headers, b.headers, _headers)
+        _header_fields(c, "response", a.headers, b.headers)
         if not timing.same(a.head_offset_ns, b.head_offset_ns):
             c.field("time to first byte", a.head_offset_ns, b.head_offset_ns, format_time)
         _frames(c, a.frames, b.frames, timing)

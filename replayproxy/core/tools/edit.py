@@ -30,7 +30,6 @@ import itertools
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from replayproxy.core.cassette.model import Cassette, Ending, EndKind, Header, Interaction, Request
 from replayproxy.core.faults import apply_all, parse
@@ -39,7 +38,9 @@ from replayproxy.core.faults.position import Context, events_of, resolve, splice
 from replayproxy.core.faults.spec import POSITIONS
 from replayproxy.core.faults.timing import coalesce
 from replayproxy.core.faults.transport import end_at
-from replayproxy.core.redaction.secrets import REDACTED_TEXT, redact_headers
+from replayproxy.core.json.pointer import parse_pointer
+from replayproxy.core.redaction.body_fields import redact_json
+from replayproxy.core.redaction.secrets import redact_headers
 from replayproxy.core.replay.schedule import (
     Finish,
     Schedule,
@@ -269,31 +270,9 @@ def _redact(x: Interaction, e: Edits) -> tuple[Interaction, set[str]]:
     return replace(x, request=req, response=resp), found
 
 
-def _redact_path(obj: Any, parts: list[str]) -> bool:
-    """Replace the value at ``parts`` (``*`` = every key / item) with the redaction marker."""
-    head, rest = parts[0], parts[1:]
-    keys: list[Any]
-    if isinstance(obj, dict):
-        keys = list(obj) if head == "*" else [head] if head in obj else []
-    elif isinstance(obj, list):
-        if head == "*":
-            keys = list(range(len(obj)))
-        else:
-            keys = [int(head)] if head.isascii() and head.isdigit() and int(head) < len(obj) else []
-    else:
-        return False
-    found = False
-    for k in keys:
-        if rest:
-            found = _redact_path(obj[k], rest) or found
-        else:
-            obj[k] = REDACTED_TEXT
-            found = True
-    return found
-
-
 def _redact_json_body(req: Request, fields: Sequence[str]) -> tuple[Request, set[str]]:
-    """Redact dotted ``fields`` of a JSON request body; non-JSON bodies are left alone.
+    """Redact the JSON-pointer ``fields`` of a JSON request body (``*`` = every key / item);
+    non-JSON bodies are left alone.
 
     The body is re-serialized (compact or spaced like the original, non-ASCII kept as it was
     written), and a ``content-length`` header is updated to match.
@@ -302,7 +281,11 @@ def _redact_json_body(req: Request, fields: Sequence[str]) -> tuple[Request, set
         obj = json.loads(req.body)
     except (ValueError, UnicodeDecodeError):
         return req, set()
-    found = {f for f in fields if _redact_path(obj, f.split("."))}
+    found: set[str] = set()
+    for f in fields:
+        obj, hit = redact_json(obj, parse_pointer(f))
+        if hit:
+            found.add(f)
     if not found:
         return req, found
     spaced = b'": ' in req.body
@@ -345,6 +328,11 @@ def _check(cassette: Cassette, e: Edits) -> None:
         raise UsageError("--delete cannot be combined with other edits; run edit twice")
     for spec in (*e.bake, *e.add_faults):
         parse(spec)
+    for field in e.redact_json:
+        try:
+            parse_pointer(field)
+        except UsageError as err:
+            raise UsageError(f"--redact-json {field}: {err} (e.g. /messages/0/content)") from None
     if e.truncate is not None:
         parse_position(e.truncate)
     for p in e.split:

@@ -105,12 +105,16 @@ def rerecorded(c: Cassette, jitter_ns: int, seed: int, resplit: bool = False) ->
 
 
 def test_ignore_timing_reduces_a_rerecording_to_its_real_differences() -> None:
-    """Jittered, re-split: hundreds of lines; --ignore-timing leaves one 'frame splits' line."""
+    """Jittered, re-split: hundreds of lines; --ignore-timing leaves one 'frame splits' line,
+    the first re-split places and a count of the rest, all at frame level."""
     a = store.load(SHIPPED)
     b = rerecorded(a, 3_000_000, seed=1, resplit=True)
     assert len(diff(a, b)) > 50
-    (d,) = diff(a, b, Timing(ignore=True))
+    d, *places, rest = diff(a, b, Timing(ignore=True))
     assert d.what == "frame splits (same bytes)" and d.a != d.b
+    assert len(places) == 5 and all(p.what.endswith("ends at body offset") for p in places)
+    assert rest.what.startswith("... and ") and rest.what.endswith(" more re-split places")
+    assert {x.level for x in (d, *places, rest)} == {"frame"}
 
 
 def test_a_real_content_difference_survives_ignore_timing() -> None:

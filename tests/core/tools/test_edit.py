@@ -247,12 +247,12 @@ def test_redact_header_after_the_fact() -> None:
 
 def test_redact_json_field_rewrites_the_request_body() -> None:
     """--redact-json user replaces that field's value; other fields and the layout stay."""
-    after = apply(sample_cassette(), Edits(redact_json=("user",)))
+    after = apply(sample_cassette(), Edits(redact_json=("/user",)))
     y = after.interactions[0]
     assert y.request.body == b'{"model":"m","stream":true,"user":"<redacted>","messages":[]}'
     assert after.interactions[2] == sample_cassette().interactions[2]  # no JSON body: untouched
     with pytest.raises(UsageError, match="no selected request body has that field"):
-        apply(sample_cassette(), Edits(redact_json=("nope.deeper",)))
+        apply(sample_cassette(), Edits(redact_json=("/nope/deeper",)))
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@ JSON redaction's paths and re-serialization, endings, the fault list and timing 
 
 from __future__ import annotations
 
+import re
 from dataclasses import fields, replace
 
 import pytest
@@ -18,7 +19,7 @@ E0, E1, E2, E3 = SSE_EVENTS
 SAMPLE_VALUES: dict[str, object] = {
     "delete": True,
     "redact_headers": ("x",),
-    "redact_json": ("user",),
+    "redact_json": ("/user",),
     "bake": ("hang",),
     "insert_events": ((0, b"data: x\n\n"),),
     "drop_events": (0,),
@@ -124,10 +125,10 @@ def test_parse_position_errors(text: str, message: str) -> None:
          "interaction 0 (POST /v1/chat/completions): --merge 2-1: has 4 frames"),
         (Edits(select=(0,), merge=((-1, 1),)), FaultSpecError,
          "interaction 0 (POST /v1/chat/completions): --merge -1-1: has 4 frames"),
-        (Edits(redact_json=("user", "nope")), UsageError,
-         "--redact-json nope: no selected request body has that field"),
-        (Edits(select=(2,), redact_json=("user",)), UsageError,
-         "--redact-json user: no selected request body has that field"),
+        (Edits(redact_json=("/user", "/nope")), UsageError,
+         "--redact-json /nope: no selected request body has that field"),
+        (Edits(select=(2,), redact_json=("/user",)), UsageError,
+         "--redact-json /user: no selected request body has that field"),
     ],
 )  # fmt: skip
 def test_bad_edits_give_exact_errors(edits: Edits, error: type[Exception], message: str) -> None:
@@ -271,19 +272,22 @@ def _json(body: bytes, *headers: tuple[bytes, bytes]) -> Cassette:
 @pytest.mark.parametrize(
     ("body", "field", "redacted"),
     [
-        (b'{"a":{"b":1,"c":2}}', "a.b", b'{"a":{"b":"<redacted>","c":2}}'),
-        (b'{"a": {"b": 1}}', "a.b", b'{"a": {"b": "<redacted>"}}'),
-        (b'{"a": 1, "b": [2, 3]}', "a", b'{"a": "<redacted>", "b": [2, 3]}'),
-        (b'{"a":{"b":1,"c":2}}', "a.*", b'{"a":{"b":"<redacted>","c":"<redacted>"}}'),
-        (b'{"m":[{"k":1},{"k":2}]}', "m.*.k", b'{"m":[{"k":"<redacted>"},{"k":"<redacted>"}]}'),
-        (b'{"m":[{"k":1},{"k":2}]}', "m.1.k", b'{"m":[{"k":1},{"k":"<redacted>"}]}'),
-        (b'{"m":[1,2]}', "m.0", b'{"m":["<redacted>",2]}'),
-        (b'{"u":"\xc3\xa9","k":1}', "k", b'{"u":"\xc3\xa9","k":"<redacted>"}'),
-        (b'{"u":"\\u00e9","k":1}', "k", b'{"u":"\\u00e9","k":"<redacted>"}'),
+        (b'{"a":{"b":1,"c":2}}', "/a/b", b'{"a":{"b":"<redacted>","c":2}}'),
+        (b'{"a": {"b": 1}}', "/a/b", b'{"a": {"b": "<redacted>"}}'),
+        (b'{"a": 1, "b": [2, 3]}', "/a", b'{"a": "<redacted>", "b": [2, 3]}'),
+        (b'{"a":{"b":1,"c":2}}', "/a/*", b'{"a":{"b":"<redacted>","c":"<redacted>"}}'),
+        (b'{"m":[{"k":1},{"k":2}]}', "/m/*/k", b'{"m":[{"k":"<redacted>"},{"k":"<redacted>"}]}'),
+        (b'{"m":[{"k":1},{"k":2}]}', "/m/1/k", b'{"m":[{"k":1},{"k":"<redacted>"}]}'),
+        (b'{"m":[1,2]}', "/m/0", b'{"m":["<redacted>",2]}'),
+        (b'{"u":"\xc3\xa9","k":1}', "/k", b'{"u":"\xc3\xa9","k":"<redacted>"}'),
+        (b'{"u":"\\u00e9","k":1}', "/k", b'{"u":"\\u00e9","k":"<redacted>"}'),
+        (b'{"a.b":1,"a":{"b":2}}', "/a.b", b'{"a.b":"<redacted>","a":{"b":2}}'),
+        (b'{"a/b":1,"~":2}', "/a~1b", b'{"a/b":"<redacted>","~":2}'),
+        (b'{"a/b":1,"~":2}', "/~0", b'{"a/b":1,"~":"<redacted>"}'),
     ],
 )
 def test_redact_json_paths(body: bytes, field: str, redacted: bytes) -> None:
-    """Dotted paths with * and list indices; compact or spaced and non-ASCII kept as written;
+    """JSON pointers with * and list indices; compact or spaced and non-ASCII kept as written;
     content-length follows, other headers stay."""
     headers = ((b"Content-Length", b"%d" % len(body)), (b"x", b"1"))
     (y,) = apply(_json(body, *headers), Edits(redact_json=(field,))).interactions
@@ -294,28 +298,39 @@ def test_redact_json_paths(body: bytes, field: str, redacted: bytes) -> None:
 @pytest.mark.parametrize(
     ("body", "field"),
     [
-        (b'{"m":[1,2]}', "m.2"),
-        (b'{"m":[1,2]}', "m.-1"),
-        (b'{"m":[1,2]}', "m.\u0661"),
-        (b'{"m":[1,2]}', "m.x"),
-        (b'{"m":1}', "m.x"),
-        (b'{"m":{}}', "m.*"),
-        (b'"m"', "m"),
-        (b"not json", "m"),
-        (b"\xff", "m"),
+        (b'{"m":[1,2]}', "/m/2"),
+        (b'{"m":[1,2]}', "/m/-1"),
+        (b'{"m":[1,2]}', "/m/\u0661"),
+        (b'{"m":[1,2]}', "/m/x"),
+        (b'{"m":1}', "/m/x"),
+        (b'{"m":{}}', "/m/*"),
+        (b'"m"', "/m"),
+        (b"not json", "/m"),
+        (b"\xff", "/m"),
     ],
 )
 def test_redact_json_paths_that_name_nothing(body: bytes, field: str) -> None:
     """A path that names no value in the body is an error, and the body stays as it was."""
-    with pytest.raises(UsageError, match=f"^--redact-json {field}: no selected"):
+    with pytest.raises(UsageError, match=f"^--redact-json {re.escape(field)}: no selected"):
         apply(_json(body), Edits(redact_json=(field,)))
+
+
+@pytest.mark.parametrize("field", ["user", "a.b", "/a~2"])
+def test_redact_json_takes_only_pointers_in_the_core(field: str) -> None:
+    """The core takes JSON pointers only (the CLI turns a dotted path into one): anything else
+    is one line naming the option, the field and an example pointer."""
+    with pytest.raises(
+        UsageError,
+        match=f"^--redact-json {re.escape(field)}: JSON pointer .* \\(e.g. /messages/0/content\\)$",
+    ):
+        apply(_json(b'{"user":1}'), Edits(redact_json=(field,)))
 
 
 def test_redact_json_counts_a_field_found_in_any_selected_body() -> None:
     """Each field must be found in at least one selected body, not in every one."""
     a = _json(b'{"a":1}').interactions[0]
     b = _json(b'{"b":1}').interactions[0]
-    c = apply(Cassette((a, b)), Edits(redact_json=("a", "b")))
+    c = apply(Cassette((a, b)), Edits(redact_json=("/a", "/b")))
     assert [x.request.body for x in c.interactions] == [
         b'{"a":"<redacted>"}',
         b'{"b":"<redacted>"}',
@@ -326,7 +341,7 @@ def test_redact_json_with_no_field_found_leaves_the_body() -> None:
     """A body where none of the fields is found is not re-serialized."""
     a = _json(b'{"a": 1,  "z":2}').interactions[0]
     b = _json(b'{"b":1}').interactions[0]
-    c = apply(Cassette((a, b)), Edits(redact_json=("b",)))
+    c = apply(Cassette((a, b)), Edits(redact_json=("/b",)))
     assert c.interactions[0] == a
 
 

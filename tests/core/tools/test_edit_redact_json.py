@@ -28,7 +28,7 @@ def test_content_length_follows_the_redacted_body(length_name: bytes) -> None:
     name, position and the other headers."""
     body = b'{"model":"m","user":"alice@example.com"}'
     (x,) = apply(
-        _cassette(body, length_name=length_name), Edits(redact_json=("user",))
+        _cassette(body, length_name=length_name), Edits(redact_json=("/user",))
     ).interactions
     assert x.request.body == b'{"model":"m","user":"<redacted>"}'
     assert x.request.headers == (
@@ -42,5 +42,5 @@ def test_content_length_follows_the_redacted_body(length_name: bytes) -> None:
 def test_content_length_always_matches_the_body(secret: str) -> None:
     """Property: whatever the redacted value was, the header states the body's exact length."""
     body = json.dumps({"user": secret, "n": 1}, ensure_ascii=False).encode()
-    (x,) = apply(_cassette(body), Edits(redact_json=("user",))).interactions
+    (x,) = apply(_cassette(body), Edits(redact_json=("/user",))).interactions
     assert x.request.header("content-length") == str(len(x.request.body))
