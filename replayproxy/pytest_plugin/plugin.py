@@ -26,7 +26,7 @@ import pytest
 
 from replayproxy.core.replay.option_values import strings
 from replayproxy.core.replay.options import Front, Kind, OptionDef, options_for, settings_from
-from replayproxy.pytest_plugin import matrix, report
+from replayproxy.pytest_plugin import matrix, report, vcr
 from replayproxy.pytest_plugin.matrix import MATRIX_OPTIONS
 from replayproxy.pytest_plugin.naming import cassette_path
 
@@ -37,11 +37,11 @@ if TYPE_CHECKING:
 __all__ = ["ReplayproxyUnusedWarning"]
 
 # The stream_snapshot fixture and its --replayproxy-snapshot-update option.
-pytest_plugins = ["replayproxy.pytest_plugin.snapshot"]
+pytest_plugins = ["replayproxy.pytest_plugin.snapshot", "replayproxy.pytest_plugin.vcr"]
 
 MARKER = "replayproxy"
 
-_MARKER_ONLY = ("cassette", "upstream", "matrix")
+_MARKER_ONLY = ("cassette", "upstream", "matrix", *vcr.HOOKS)
 
 
 class ReplayproxyUnusedWarning(UserWarning):
@@ -223,6 +223,9 @@ def replayproxy(
 
     config = request.config
     item = request.node
+    if vcr.disabled(config):  # --replayproxy-disable-recording: the plugin does nothing
+        yield vcr.disabled_use([replayproxy_config, *_marker_levels(item)])  # type: ignore[misc]
+        return
     ca, _ = _setting(config, _plugin_option("upstream_ca"))
     confdir, _ = _setting(config, _plugin_option("confdir"))
     block, _ = _setting(config, _plugin_option("block_network"))
@@ -276,7 +279,9 @@ def _settings(
             command_line[opt.name] = value
         elif value not in (None, "", []):
             ini[opt.name] = value
-    markers = _marker_levels(item)
+    ini = vcr.with_ini_filters(config, ini)  # VCR.py's names become the table's (vcr.py)
+    markers = [vcr.translated(m, _marker_words) for m in _marker_levels(item)]
+    replayproxy_config = vcr.translated(replayproxy_config, _config_words)
     checked = [(ini, _ini_words), (replayproxy_config, _config_words)]
     checked += [(m, _marker_words) for m in markers] + [(command_line, _flag_words)]
     for level, words in checked:
