@@ -199,3 +199,39 @@ def test_bad_vcr_values_fail_naming_the_keyword(pytester: pytest.Pytester, confd
         consecutive=False,
     )
     assert "Traceback" not in result.stdout.str()
+
+
+RAISING = textwrap.dedent("""
+    import os
+
+    import httpx
+    import pytest
+
+    UPSTREAM = os.environ["RP_UPSTREAM"]
+
+
+    def scrub(request):
+        raise KeyError("no such field")
+
+
+    @pytest.mark.replayproxy(upstream=UPSTREAM, before_record_request=scrub)
+    def test_raising(replayproxy):
+        body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+        httpx.post(replayproxy.url + "/v1/chat/completions", json=body)
+""")
+
+
+def test_a_raising_callable_fails_the_test_and_records_nothing(
+    pytester: pytest.Pytester, confdir: Path
+) -> None:
+    """A before_record_request that raises fails its test with one line naming it; the
+    interaction it was given is not written (no cassette)."""
+    pytester.makepyfile(test_example=RAISING)
+    with Simulator() as sim:
+        result = run(pytester, "--replayproxy-record-mode=once", upstream=sim.url, confdir=confdir)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*replayproxy: recording failed: *scrub raised KeyError: 'no such field'; the "
+         "interaction was not recorded*"]
+    )
+    assert not cassette(pytester, "test_raising").exists()
