@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 __all__ = ["ReplayproxyUnusedWarning"]
 
 # The stream_snapshot fixture and its --replayproxy-snapshot-update option.
-pytest_plugins = ["replayproxy.pytest_plugin.snapshot", "replayproxy.pytest_plugin.vcr"]
+pytest_plugins = ["replayproxy.pytest_plugin.snapshot"]
 
 MARKER = "replayproxy"
 
@@ -126,6 +126,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         elif opt.kind is Kind.LIST:
             default = []
         parser.addini(opt.ini_name, opt.help, type=_INI_TYPES[opt.kind], default=default)
+    vcr.addoption(parser, group)
 
 
 def marker_signature() -> str:
@@ -141,6 +142,7 @@ def pytest_configure(config: pytest.Config) -> None:
         f"{marker_signature()}: serve this test's cassette through replayproxy "
         "(see docs/pytest.md).",
     )
+    vcr.configure(config)
     matrix.checked_option(_setting(config, _plugin_option("matrix")))
     paths = (_setting(config, _plugin_option(n))[0] for n in ("matrix_report", "matrix_baseline"))
     report.configure(config, *paths)

@@ -44,8 +44,8 @@ _IGNORED_WITH_VALUE = {"redact_query": "ignore_query", "redact_body_field": "ign
 _DISABLE = "disable_recording"
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("replayproxy")
+def addoption(parser: pytest.Parser, group: pytest.OptionGroup) -> None:
+    """Add the switch and the ini keys (called by the plugin's ``pytest_addoption``)."""
     help_disable = (
         "Run the tests without replayproxy: no proxy, no environment changes, no cassette "
         "read or written (the tests reach the real upstreams)."
@@ -69,7 +69,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         parser.addini("replayproxy_" + name, f"(refused: {name} is a callable)", default="")
 
 
-def pytest_configure(config: pytest.Config) -> None:
+def configure(config: pytest.Config) -> None:
+    """Refuse a callable set in an ini file (called by the plugin's ``pytest_configure``)."""
     for name in HOOKS:
         if str(config.getini("replayproxy_" + name)).strip():
             raise pytest.UsageError(

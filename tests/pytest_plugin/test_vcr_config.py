@@ -231,7 +231,9 @@ def test_a_raising_callable_fails_the_test_and_records_nothing(
         result = run(pytester, "--replayproxy-record-mode=once", upstream=sim.url, confdir=confdir)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
-        ["*replayproxy: recording failed: *scrub raised KeyError: 'no such field'; the "
-         "interaction was not recorded*"]
+        [
+            "*replayproxy: recording failed: *scrub raised KeyError: 'no such field'; the "
+            "interaction was not recorded*"
+        ]
     )
     assert not cassette(pytester, "test_raising").exists()
