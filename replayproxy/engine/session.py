@@ -165,7 +165,8 @@ class ReplaySession:
         self.policy: RecordPolicy = policy_for(mode, self.exists)
         self.sink: CassetteSink | None = None
         if self.path is not None and self.policy.write_mode is not None:
-            self.sink = CassetteSink(self.path, self.policy.write_mode, on_warning=on_warning)
+            write, replaces = self.policy.write_mode, self.policy.replaces
+            self.sink = CassetteSink(self.path, write, on_warning=on_warning, replaces=replaces)
         source = None
         if isinstance(cassette, Cassette):
             pass
@@ -300,15 +301,18 @@ class ReplaySession:
     def record(self, interaction: Interaction) -> None:
         """Append an interaction forwarded after a :class:`Passthrough` and make it matchable.
 
-        Raises :class:`~replayproxy.errors.CassetteError` if the cassette cannot be written.
+        The record hooks run first (``None``: dropped). Raises
+        :class:`~replayproxy.errors.CassetteError` if it cannot be written, or a hook fails.
         """
         if self.sink is None:
             raise UsageError("this session does not record (record mode none)")
-        self.sink.append(interaction)
+        if (kept := self.record_settings.hooks.apply(interaction)) is None:
+            return
+        self.sink.append(kept)
         with self._lock:
-            index = self._matcher.add(interaction, used=True)
+            index = self._matcher.add(kept, used=True)
             self._new += 1
-            self._seen.recorded(interaction, index)
+            self._seen.recorded(kept, index)
 
     def close(self) -> None:
         """Close the cassette file, if anything was recorded (fsync). Idempotent."""

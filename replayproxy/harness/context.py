@@ -21,7 +21,9 @@ Two ways clients reach it:
 The options (``record_mode``, ``speed``, ``faults``, the matching options, and the record
 options ``redact_header``, ``redact_query``, ``redact_body_field``, ``no_redact``,
 ``record_tls_failures``) are the keywords of :data:`replayproxy.core.replay.options.OPTIONS`,
-the same as ``replay``'s flags; the record options apply to what this block records.
+the same as ``replay``'s flags; the record options apply to what this block records. The
+callables ``before_record_request`` and ``before_record_response``
+(:mod:`replayproxy.core.redaction.hooks`) edit or drop what it records, in this process.
 Servers are kept in a :class:`~replayproxy.harness.hosts.HostPool` (one per process by
 default, closed at exit), so a second block reuses the first one's proxy.
 """
@@ -33,12 +35,13 @@ import contextlib
 import logging
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from replayproxy.core.matching.matcher import Miss
 from replayproxy.core.matrix import Cell
+from replayproxy.core.redaction.hooks import RecordHooks, RequestHook, ResponseHook
 from replayproxy.core.replay.checks import check_upstream
 from replayproxy.core.replay.options import settings_from
 from replayproxy.core.replay.shell import Shell, choose_shell
@@ -131,6 +134,8 @@ def use_cassette(
     confdir: str = DEFAULT_CONFDIR,
     set_env: bool = True,
     pool: HostPool | None = None,
+    before_record_request: RequestHook | None = None,
+    before_record_response: ResponseHook | None = None,
     **options: Any,
 ) -> Iterator[CassetteUse]:
     """Serve ``cassette`` for the ``with`` block; record into it as ``record_mode`` says.
@@ -142,12 +147,17 @@ def use_cassette(
     (:data:`~replayproxy.core.replay.options.OPTIONS`): ``record_mode``, ``speed``, ``faults``,
     ``ignore_query``, ``ignore_body_field``, ``allow_repeats``, ``match_host``,
     ``no_equivalence``; and for what is recorded, ``redact_header``, ``redact_query``,
-    ``redact_body_field``, ``no_redact``, ``record_tls_failures``.
+    ``redact_body_field``, ``no_redact``, ``record_tls_failures``. ``before_record_request``
+    (a :class:`~replayproxy.core.cassette.model.Request` in, one or ``None`` out) and
+    ``before_record_response`` (an :class:`~replayproxy.core.cassette.model.Interaction`):
+    run on each recorded interaction after the redaction; ``None`` leaves it out.
 
     A cassette that does not exist is, with record mode ``none``, an empty one: every request
     is a miss explained by :meth:`CassetteUse.explain`.
     """
     settings = settings_from(options)
+    hooks = RecordHooks(before_record_request, before_record_response)
+    settings = replace(settings, record=replace(settings.record, hooks=hooks))
     if upstream is not None:
         upstream = check_upstream(upstream)
     path = Path(cassette)

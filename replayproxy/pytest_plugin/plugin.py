@@ -26,7 +26,7 @@ import pytest
 
 from replayproxy.core.replay.option_values import strings
 from replayproxy.core.replay.options import Front, Kind, OptionDef, options_for, settings_from
-from replayproxy.pytest_plugin import matrix, report
+from replayproxy.pytest_plugin import matrix, report, vcr
 from replayproxy.pytest_plugin.matrix import MATRIX_OPTIONS
 from replayproxy.pytest_plugin.naming import cassette_path
 
@@ -41,7 +41,7 @@ pytest_plugins = ["replayproxy.pytest_plugin.snapshot"]
 
 MARKER = "replayproxy"
 
-_MARKER_ONLY = ("cassette", "upstream", "matrix")
+_MARKER_ONLY = ("cassette", "upstream", "matrix", *vcr.HOOKS)
 
 
 class ReplayproxyUnusedWarning(UserWarning):
@@ -126,6 +126,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         elif opt.kind is Kind.LIST:
             default = []
         parser.addini(opt.ini_name, opt.help, type=_INI_TYPES[opt.kind], default=default)
+    vcr.addoption(parser, group)
 
 
 def marker_signature() -> str:
@@ -141,6 +142,7 @@ def pytest_configure(config: pytest.Config) -> None:
         f"{marker_signature()}: serve this test's cassette through replayproxy "
         "(see docs/pytest.md).",
     )
+    vcr.configure(config)
     matrix.checked_option(_setting(config, _plugin_option("matrix")))
     paths = (_setting(config, _plugin_option(n))[0] for n in ("matrix_report", "matrix_baseline"))
     report.configure(config, *paths)
@@ -223,6 +225,9 @@ def replayproxy(
 
     config = request.config
     item = request.node
+    if vcr.disabled(config):  # --replayproxy-disable-recording: the plugin does nothing
+        yield vcr.disabled_use([replayproxy_config, *_marker_levels(item)])  # type: ignore[misc]
+        return
     ca, _ = _setting(config, _plugin_option("upstream_ca"))
     confdir, _ = _setting(config, _plugin_option("confdir"))
     block, _ = _setting(config, _plugin_option("block_network"))
@@ -276,7 +281,9 @@ def _settings(
             command_line[opt.name] = value
         elif value not in (None, "", []):
             ini[opt.name] = value
-    markers = _marker_levels(item)
+    ini = vcr.with_ini_filters(config, ini)  # VCR.py's names become the table's (vcr.py)
+    markers = [vcr.translated(m, _marker_words) for m in _marker_levels(item)]
+    replayproxy_config = vcr.translated(replayproxy_config, _config_words)
     checked = [(ini, _ini_words), (replayproxy_config, _config_words)]
     checked += [(m, _marker_words) for m in markers] + [(command_line, _flag_words)]
     for level, words in checked:

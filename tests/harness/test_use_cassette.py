@@ -81,7 +81,7 @@ def test_bad_arguments_are_one_line_errors(pool: HostPool, tmp_path: Path) -> No
     range is refused before starting."""
     for kwargs, message in [
         ({"sped": 0}, "unknown option 'sped'"),
-        ({"record_mode": "rewrite"}, "record mode must be one of"),
+        ({"record_mode": "rewind"}, "record mode must be one of"),
         ({"upstream": "https://api.openai.com/v1"}, "give only scheme://HOST"),
         (
             {"upstream": "http://127.0.0.1:99999"},

@@ -4,7 +4,8 @@
 ``"<redacted>"`` wherever a body is JSON: the whole request body, the whole response body (a
 token endpoint's ``/access_token``), and each ``data:`` line of an event stream. A ``*``
 segment matches every member of an object or element of an array (``/messages/*/name``).
-Matching treats a redacted value as a wildcard, like a redacted header.
+Matching treats a redacted value as a wildcard, like a redacted header. Each pointer may have
+a replacement of its own instead of ``"<redacted>"`` (``values``, aligned with the pointers).
 
 A body with nothing to redact is kept byte for byte. A redacted document is re-encoded
 compactly (``separators=(",", ":")``, UTF-8). In a response, the frames keep their count and
@@ -43,9 +44,10 @@ def parse_pointers(pointers: Sequence[str]) -> tuple[Pointer, ...]:
     return tuple(out)
 
 
-def redact_json(doc: Any, pointer: Pointer) -> tuple[Any, bool]:
-    """``doc`` with the value(s) at ``pointer`` redacted (a copy along the path), and whether
-    anything was. Iterates the pointer's tokens (bounded by its length, never by the doc)."""
+def redact_json(doc: Any, pointer: Pointer, value: Any = REDACTED_VALUE) -> tuple[Any, bool]:
+    """``doc`` with the value(s) at ``pointer`` replaced by ``value`` (a copy along the path),
+    and whether anything was. Iterates the pointer's tokens (bounded by its length, never by
+    the doc)."""
     if not pointer:
         return doc, False
     head, rest = pointer[0], pointer[1:]
@@ -66,14 +68,18 @@ def redact_json(doc: Any, pointer: Pointer) -> tuple[Any, bool]:
     changed = False
     for target in targets:  # dict keys or list indexes: the same walk for both
         if rest:
-            out[target], hit = redact_json(doc[target], rest)
+            out[target], hit = redact_json(doc[target], rest, value)
         else:
-            out[target], hit = REDACTED_VALUE, True
+            out[target], hit = value, True
         changed |= hit
     return (out, True) if changed else (doc, False)
 
 
-def _redacted_text(text: bytes, pointers: Sequence[Pointer]) -> bytes | None:
+def _values(pointers: Sequence[Pointer], values: Sequence[Any] | None) -> Sequence[Any]:
+    return values if values is not None else [REDACTED_VALUE] * len(pointers)
+
+
+def _redacted_text(text: bytes, pointers: Sequence[Pointer], values: Sequence[Any]) -> bytes | None:
     """The re-encoded document if ``text`` is JSON with something to redact, else None."""
     if not text.strip() or text.lstrip()[:1] not in (b"{", b"["):
         return None
@@ -82,29 +88,33 @@ def _redacted_text(text: bytes, pointers: Sequence[Pointer]) -> bytes | None:
     except (ValueError, UnicodeDecodeError):
         return None
     changed = False
-    for pointer in pointers:
-        doc, hit = redact_json(doc, pointer)
+    for pointer, value in zip(pointers, values, strict=True):
+        doc, hit = redact_json(doc, pointer, value)
         changed |= hit
     if not changed:
         return None
     return json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode()
 
 
-def redact_body(body: bytes, pointers: Sequence[Pointer]) -> bytes:
+def redact_body(
+    body: bytes, pointers: Sequence[Pointer], values: Sequence[Any] | None = None
+) -> bytes:
     """A request body with the fields at ``pointers`` redacted (unchanged if not JSON)."""
     if not pointers:
         return body
-    new = _redacted_text(body, pointers)
+    new = _redacted_text(body, pointers, _values(pointers, values))
     return body if new is None else new
 
 
-def _spans(body: bytes, pointers: Sequence[Pointer]) -> list[tuple[int, int, bytes]]:
-    whole = _redacted_text(body, pointers)
+def _spans(
+    body: bytes, pointers: Sequence[Pointer], values: Sequence[Any]
+) -> list[tuple[int, int, bytes]]:
+    whole = _redacted_text(body, pointers, values)
     if whole is not None:
         return [(0, len(body), whole)]
     spans = []
     for m in _DATA_LINE.finditer(body):
-        new = _redacted_text(m.group(1), pointers)
+        new = _redacted_text(m.group(1), pointers, values)
         if new is not None:
             spans.append((m.start(1), m.end(1), new))
     return spans
@@ -122,14 +132,16 @@ def _moved(x: int, spans: Sequence[tuple[int, int, bytes]]) -> int:
     return x + shift
 
 
-def redact_frames(frames: Sequence[Frame], pointers: Sequence[Pointer]) -> tuple[Frame, ...]:
+def redact_frames(
+    frames: Sequence[Frame], pointers: Sequence[Pointer], values: Sequence[Any] | None = None
+) -> tuple[Frame, ...]:
     """Response frames with the fields at ``pointers`` redacted in the whole body (if JSON)
     or in each ``data:`` line; offsets and frame count kept."""
     frames = tuple(frames)
     if not pointers or not frames:
         return frames
     body = b"".join(f.data for f in frames)
-    spans = _spans(body, pointers)
+    spans = _spans(body, pointers, _values(pointers, values))
     if not spans:
         return frames
     parts = []

@@ -15,14 +15,20 @@ providers replayproxy targets: ``authorization`` (OpenAI, Bearer tokens), ``x-ap
 
 JSON body fields are redacted by pointer (``body_fields``,
 :mod:`replayproxy.core.redaction.body_fields`), in request and response bodies alike.
+
+A name (or pointer) may come with a replacement of its own (VCR.py's ``("authorization",
+"XXX")``): :meth:`Redactor.with_extra` takes ``(name, replacement)`` pairs beside plain names,
+and that value is stored instead of the marker. Such a value is an ordinary value to the
+matcher (not a wildcard), so the pytest plugin also ignores that query parameter or body field
+when matching (docs/pytest.md).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from dataclasses import field as dc_field
-from urllib.parse import unquote_plus
+from urllib.parse import quote_plus, unquote_plus
 
 from replayproxy.core.cassette.model import Header, Interaction, Request, Response
 from replayproxy.core.redaction.body_fields import (
@@ -39,6 +45,7 @@ __all__ = [
     "REDACTED",
     "REDACTED_TEXT",
     "Redactor",
+    "Replaceable",
     "is_redacted",
     "redact_headers",
     "redact_url",
@@ -72,80 +79,127 @@ def is_redacted(value: bytes | str) -> bool:
     return value in (REDACTED, REDACTED_TEXT)
 
 
-def redact_headers(headers: Iterable[Header], names: frozenset[str]) -> tuple[Header, ...]:
-    """Replace the value of every header whose lower-cased name is in ``names``."""
+def redact_headers(
+    headers: Iterable[Header], names: frozenset[str], values: Mapping[str, str] | None = None
+) -> tuple[Header, ...]:
+    """Replace the value of every header whose lower-cased name is in ``names``: by
+    ``values[name]`` if given (encoded as UTF-8), else :data:`REDACTED`."""
     if not names:
         return tuple(headers)
-    return tuple(
-        (name, REDACTED) if name.decode("latin-1").lower() in names else (name, value)
-        for name, value in headers
-    )
+    values = values or {}
+    out = []
+    for name, value in headers:
+        lower = name.decode("latin-1").lower()
+        if lower in names:
+            value = values[lower].encode() if lower in values else REDACTED
+        out.append((name, value))
+    return tuple(out)
 
 
-def _redact_query(query: str, params: frozenset[str]) -> str:
+def _redact_query(query: str, params: frozenset[str], values: Mapping[str, str]) -> str:
     fields = query.split("&")
     out = []
     for field in fields:
         name, sep, _value = field.partition("=")
         # Compare decoded names (``%6Bey`` is ``key`` too); keep the name as written.
-        if sep and unquote_plus(name).lower() in params:
-            field = f"{name}={REDACTED_TEXT}"
+        lower = unquote_plus(name).lower()
+        if sep and lower in params:
+            field = f"{name}={quote_plus(values[lower]) if lower in values else REDACTED_TEXT}"
         out.append(field)
     return "&".join(out)
 
 
-def redact_url(url: str, params: frozenset[str]) -> str:
-    """Replace the value of every query parameter whose name is in ``params``."""
+def redact_url(url: str, params: frozenset[str], values: Mapping[str, str] | None = None) -> str:
+    """Replace the value of every query parameter whose name is in ``params`` (by
+    ``values[name]`` if given, URL-encoded, else :data:`REDACTED_TEXT`)."""
     start = url.find("?")
     if not params or start < 0:
         return url
     # Split by hand rather than urlsplit/urlunsplit, which may normalise the rest of the URL.
     end = url.find("#", start)
     end = len(url) if end < 0 else end
-    return url[: start + 1] + _redact_query(url[start + 1 : end], params) + url[end:]
+    query = _redact_query(url[start + 1 : end], params, values or {})
+    return url[: start + 1] + query + url[end:]
+
+
+Replaceable = str | tuple[str, str]
+"""A name (or pointer) to redact, or a ``(name, replacement)`` pair."""
+
+
+def _split(items: Iterable[Replaceable]) -> tuple[list[str], list[tuple[str, str]]]:
+    names: list[str] = []
+    pairs: list[tuple[str, str]] = []
+    for item in items:
+        if isinstance(item, str):
+            names.append(item)
+        else:
+            name, value = item
+            names.append(name)
+            pairs.append((name, value))
+    return names, pairs
+
+
+def _lowered(names: Iterable[str]) -> set[str]:
+    return {n.strip().lower() for n in names if n.strip()}
 
 
 @dataclass(frozen=True, slots=True)
 class Redactor:
     """Which request/response headers, URL query parameters (names lower-case) and JSON body
-    fields (RFC 6901 pointers, ``*`` for any member) to redact."""
+    fields (RFC 6901 pointers, ``*`` for any member) to redact. ``header_values``,
+    ``query_values``, ``body_values``: ``(name or pointer, replacement)`` for those stored with
+    a value of the user's instead of the marker."""
 
     headers: frozenset[str] = DEFAULT_HEADERS
     query_params: frozenset[str] = DEFAULT_QUERY_PARAMS
     body_fields: tuple[str, ...] = ()
+    header_values: tuple[tuple[str, str], ...] = ()
+    query_values: tuple[tuple[str, str], ...] = ()
+    body_values: tuple[tuple[str, str], ...] = ()
     _pointers: tuple[Pointer, ...] = dc_field(default=(), init=False, repr=False, compare=False)
+    _body: tuple[str, ...] = dc_field(default=(), init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_pointers", parse_pointers(self.body_fields))
+        replaced = dict(self.body_values)
+        body = tuple(replaced.get(p, REDACTED_TEXT) for p in self.body_fields)
+        object.__setattr__(self, "_body", body)
 
     @classmethod
     def with_extra(
         cls,
-        headers: Iterable[str] = (),
-        query_params: Iterable[str] = (),
-        body_fields: Iterable[str] = (),
+        headers: Iterable[Replaceable] = (),
+        query_params: Iterable[Replaceable] = (),
+        body_fields: Iterable[Replaceable] = (),
     ) -> Redactor:
         """The defaults plus more header names / query parameters (case-insensitive) and JSON
-        body fields (pointers; raises ValueError for one that does not start with ``/``)."""
+        body fields (pointers; raises ValueError for one that does not start with ``/``), each
+        a name or a ``(name, replacement)`` pair."""
+        header_names, header_values = _split(headers)
+        query_names, query_values = _split(query_params)
+        pointers, body_values = _split(body_fields)
         return cls(
-            DEFAULT_HEADERS | {h.strip().lower() for h in headers if h.strip()},
-            DEFAULT_QUERY_PARAMS | {q.strip().lower() for q in query_params if q.strip()},
-            tuple(body_fields),
+            DEFAULT_HEADERS | _lowered(header_names),
+            DEFAULT_QUERY_PARAMS | _lowered(query_names),
+            tuple(dict.fromkeys(pointers)),
+            tuple((n.strip().lower(), v) for n, v in header_values),
+            tuple((n.strip().lower(), v) for n, v in query_values),
+            tuple(body_values),
         )
 
     def request(self, request: Request) -> Request:
         return replace(
             request,
-            url=redact_url(request.url, self.query_params),
-            headers=redact_headers(request.headers, self.headers),
-            body=redact_body(request.body, self._pointers),
+            url=redact_url(request.url, self.query_params, dict(self.query_values)),
+            headers=redact_headers(request.headers, self.headers, dict(self.header_values)),
+            body=redact_body(request.body, self._pointers, self._body),
         )
 
     def response(self, response: Response) -> Response:
         return replace(
             response,
-            headers=redact_headers(response.headers, self.headers),
-            frames=redact_frames(response.frames, self._pointers),
+            headers=redact_headers(response.headers, self.headers, dict(self.header_values)),
+            frames=redact_frames(response.frames, self._pointers, self._body),
         )
 
     def url(self, url: str) -> str:

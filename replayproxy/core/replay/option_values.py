@@ -53,18 +53,29 @@ def fault_specs(value: Any) -> tuple[FaultSpec, ...]:
     return tuple(f if isinstance(f, FaultSpec) else faults_mod.parse(f) for f in strings(value))
 
 
-def names_to_redact(value: Any) -> tuple[str, ...]:
-    """Header or query parameter names: no blanks, no whitespace or ``:`` inside."""
+def _pair(item: Any) -> tuple[str, str] | None:
+    """``item`` as a ``(name, replacement)`` pair of strings (from Python), else None."""
+    if isinstance(item, (tuple, list)) and len(item) == 2 and all(isinstance(x, str) for x in item):
+        return item[0], item[1]
+    return None
+
+
+def names_to_redact(value: Any) -> tuple[str | tuple[str, str], ...]:
+    """Header or query parameter names (no blanks, no whitespace or ``:`` inside), each alone
+    or as a ``(name, replacement)`` pair (from Python: the value stored instead)."""
     names = strings(value)
-    for name in names:
+    for item in names:
+        pair = _pair(item)
+        name = pair[0] if pair else item
         if not isinstance(name, str) or not name.strip() or any(c in name for c in " \t\r\n:"):
-            raise UsageError(f"invalid name to redact: {name!r}")
-    return names
+            raise UsageError(f"invalid name to redact: {item!r}")
+    return tuple(_pair(item) or item for item in names)
 
 
-def body_fields_to_redact(value: Any) -> tuple[str, ...]:
-    """JSON pointers (``/user``, ``/messages/*/name``)."""
-    pointers = strings(value)
+def body_fields_to_redact(value: Any) -> tuple[str | tuple[str, str], ...]:
+    """JSON pointers (``/user``, ``/messages/*/name``), alone or as ``(pointer, replacement)``."""
+    items = tuple(_pair(item) or item for item in strings(value))
+    pointers = [item[0] if isinstance(item, tuple) else item for item in items]
     bad = [p for p in pointers if not isinstance(p, str)]
     if bad:
         raise UsageError(f"invalid body field to redact: {bad[0]!r} is not a JSON pointer")
@@ -72,4 +83,4 @@ def body_fields_to_redact(value: Any) -> tuple[str, ...]:
         parse_pointers(pointers)
     except ValueError as e:
         raise UsageError(f"invalid body field to redact: {e}") from None
-    return pointers
+    return items

@@ -25,6 +25,7 @@ from typing import Any
 
 from replayproxy.core.faults import FaultSpec
 from replayproxy.core.matching.differences import MatchOptions
+from replayproxy.core.redaction.hooks import RecordHooks
 from replayproxy.core.redaction.secrets import NO_REDACTION, Redactor
 from replayproxy.core.replay import option_values as parse
 from replayproxy.core.replay.checks import check_speed
@@ -201,10 +202,12 @@ def options_for(front: Front) -> tuple[OptionDef, ...]:
 class RecordSettings:
     """How a session records what it forwards: the redaction, and whether a request whose
     upstream certificate failed verification is recorded (as ``no_response``) or only
-    reported."""
+    reported. ``hooks``: the in-process callables (``before_record_request``...) run after the
+    redaction, set by ``use_cassette`` (never by an option of the table)."""
 
     redactor: Redactor = field(default_factory=Redactor)
     tls_failures: bool = False
+    hooks: RecordHooks = field(default_factory=RecordHooks)
 
 
 @dataclass(frozen=True, slots=True)

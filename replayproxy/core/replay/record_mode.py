@@ -11,7 +11,14 @@ mode                  cassette missing            cassette exists
                                                   the rest
 ``all``               forward and record all      never replay; forward and record all,
                                                   replacing the cassette's interactions
+``rewrite``           forward and record all      like ``all``, but into a temporary file
+                                                  that replaces the cassette when the
+                                                  session ends (pytest-recording's name)
 ====================  ==========================  ==========================================
+
+``rewrite`` is pytest-recording's "delete the cassette and record it anew", made safe: the old
+cassette stays in place until the session closes with at least one new interaction, so a run
+that crashes, or records nothing, leaves the old cassette as it was.
 
 A :class:`RecordPolicy` is decided once per cassette (:func:`policy_for`), from the mode and
 whether the cassette file exists when the session starts; the session then asks it what to do
@@ -42,6 +49,8 @@ class RecordMode(enum.StrEnum):
     """Replay what matches; forward, stream and append what does not."""
     ALL = "all"
     """Forward and record everything, replacing the cassette's interactions."""
+    REWRITE = "rewrite"
+    """Like ``all``, recorded into a temporary file that replaces the cassette at the end."""
 
 
 def parse_record_mode(value: str | RecordMode) -> RecordMode:
@@ -60,13 +69,15 @@ class RecordPolicy:
     ``replay``: requests are matched against the cassette. ``forward_misses``: a request that
     does not match is forwarded upstream and recorded instead of being a miss. ``write_mode``:
     how the file is opened for the first new interaction, never ``new`` (``None``: nothing is
-    ever recorded).
+    ever recorded). ``replaces``: record into a temporary file beside the cassette and move it
+    over the cassette when the session closes (``rewrite``).
     """
 
     mode: RecordMode
     replay: bool
     forward_misses: bool
     write_mode: CassetteWrite | None
+    replaces: bool = False
 
     @property
     def records(self) -> bool:
@@ -80,6 +91,12 @@ def policy_for(mode: RecordMode, cassette_exists: bool) -> RecordPolicy:
         return RecordPolicy(mode, replay=True, forward_misses=False, write_mode=None)
     if mode is RecordMode.NEW_EPISODES and cassette_exists:
         return RecordPolicy(mode, replay=True, forward_misses=True, write_mode=CassetteWrite.APPEND)
-    # once / new_episodes without a cassette, and all: record everything into a fresh file
-    # (overwrite, not new: the file may exist, and `all` replaces it).
-    return RecordPolicy(mode, replay=False, forward_misses=True, write_mode=CassetteWrite.OVERWRITE)
+    # once / new_episodes without a cassette, all and rewrite: record everything into a fresh
+    # file (overwrite, not new: the file may exist, and `all` replaces it).
+    return RecordPolicy(
+        mode,
+        replay=False,
+        forward_misses=True,
+        write_mode=CassetteWrite.OVERWRITE,
+        replaces=mode is RecordMode.REWRITE,
+    )

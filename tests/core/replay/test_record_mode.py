@@ -31,6 +31,8 @@ from replayproxy.errors import FaultSpecError, UsageError
         ("new_episodes", True, True, True, CassetteWrite.APPEND),
         ("all", False, False, True, CassetteWrite.OVERWRITE),
         ("all", True, False, True, CassetteWrite.OVERWRITE),
+        ("rewrite", False, False, True, CassetteWrite.OVERWRITE),
+        ("rewrite", True, False, True, CassetteWrite.OVERWRITE),
     ],
 )
 def test_policy_follows_vcr_table(
@@ -40,13 +42,15 @@ def test_policy_follows_vcr_table(
     policy = policy_for(RecordMode(mode), exists)
     assert (policy.replay, policy.forward_misses, policy.write_mode) == (replay, forward, write)
     assert policy.records == (write is not None)
+    assert policy.replaces == (mode == "rewrite")  # only rewrite records into a temporary file
 
 
 def test_parse_record_mode_accepts_dashes_and_case_and_names_choices() -> None:
-    """`New-Episodes` is new_episodes; a bad mode lists the four choices in one line."""
+    """`New-Episodes` is new_episodes; a bad mode lists the five choices in one line."""
     assert parse_record_mode("New-Episodes") is RecordMode.NEW_EPISODES
-    with pytest.raises(UsageError, match="none, once, new_episodes, all, got 'rewrite'"):
-        parse_record_mode("rewrite")
+    assert parse_record_mode("REWRITE") is RecordMode.REWRITE
+    with pytest.raises(UsageError, match="none, once, new_episodes, all, rewrite, got 'some'"):
+        parse_record_mode("some")
 
 
 def test_every_option_has_distinct_names_in_every_interface() -> None:
