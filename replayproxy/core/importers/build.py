@@ -83,7 +83,9 @@ def split_events(body: bytes, media: str) -> list[bytes] | None:
         cuts = [i + 1 for i, b in enumerate(body) if b == 0x0A]
     else:
         return None
-    if cuts and cuts[-1] != len(body):
+    if not cuts:
+        return []
+    if cuts[-1] != len(body):
         cuts[-1] = len(body)
     starts = [0, *cuts[:-1]]
     return [body[a:b] for a, b in zip(starts, cuts, strict=True)]

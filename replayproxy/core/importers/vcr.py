@@ -4,7 +4,8 @@ VCR.py writes ``{"interactions": [{"request": {"body", "headers", "method", "uri
 "response": {"body": {"string": ...}, "headers", "status": {"code", "message"}}}],
 "version": 1}``; headers map a name to a list of values; a body that is not UTF-8 (gzip kept
 compressed, binary event-stream) is YAML ``!!binary`` (base64), loaded back as the same bytes.
-YAML is read with ruamel.yaml's safe loader only (no tags beyond the YAML core schema).
+YAML is read with ruamel.yaml's safe loader only: the YAML core schema plus the three benign
+Python string/tuple tags of old VCR.py files; anything else (``!!python/object...``) is refused.
 """
 
 from __future__ import annotations
@@ -25,13 +26,27 @@ from replayproxy.core.importers.timing import TimingModel
 __all__ = ["import_vcr", "load_document"]
 
 
+def _loader() -> YAML:
+    """ruamel.yaml's safe loader, plus the benign Python tags old VCR.py files carry
+    (``!!python/unicode``, ``!!python/str``, ``!!python/tuple``: scalars and lists only)."""
+    yaml = YAML(typ="safe", pure=True)
+    for tag in ("python/unicode", "python/str"):
+        yaml.constructor.add_constructor(
+            f"tag:yaml.org,2002:{tag}", lambda c, node: c.construct_scalar(node)
+        )
+    yaml.constructor.add_constructor(
+        "tag:yaml.org,2002:python/tuple", lambda c, node: c.construct_sequence(node)
+    )
+    return yaml
+
+
 def load_document(data: bytes, name: str) -> Any:
     """The JSON or YAML document in ``data`` (JSON when it starts with ``{``)."""
     text = data.lstrip()
     try:
         if text.startswith(b"{"):
             return json.loads(data)
-        return YAML(typ="safe", pure=True).load(io.BytesIO(data))
+        return _loader().load(io.BytesIO(data))
     except (ValueError, YAMLError, RecursionError) as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise ImportFailed(f"{name}: not a VCR.py cassette (unparseable: {first})") from None
