@@ -81,7 +81,9 @@ def _vcr_files(paths: tuple[str, ...]) -> Iterator[Path]:
 @timing_option
 @click.option("--force", is_flag=True, help="Replace .cassette files that exist.")
 @click.pass_context
-def import_vcr(ctx: click.Context, paths: tuple[str, ...], timing: TimingModel, force: bool) -> None:
+def import_vcr(
+    ctx: click.Context, paths: tuple[str, ...], timing: TimingModel, force: bool
+) -> None:
     """Import VCR.py / pytest-recording cassettes (YAML or JSON; files or directory trees).
 
     Each FILE.yaml becomes FILE.cassette beside it; an existing one is refused without
@@ -104,7 +106,9 @@ def import_vcr(ctx: click.Context, paths: tuple[str, ...], timing: TimingModel, 
         ctx.exit(1)
 
 
-def _single(read: Importer, source: str, output: str | None, model: TimingModel, force: bool) -> None:
+def _single(
+    read: Importer, source: str, output: str | None, model: TimingModel, force: bool
+) -> None:
     src = Path(source)
     target = Path(output) if output else src.with_suffix(_SUFFIX)
     try:

@@ -68,5 +68,7 @@ def import_flows(data: bytes, name: str, model: TimingModel | None = None) -> Ca
         raise ImportFailed(f"{name}: no HTTP flows in it")
     cassette = assemble(built, f"mitmproxy {name}", model)
     if skipped:
-        cassette = Cassette(cassette.interactions, (*cassette.meta, ("import.skipped", str(skipped))))
+        cassette = Cassette(
+            cassette.interactions, (*cassette.meta, ("import.skipped", str(skipped)))
+        )
     return cassette

@@ -42,6 +42,8 @@ def replayed_text(cassette: Path) -> str:
     with ReplayServer(cassette, speed=0) as server:
         client = openai.OpenAI(base_url=server.url + "/v1", api_key="x", max_retries=0, timeout=30)
         stream = client.chat.completions.create(
-            model="gpt-4.1-nano", messages=MESSAGES, stream=True  # type: ignore[arg-type]
+            model="gpt-4.1-nano",
+            messages=MESSAGES,
+            stream=True,  # type: ignore[arg-type]
         )
         return "".join(c.delta.content or "" for chunk in stream for c in chunk.choices)

@@ -59,7 +59,9 @@ def record_flows(tmp_path: Path, flows: Path) -> str:
                 base_url=f"http://127.0.0.1:{port}/v1", api_key="sk-live", max_retries=0
             )
             stream = client.chat.completions.create(
-                model="gpt-4.1-nano", messages=MESSAGES, stream=True  # type: ignore[arg-type]
+                model="gpt-4.1-nano",
+                messages=MESSAGES,
+                stream=True,  # type: ignore[arg-type]
             )
             text = "".join(c.delta.content or "" for chunk in stream for c in chunk.choices)
             proc.send_signal(signal.SIGINT)

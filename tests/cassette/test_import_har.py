@@ -104,5 +104,8 @@ def test_an_empty_stream_body_is_refused_by_name(tmp_path: Path) -> None:
     path.write_text(json.dumps(har(b"", encoding=None)))
     code, output = rp("cassette", "import-har", str(path))
     assert code != 0
-    assert f"{path}: interaction 0 (POST {URL}): the text/event-stream response body is empty" in output
+    assert (
+        f"{path}: interaction 0 (POST {URL}): the text/event-stream response body is empty"
+        in output
+    )
     assert not (tmp_path / "empty.cassette").exists()

@@ -42,7 +42,9 @@ def record_with_vcr(path: Path) -> str:
     with Simulator() as sim, vcr.use_cassette(str(path), record_mode="all"):
         client = openai.OpenAI(base_url=sim.url + "/v1", api_key="sk-live", max_retries=0)
         stream = client.chat.completions.create(
-            model="gpt-4.1-nano", messages=MESSAGES, stream=True  # type: ignore[arg-type]
+            model="gpt-4.1-nano",
+            messages=MESSAGES,
+            stream=True,  # type: ignore[arg-type]
         )
         return "".join(c.delta.content or "" for chunk in stream for c in chunk.choices)
 
@@ -81,7 +83,10 @@ def test_a_real_vcr_recording_replays_to_the_openai_sdk(tmp_path: Path) -> None:
     assert all(len(parse_events(f.data)) == 1 for f in x.frames)
     assert b"sk-live" not in out.read_bytes()
     code, shown = rp("cassette", "show", str(out))
-    assert "interaction 0 lost: frame boundaries (one frame per event); timing (--timing zero)" in shown
+    assert (
+        "interaction 0 lost: frame boundaries (one frame per event); timing (--timing zero)"
+        in shown
+    )
     code, output = rp("cassette", "import-vcr", str(yaml_path))
     assert code == 1 and "already exists; pass --force" in output
 

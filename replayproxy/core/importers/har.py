@@ -31,6 +31,11 @@ _NS_PER_MS = 1_000_000
 _MAGIC = {"gzip": b"\x1f\x8b", "x-gzip": b"\x1f\x8b"}
 
 
+def _sub(parent: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = parent.get(key)
+    return value if isinstance(value, Mapping) else {}
+
+
 def _headers(value: object) -> tuple[Header, ...]:
     if not isinstance(value, list):
         return ()
@@ -78,7 +83,7 @@ def _entry(name: str, index: int, entry: object) -> tuple[Exchange, list[str]]:
     req, resp = entry["request"], entry.get("response")
     method, url = str(req.get("method", "")), str(req.get("url", ""))
     where = f"{name}: interaction {index} ({method} {url})"
-    post = req.get("postData") if isinstance(req.get("postData"), Mapping) else {}
+    post = _sub(req, "postData")
     request = Request(
         method, url, _version(req.get("httpVersion")), _headers(req.get("headers")),
         str(post.get("text") or "").encode("utf-8", "surrogateescape"),
@@ -86,7 +91,7 @@ def _entry(name: str, index: int, entry: object) -> tuple[Exchange, list[str]]:
     started = _started(entry.get("startedDateTime"))
     if not isinstance(resp, Mapping) or not resp.get("status"):
         return Exchange(where, request, recorded_at=started), []
-    content = resp.get("content") if isinstance(resp.get("content"), Mapping) else {}
+    content = _sub(resp, "content")
     body = _body(content, where)
     headers, notes = _headers(resp.get("headers")), []
     kept = []
@@ -96,7 +101,7 @@ def _entry(name: str, index: int, entry: object) -> tuple[Exchange, list[str]]:
             notes.append(f"content-encoding {value.decode('latin-1')} (HAR holds the decoded body)")
             continue
         kept.append((key, value))
-    timings = entry.get("timings") if isinstance(entry.get("timings"), Mapping) else {}
+    timings = _sub(entry, "timings")
     head = _ms(timings, "send") + _ms(timings, "wait")
     last = head + _ms(timings, "receive")
     exchange = Exchange(
