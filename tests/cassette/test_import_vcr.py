@@ -131,3 +131,22 @@ def test_an_unparseable_file_is_named(tmp_path: Path) -> None:
     path.write_text("interactions: [\n")
     code, output = rp("cassette", "import-vcr", str(path))
     assert code == 1 and f"{path}: not a VCR.py cassette (unparseable" in output
+
+
+def test_a_binary_aws_event_stream_is_byte_exact_one_frame_per_message(tmp_path: Path) -> None:
+    """Bedrock's event-stream (real ConverseStream payloads), ``!!binary`` in the YAML: the
+    same bytes, one frame per message."""
+    from importlib import resources
+
+    from replayproxy.core.wire.eventstream import encode_event
+
+    text = resources.files("replayproxy.testing").joinpath("payloads/bedrock-converse-text.jsonl")
+    payloads = [json.loads(line) for line in text.read_text().splitlines() if line.strip()]
+    messages = [encode_event(next(iter(p)), json.dumps(p).encode()) for p in payloads]
+    path = tmp_path / "test_bedrock.yaml"
+    vcr_yaml(path, b"".join(messages), {"content-type": ["application/vnd.amazon.eventstream"]})
+    assert "!!binary" in path.read_text()
+    code, output = rp("cassette", "import-vcr", str(path))
+    assert code == 0, output
+    x = store.load(tmp_path / "test_bedrock.cassette").interactions[0]
+    assert [f.data for f in x.frames] == messages

@@ -27,6 +27,7 @@ from replayproxy.core.cassette.model import (
 )
 from replayproxy.core.importers.timing import TimingModel, offsets, spread
 from replayproxy.core.redaction.secrets import Redactor
+from replayproxy.core.wire.eventstream import EventStreamMessage, decode_all
 from replayproxy.core.wire.sse import parse_events
 from replayproxy.errors import UsageError
 
@@ -35,6 +36,8 @@ __all__ = ["Built", "Exchange", "ImportFailed", "build", "split_events"]
 _SSE = "text/event-stream"
 _REDACTOR = Redactor()  # the recorder's defaults: secrets never reach a cassette
 _NDJSON = ("application/x-ndjson", "application/jsonl", "application/json-seq")
+_EVENTSTREAM = "application/vnd.amazon.eventstream"
+_STREAMS = (_SSE, _EVENTSTREAM, *_NDJSON)
 
 
 class ImportFailed(UsageError):
@@ -72,13 +75,16 @@ def _media(headers: tuple[Header, ...]) -> str:
 
 
 def split_events(body: bytes, media: str) -> list[bytes] | None:
-    """One chunk per SSE event or NDJSON line; ``None`` if the body is not a stream type.
+    """One chunk per SSE event, AWS event-stream message or NDJSON line; ``None`` if the body
+    is not a stream type.
 
     Bytes before the first event (comments) go with it and bytes after the last (a trailing
     comment, an unterminated block) with the last, so the chunks join to ``body`` exactly.
     """
     if media == _SSE:
         cuts = [e.end for e in parse_events(body)]
+    elif media == _EVENTSTREAM:
+        cuts = [m.end for m in decode_all(body) if isinstance(m, EventStreamMessage)]
     elif media in _NDJSON:
         cuts = [i + 1 for i, b in enumerate(body) if b == 0x0A]
     else:
@@ -104,7 +110,7 @@ def _frames(x: Exchange, model: TimingModel, losses: list[str]) -> tuple[int, tu
     media = _media(x.headers)
     encoding = (header_value(x.headers, "content-encoding") or "identity").strip().lower()
     chunks = split_events(x.body, media) if encoding == "identity" else None
-    if media == _SSE or media in _NDJSON:
+    if media in _STREAMS:
         if not x.body:
             raise ImportFailed(f"{x.where}: the {media} response body is empty")
         if chunks == []:

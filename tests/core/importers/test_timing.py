@@ -44,3 +44,17 @@ def test_split_events_joins_to_the_body(body: bytes, media: str) -> None:
     assert chunks is not None
     assert b"".join(chunks) in (body, b"")
     assert all(chunks)
+
+
+def test_an_aws_event_stream_is_one_frame_per_message() -> None:
+    """Bedrock's binary event-stream (real ConverseStream payloads) splits at each message."""
+    import json
+    from importlib import resources
+
+    from replayproxy.core.wire.eventstream import encode_event
+
+    text = resources.files("replayproxy.testing").joinpath("payloads/bedrock-converse-text.jsonl")
+    payloads = [json.loads(line) for line in text.read_text().splitlines() if line.strip()]
+    messages = [encode_event(next(iter(p)), json.dumps(p).encode()) for p in payloads]
+    chunks = split_events(b"".join(messages), "application/vnd.amazon.eventstream")
+    assert chunks == messages
