@@ -79,7 +79,7 @@ def test_a_chrome_har_replays_to_the_openai_sdk(tmp_path: Path) -> None:
     assert x.response.header("content-encoding") is None
     assert b"sk-live-secret" not in out.read_bytes()
     code, shown = rp("cassette", "show", str(out))
-    assert "content-encoding br (HAR holds the decoded body)" in shown
+    assert "content-encoding br (the file holds the decoded body)" in shown
     assert "per-event timing (spread evenly between first and last byte)" in shown
 
 

@@ -12,7 +12,7 @@ names) are redacted as in a recording.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from replayproxy.core.cassette import validate
 from replayproxy.core.cassette.model import (
@@ -31,7 +31,7 @@ from replayproxy.core.wire.eventstream import EventStreamMessage, decode_all
 from replayproxy.core.wire.sse import parse_events
 from replayproxy.errors import UsageError
 
-__all__ = ["Built", "Exchange", "ImportFailed", "build", "split_events"]
+__all__ = ["Built", "Exchange", "ImportFailed", "build", "drop_decoded_encoding", "split_events"]
 
 _SSE = "text/event-stream"
 _REDACTOR = Redactor()  # the recorder's defaults: secrets never reach a cassette
@@ -97,6 +97,46 @@ def split_events(body: bytes, media: str) -> list[bytes] | None:
     return [body[a:b] for a, b in zip(starts, cuts, strict=True)]
 
 
+def _carries(encoding: str, body: bytes) -> bool:
+    """Whether ``body`` can be ``encoding``-compressed bytes (by its magic where it has one).
+
+    Brotli has no magic number: a body whose start is printable UTF-8 text is taken as plain.
+    """
+    coding = encoding.strip().lower()
+    if not body or coding in ("identity", ""):
+        return True
+    if coding in ("gzip", "x-gzip"):
+        return body.startswith(b"\x1f\x8b")
+    if coding == "deflate":
+        return len(body) > 1 and body[0] & 0x0F == 8 and (body[0] * 256 + body[1]) % 31 == 0
+    if coding == "zstd":
+        return body.startswith(b"\x28\xb5\x2f\xfd")
+    head = body[:64]
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return not all(c.isprintable() or c in "\r\n\t" for c in text)
+
+
+def drop_decoded_encoding(
+    headers: tuple[Header, ...], body: bytes
+) -> tuple[tuple[Header, ...], list[str]]:
+    """Drop a ``content-encoding`` the bytes do not carry (and say so).
+
+    Browsers' HAR files and old VCR.py httpx cassettes store the *decoded* body but keep the
+    header; replayed as is, a client would try to gunzip plain text.
+    """
+    kept, notes = [], []
+    for key, value in headers:
+        text = value.decode("latin-1")
+        if key.lower() == b"content-encoding" and not _carries(text, body):
+            notes.append(f"content-encoding {text} (the file holds the decoded body)")
+            continue
+        kept.append((key, value))
+    return tuple(kept), notes
+
+
 def _asked_to_stream(body: bytes) -> bool:
     """A JSON request body with ``"stream": true`` (OpenAI, Anthropic and their peers)."""
     try:
@@ -146,9 +186,11 @@ def build(x: Exchange, model: TimingModel) -> Built:
         end = Ending(EndKind.NO_RESPONSE, 0, "no response recorded")
         bare = Interaction(x.request, None, end, recorded_at=x.recorded_at)
         return Built(_REDACTOR.interaction(bare), ())
-    losses: list[str] = []
+    status = x.status
+    headers, losses = drop_decoded_encoding(x.headers, x.body)
+    x = replace(x, headers=headers)
     head, frames = _frames(x, model, losses)
-    response = Response(x.status, x.reason, x.http_version, x.headers, head, frames)
+    response = Response(status, x.reason, x.http_version, headers, head, frames)
     try:
         validate.check_response(response)
     except validate.InvalidField as e:

@@ -6,9 +6,9 @@ and ``timings`` in milliseconds (``-1``: not available). The response head is pl
 ``send + wait`` after the request started being sent and the last byte ``receive`` later;
 the events in between are spread evenly (a HAR keeps no frame times).
 
-Browsers store the *decoded* body but keep the ``content-encoding`` header: when the text is
-not actually compressed, that header is dropped (and the loss listed) so a client does not try
-to gunzip plain text.
+Browsers store the *decoded* body but keep the ``content-encoding`` header: when the bytes are
+not actually compressed, :func:`~.build.drop_decoded_encoding` drops that header (and lists
+it) so a client does not try to gunzip plain text.
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from replayproxy.core.importers.timing import TimingModel
 __all__ = ["import_har"]
 
 _NS_PER_MS = 1_000_000
-_MAGIC = {"gzip": b"\x1f\x8b", "x-gzip": b"\x1f\x8b"}
 
 
 def _sub(parent: Mapping[str, Any], key: str) -> Mapping[str, Any]:
@@ -77,7 +76,7 @@ def _started(value: object) -> float | None:
         return None
 
 
-def _entry(name: str, index: int, entry: object) -> tuple[Exchange, list[str]]:
+def _entry(name: str, index: int, entry: object) -> Exchange:
     if not isinstance(entry, Mapping) or not isinstance(entry.get("request"), Mapping):
         raise ImportFailed(f"{name}: entry {index} has no request")
     req, resp = entry["request"], entry.get("response")
@@ -90,27 +89,19 @@ def _entry(name: str, index: int, entry: object) -> tuple[Exchange, list[str]]:
     )  # fmt: skip
     started = _started(entry.get("startedDateTime"))
     if not isinstance(resp, Mapping) or not resp.get("status"):
-        return Exchange(where, request, recorded_at=started), []
+        return Exchange(where, request, recorded_at=started)
     content = _sub(resp, "content")
     body = _body(content, where)
-    headers, notes = _headers(resp.get("headers")), []
-    kept = []
-    for key, value in headers:
-        magic = _MAGIC.get(value.decode("latin-1").strip().lower())
-        if key.lower() == b"content-encoding" and not (magic and body.startswith(magic)):
-            notes.append(f"content-encoding {value.decode('latin-1')} (HAR holds the decoded body)")
-            continue
-        kept.append((key, value))
     timings = _sub(entry, "timings")
     head = _ms(timings, "send") + _ms(timings, "wait")
     last = head + _ms(timings, "receive")
     exchange = Exchange(
         where, request, int(resp["status"]), str(resp.get("statusText") or ""),
-        _version(resp.get("httpVersion")), tuple(kept), body,
+        _version(resp.get("httpVersion")), _headers(resp.get("headers")), body,
         round(head * _NS_PER_MS) if timings else None,
         round(last * _NS_PER_MS) if timings else None, started,
     )  # fmt: skip
-    return exchange, notes
+    return exchange
 
 
 def import_har(data: bytes, name: str, model: TimingModel | None = None) -> Cassette:
@@ -123,9 +114,5 @@ def import_har(data: bytes, name: str, model: TimingModel | None = None) -> Cass
     log = doc.get("log") if isinstance(doc, Mapping) else None
     if not isinstance(log, Mapping) or not isinstance(log.get("entries"), list):
         raise ImportFailed(f"{name}: not a HAR file (no log.entries list)")
-    built: list[Built] = []
-    for i, entry in enumerate(log["entries"]):
-        exchange, notes = _entry(name, i, entry)
-        b = build(exchange, model)
-        built.append(Built(b.interaction, (*notes, *b.losses)))
+    built: list[Built] = [build(_entry(name, i, e), model) for i, e in enumerate(log["entries"])]
     return assemble(built, f"har {name}", model)

@@ -98,6 +98,8 @@ def _exchange(name: str, index: int, item: object) -> Exchange:
         raise ImportFailed(f"{where}: response status code {code!r} is not a number")
     body = resp.get("body")
     raw = body.get("string") if isinstance(body, Mapping) else body
+    if body is None and "content" in resp:  # old VCR.py httpx cassettes: {"content": ...}
+        raw = resp["content"]
     return Exchange(
         where,
         request,

@@ -1,4 +1,5 @@
-"""The --timing model: parsing (one-line errors naming the flag) and the offsets it gives."""
+"""The --timing model (parsing, offsets) and how bodies split into frames and keep their
+content-encoding only when their bytes carry it."""
 
 from __future__ import annotations
 
@@ -58,3 +59,19 @@ def test_an_aws_event_stream_is_one_frame_per_message() -> None:
     messages = [encode_event(next(iter(p)), json.dumps(p).encode()) for p in payloads]
     chunks = split_events(b"".join(messages), "application/vnd.amazon.eventstream")
     assert chunks == messages
+
+
+def test_a_content_encoding_the_bytes_do_not_carry_is_dropped() -> None:
+    """Decoded bodies under a gzip/br header (HAR, old VCR.py httpx) lose the header, listed;
+    really compressed bytes keep it."""
+    import gzip
+
+    from replayproxy.core.importers.build import drop_decoded_encoding
+
+    for coding in (b"gzip", b"br", b"deflate", b"zstd"):
+        headers = ((b"content-type", b"text/event-stream"), (b"content-encoding", coding))
+        kept, notes = drop_decoded_encoding(headers, b'data: {"a": 1}\n\n')
+        assert kept == headers[:1]
+        assert notes == [f"content-encoding {coding.decode()} (the file holds the decoded body)"]
+    headers = ((b"content-encoding", b"gzip"),)
+    assert drop_decoded_encoding(headers, gzip.compress(b"x")) == (headers, [])
