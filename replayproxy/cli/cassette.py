@@ -29,6 +29,8 @@ from replayproxy.cli._cassette_common import (
     print_json,
 )
 from replayproxy.cli.cassette_edit import edit
+from replayproxy.cli.cassette_import import COMMANDS as IMPORT_COMMANDS
+from replayproxy.cli.cassette_import import import_notes
 from replayproxy.cli.cassette_repair import repair
 from replayproxy.core.cassette import textform, textload
 from replayproxy.core.cassette.model import Cassette
@@ -54,7 +56,8 @@ def cassette() -> None:
 @json_option
 def show(path: str, as_json: bool) -> None:
     """One line per interaction: method, URL, status, frames, bytes, timing, ending, faults."""
-    rows = interaction_rows(load_cassette(path))
+    c = load_cassette(path)
+    rows = interaction_rows(c)
     if as_json:
         print_json([dataclasses.asdict(r) for r in rows])
         return
@@ -78,6 +81,8 @@ def show(path: str, as_json: bool) -> None:
             ]
         )
     for line in format_table(table, right={0, 3, 4, 5, 6, 7}):
+        click.echo(line)
+    for line in import_notes(c):
         click.echo(line)
 
 
@@ -354,5 +359,7 @@ def plot(path: str, output: str, indices: tuple[int, ...], title: str | None) ->
 
 cassette.add_command(edit)
 cassette.add_command(repair)
+for _command in IMPORT_COMMANDS:
+    cassette.add_command(_command)
 
 COMMANDS = [cassette]
