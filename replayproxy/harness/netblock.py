@@ -188,7 +188,9 @@ class NetworkBlock:
         for entry in list(self.allowed):
             if entry.host == name:
                 for address in addresses:
-                    self.allowed.append(Allowed(_norm(address), entry.port))
+                    learned = Allowed(_norm(address), entry.port)
+                    if learned not in self.allowed:
+                        self.allowed.append(learned)
 
     def refuse(self, what: str, host: Any, port: Any, call: str) -> NetworkBlockedError:
         """Record the attempt and return the error to raise."""

@@ -118,7 +118,9 @@ def _guarded_methods(base: Any) -> dict[str, Any]:
     return methods
 
 
-_GuardedCSocket = type("socket", (_CSocket,), {"__module__": "_socket", **_guarded_methods(_CSocket)})
+_GuardedCSocket = type(
+    "socket", (_CSocket,), {"__module__": "_socket", **_guarded_methods(_CSocket)}
+)
 """What ``_socket.socket`` is while installed: the C type with the guarded methods."""
 
 
@@ -197,11 +199,10 @@ def _loop_methods(cls: Any) -> dict[str, Any]:
             self: Any, factory: Any, local_addr: Any = None, remote_addr: Any = None, **kw: Any
         ) -> Any:
             block = _current()
-            if block is not None and isinstance(remote_addr, tuple):
-                if not block.permits(remote_addr[0], remote_addr[1]):
-                    raise block.refuse(
-                        "a datagram to", *remote_addr[:2], "loop.create_datagram_endpoint"
-                    )
+            if isinstance(remote_addr, tuple) and block is not None:
+                host, port = remote_addr[0], remote_addr[1]
+                if not block.permits(host, port):
+                    raise block.refuse("a datagram to", host, port, "loop.create_datagram_endpoint")
             return await create_datagram_endpoint(self, factory, local_addr, remote_addr, **kw)
 
         methods["create_datagram_endpoint"] = l_create_datagram_endpoint

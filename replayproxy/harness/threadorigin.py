@@ -31,10 +31,6 @@ def install() -> None:
     threading.Thread.start = _start  # type: ignore[method-assign]
 
 
-def installed() -> bool:
-    return threading.Thread.start is _start  # type: ignore[comparison-overlap]
-
-
 @contextlib.contextmanager
 def during(label: str | None) -> Iterator[None]:
     """Threads started in the ``with`` block are tagged ``label``."""

@@ -5,7 +5,8 @@ attempt reported against the test that was running, at teardown when the test bo
 :func:`problem_lines` are the attempts not reported yet (read by the plugin after the test
 body); attempts made later (a thread still running, fixture teardown) fail the test at
 teardown. Threads are tagged with the test during which they started (the
-``pytest_runtest_protocol`` hook below, registered with the block on), so a leftover thread's attempt names its test.
+``pytest_runtest_protocol`` hook below, registered with the block on), so a leftover
+thread's attempt names its test.
 """
 
 from __future__ import annotations

@@ -66,8 +66,8 @@ _PLUGIN_OPTIONS: tuple[OptionDef, ...] = (
         "block_network",
         Kind.FLAG,
         False,
-        "While replaying (nothing to record), refuse every non-loopback connection from the "
-        "test process: a client that bypasses the proxy fails the test.",
+        "While replaying (nothing to record), refuse every non-loopback name lookup, connection "
+        "and datagram of the test process: a client that bypasses the proxy fails the test.",
     ),
     OptionDef(
         "fail_unused",

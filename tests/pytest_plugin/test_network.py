@@ -75,6 +75,19 @@ def test_runs_while_the_thread_connects(replayproxy):
     assert done.wait(30)
 
 
+@pytest.fixture
+def late(replayproxy):
+    yield
+    try:
+        socket.getaddrinfo("api.late.test", 443)
+    except OSError:
+        pass
+
+
+def test_attempt_after_the_body(late):
+    pass
+
+
 @pytest.mark.replayproxy(allowed_hosts=["host:http"])
 def test_bad_allowed_host(replayproxy):
     pass
@@ -95,7 +108,8 @@ def test_the_block_fails_lookups_swallowed_errors_and_names_leftover_threads(
 ) -> None:
     """Each refused attempt fails its test with a `replayproxy: blocked` line naming the host
     (and the option that allows it), even when swallowed; the allowed hosts pass; the
-    leftover thread's attempt fails the later test and names the earlier one."""
+    leftover thread's attempt fails the later test and names the earlier one; an attempt
+    after the test body (a fixture's teardown) fails the test at teardown."""
     pytester.makepyfile(test_inner=INNER)
     result = _run_offline(
         pytester, "--replayproxy-block-network", "--replayproxy-allowed-hosts=api.option.test"
@@ -109,6 +123,7 @@ def test_the_block_fails_lookups_swallowed_errors_and_names_leftover_threads(
         "test_allowed_by_option": "PASSED",
         "test_starts_a_thread": "PASSED",
         "test_runs_while_the_thread_connects": "FAILED",
+        "test_attempt_after_the_body": "ERROR",
         "test_bad_allowed_host": "ERROR",
     }
     for test, outcome in outcomes.items():
@@ -133,6 +148,12 @@ def test_the_block_fails_lookups_swallowed_errors_and_names_leftover_threads(
         ]
     )
     result.stdout.fnmatch_lines(
+        [
+            "*ERROR at teardown of test_attempt_after_the_body*",
+            "replayproxy: blocked name resolution of api.late.test:443 (socket.getaddrinfo)*",
+        ]
+    )
+    result.stdout.fnmatch_lines(
         ["*replayproxy: allowed_hosts: 'host:http' is not a host, IP or host:port*"]
     )
 
@@ -152,3 +173,35 @@ def test_lookup(replayproxy):
 """
     )
     _run_offline(pytester).assert_outcomes(passed=1)
+
+
+PROXY_MODE = """
+import httpx
+import pytest
+from replayproxy import store
+from replayproxy.testing import CHAT_BODY, CHAT_URL, cassette, interaction
+
+
+@pytest.fixture
+def replayproxy_cassette_dir(tmp_path):
+    store.save(tmp_path / "test_replay.cassette", cassette(interaction()))
+    return tmp_path
+
+
+@pytest.mark.replayproxy
+def test_replay(replayproxy):
+    headers = {"content-type": "application/json"}
+    response = httpx.post(CHAT_URL, content=CHAT_BODY, headers=headers, timeout=30)
+    assert response.status_code == 200 and b"data: " in response.content
+"""
+
+
+def test_proxy_mode_replay_works_under_the_block(pytester: pytest.Pytester) -> None:
+    """The block covers the whole process, the embedded mitmproxy included: replaying a
+    cassette of a named HTTPS host through HTTPS_PROXY resolves and dials nothing outside."""
+    pytester.makepyfile(test_proxy=PROXY_MODE)
+    confdir = pytester.path / "mitmproxy"
+    result = _run_offline(
+        pytester, "--replayproxy-block-network", f"--replayproxy-confdir={confdir}"
+    )
+    result.assert_outcomes(passed=1)
