@@ -79,7 +79,7 @@ def _ip(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
 def _port(port: Any) -> int | None:
     if isinstance(port, bytes):
         port = port.decode("ascii", "replace")
-    if isinstance(port, int) or (isinstance(port, str) and port.isdigit()):
+    if isinstance(port, int) or (isinstance(port, str) and port.isascii() and port.isdigit()):
         return int(port)
     return None  # None, or a service name ("https")
 
@@ -102,11 +102,14 @@ def allowed_hosts(values: Iterable[str], where: str = "allowed_hosts") -> tuple[
         for entry in filter(None, (e.strip() for e in value.split(","))):
             host, port = entry, None
             if entry.startswith("["):
-                host, _, rest = entry[1:].partition("]")
+                host, bracket, rest = entry[1:].partition("]")
                 port = rest[1:] if rest.startswith(":") else (rest or None)
+                host = host if bracket else ""
             elif entry.count(":") == 1:
                 host, port = entry.split(":")
-            if not host or (port is not None and not (port.isdigit() and int(port) < 65536)):
+            if not host or (
+                port is not None and not (port.isascii() and port.isdigit() and int(port) < 65536)
+            ):
                 raise UsageError(f"{where}: {entry!r} is not a host, IP or host:port")
             parsed.append(Allowed(_norm(host), None if port is None else int(port)))
     return tuple(parsed)

@@ -20,6 +20,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from replayproxy.errors import UsageError
 from replayproxy.harness import netpatch, threadorigin
@@ -277,3 +279,23 @@ def test_allowed_hosts_parse_names_ips_and_ports() -> None:
     )
     with pytest.raises(UsageError, match=r"^--x: 'host:http' is not a host, IP or host:port$"):
         allowed_hosts(["host:http"], where="--x")
+
+
+@given(st.ip_addresses(), st.integers(0, 65535))
+def test_allowed_hosts_round_trip_any_address_and_port(ip: Any, port: int) -> None:
+    """Any IPv4/IPv6 address, alone or with a port (``[v6]:port`` for IPv6), parses back."""
+    text = f"[{ip}]:{port}" if ip.version == 6 else f"{ip}:{port}"
+    expected = str(ip.ipv4_mapped or ip) if ip.version == 6 else str(ip)
+    assert allowed_hosts([text]) == (Allowed(expected, port),)
+    assert allowed_hosts([str(ip)]) == (Allowed(expected),)
+
+
+@given(st.text())
+@example("a:\u00b2")  # a digit to str.isdigit(), not to int()
+@example("[2001:db8::1")
+def test_allowed_hosts_parse_or_refuse_any_text(text: str) -> None:
+    """Any text is parsed or refused with a UsageError, never another exception."""
+    try:
+        allowed_hosts([text])
+    except UsageError as e:
+        assert "\n" not in str(e).strip() or "\n" in text

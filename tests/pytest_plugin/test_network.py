@@ -205,3 +205,15 @@ def test_proxy_mode_replay_works_under_the_block(pytester: pytest.Pytester) -> N
         pytester, "--replayproxy-block-network", f"--replayproxy-confdir={confdir}"
     )
     result.assert_outcomes(passed=1)
+
+
+def test_allowed_hosts_of_every_level_add_up() -> None:
+    """The command line / ini hosts, replayproxy_config's and each marker's are all let
+    through; a value that is not a host or a list of hosts is a one-line UsageError."""
+    from replayproxy.errors import UsageError
+    from replayproxy.pytest_plugin.network import hosts_from
+
+    levels = [{"allowed_hosts": "a.test"}, {}, {"allowed_hosts": ["b.test", "c.test:443"]}]
+    assert hosts_from(["cli.test"], levels) == ["cli.test", "a.test", "b.test", "c.test:443"]
+    with pytest.raises(UsageError, match=r"^allowed_hosts: expected a list of hosts, got 3$"):
+        hosts_from([], [{"allowed_hosts": 3}])
