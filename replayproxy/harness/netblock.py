@@ -2,7 +2,7 @@
 so a client that bypasses the proxy fails loudly, offline, even if it swallows the error.
 
 :func:`blocked_network` installs, for a ``with`` block, the guards of :mod:`.netpatch`: name
-resolution (``getaddrinfo``, ``gethostbyname[_ex]``, ``gethostbyaddr``, asyncio's
+resolution (``getaddrinfo``, ``gethostbyname[_ex]``, ``gethostbyaddr``, ``getnameinfo``, asyncio's
 ``loop.getaddrinfo``) of a name that is not ``localhost``, and connections and datagrams
 (``connect``/``connect_ex``, ``sendto``/``sendmsg`` with any flags, ``_socket.socket`` used
 directly, ``create_connection``, asyncio's connections and datagram endpoints) to an address

@@ -7,7 +7,8 @@ Patched while installed: ``socket.socket``'s ``connect``/``connect_ex``/``sendto
 replaced by a guarded subclass (the C type itself cannot be changed, so sockets of the C type
 created before the block, or through a reference to it taken earlier, stay unguarded); the
 resolvers of both ``socket`` and ``_socket`` (``getaddrinfo``, ``gethostbyname``,
-``gethostbyname_ex``, ``gethostbyaddr``); ``socket.create_connection``; asyncio's
+``gethostbyname_ex``, ``gethostbyaddr``, and ``getnameinfo`` unless numeric);
+``socket.create_connection``; asyncio's
 ``getaddrinfo``, ``create_connection`` (so ``open_connection``), ``create_datagram_endpoint``
 and ``sock_connect`` on the event loop classes that define them. An IP literal needs no
 lookup, so resolving one is let through; its connection is what is checked.
@@ -156,6 +157,17 @@ def _by_addr(original: Any, call: str) -> Any:
     return gethostbyaddr
 
 
+def _by_sockaddr(original: Any, call: str) -> Any:
+    def getnameinfo(sockaddr: Any, flags: int) -> Any:
+        block = _current()
+        numeric = flags & socket.NI_NUMERICHOST
+        if block is not None and not numeric and not block.permits(sockaddr[0]):
+            raise block.refuse("name resolution of", sockaddr[0], None, call)  # reverse DNS
+        return original(sockaddr, flags)
+
+    return getnameinfo
+
+
 def _create_connection(original: Any) -> Any:
     def create_connection(address: Any, *args: Any, **kwargs: Any) -> Any:
         block = _current()
@@ -245,6 +257,7 @@ def install(current: Callable[[], Block | None]) -> None:
         for name in ("gethostbyname", "gethostbyname_ex"):
             _patch(module, name, _by_name(getattr(module, name), f"{prefix}.{name}"))
         _patch(module, "gethostbyaddr", _by_addr(module.gethostbyaddr, f"{prefix}.gethostbyaddr"))
+        _patch(module, "getnameinfo", _by_sockaddr(module.getnameinfo, f"{prefix}.getnameinfo"))
     _patch(socket, "create_connection", _create_connection(socket.create_connection))
     for cls in _LOOPS:
         for name, value in _loop_methods(cls).items():

@@ -51,6 +51,7 @@ class Stubs:
             monkeypatch.setattr(module, "gethostbyname", self._gethostbyname)
             monkeypatch.setattr(module, "gethostbyname_ex", self._gethostbyname)
             monkeypatch.setattr(module, "gethostbyaddr", self._gethostbyname)
+            monkeypatch.setattr(module, "getnameinfo", self._getnameinfo)
 
     def _method(self, name: str) -> Any:
         def stub(sock: socket.socket, *args: Any) -> int:
@@ -62,6 +63,10 @@ class Stubs:
     def _getaddrinfo(self, host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
         self.calls.append(("getaddrinfo", host))
         return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (FAKE_IP, port or 0))]
+
+    def _getnameinfo(self, sockaddr: Any, flags: int) -> tuple[str, str]:
+        self.calls.append(("getnameinfo", sockaddr))
+        return sockaddr[0], str(sockaddr[1])
 
     def _gethostbyname(self, host: Any) -> str:
         self.calls.append(("gethostbyname", host))
@@ -88,8 +93,9 @@ def _refused(call: Any, host: str) -> str:
 def test_name_resolution_of_a_non_loopback_name_is_refused_before_the_resolver(
     stubbed: tuple[NetworkBlock, Stubs],
 ) -> None:
-    """getaddrinfo / gethostbyname[_ex] / gethostbyaddr of a name, in socket and _socket:
-    refused, recorded, and the resolver is never asked."""
+    """getaddrinfo / gethostbyname[_ex] of a name, in socket and _socket, and the reverse
+    lookups gethostbyaddr / getnameinfo (unless numeric): refused, recorded, and the resolver
+    is never asked."""
     block, stubs = stubbed
     calls = [
         lambda: socket.getaddrinfo("api.openai.com", 443),
@@ -101,8 +107,11 @@ def test_name_resolution_of_a_non_loopback_name_is_refused_before_the_resolver(
     for call in calls[:4]:
         assert "name resolution of api.openai.com" in _refused(call, "api.openai.com")
     _refused(calls[4], "192.0.2.9")
+    _refused(lambda: socket.getnameinfo(("192.0.2.9", 80), 0), "192.0.2.9")
     assert stubs.calls == []
-    assert [a.host for a in block.attempts] == ["api.openai.com"] * 4 + ["192.0.2.9"]
+    assert [a.host for a in block.attempts] == ["api.openai.com"] * 4 + ["192.0.2.9"] * 2
+    numeric = socket.NI_NUMERICHOST | socket.NI_NUMERICSERV
+    assert socket.getnameinfo(("192.0.2.9", 80), numeric) == ("192.0.2.9", "80")  # no lookup
     assert block.attempts[0].during == "t::current" and not block.attempts[0].leftover
 
 
