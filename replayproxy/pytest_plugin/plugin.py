@@ -26,7 +26,7 @@ import pytest
 
 from replayproxy.core.replay.option_values import strings
 from replayproxy.core.replay.options import Front, Kind, OptionDef, options_for, settings_from
-from replayproxy.pytest_plugin import matrix, report, vcr
+from replayproxy.pytest_plugin import matrix, network, report, vcr
 from replayproxy.pytest_plugin.matrix import MATRIX_OPTIONS
 from replayproxy.pytest_plugin.naming import cassette_path
 
@@ -41,7 +41,7 @@ pytest_plugins = ["replayproxy.pytest_plugin.snapshot"]
 
 MARKER = "replayproxy"
 
-_MARKER_ONLY = ("cassette", "upstream", "matrix", *vcr.HOOKS)
+_MARKER_ONLY = ("cassette", "upstream", "matrix", "allowed_hosts", *vcr.HOOKS)
 
 
 class ReplayproxyUnusedWarning(UserWarning):
@@ -66,8 +66,8 @@ _PLUGIN_OPTIONS: tuple[OptionDef, ...] = (
         "block_network",
         Kind.FLAG,
         False,
-        "While replaying (nothing to record), refuse every non-loopback connection from the "
-        "test process: a client that bypasses the proxy fails the test.",
+        "While replaying (nothing to record), refuse every non-loopback name lookup, connection "
+        "and datagram of the test process: a client that bypasses the proxy fails the test.",
     ),
     OptionDef(
         "fail_unused",
@@ -90,6 +90,7 @@ _PLUGIN_OPTIONS: tuple[OptionDef, ...] = (
         metavar="DIR",
     ),
     *MATRIX_OPTIONS,
+    *network.OPTIONS,
 )
 
 _BY_NAME = {o.name: o for o in _OPTIONS}
@@ -133,7 +134,7 @@ def marker_signature() -> str:
     """The marker as ``pytest --markers`` shows it: every keyword it takes."""
     shown = {Kind.LIST: "[...]"}
     keywords = ", ".join(f"{o.name}={shown.get(o.kind, '...')}" for o in _OPTIONS)
-    return f"{MARKER}(cassette=None, upstream=None, matrix=None, {keywords})"
+    return f"{MARKER}(cassette=None, upstream=None, matrix=None, allowed_hosts=[...], {keywords})"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -146,6 +147,7 @@ def pytest_configure(config: pytest.Config) -> None:
     matrix.checked_option(_setting(config, _plugin_option("matrix")))
     paths = (_setting(config, _plugin_option(n))[0] for n in ("matrix_report", "matrix_baseline"))
     report.configure(config, *paths)
+    network.configure(config, bool(_setting(config, _plugin_option("block_network"))[0]))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -221,7 +223,6 @@ def replayproxy(
     """
     from replayproxy.errors import ReplayProxyError
     from replayproxy.harness.context import use_cassette
-    from replayproxy.harness.netblock import blocked_network
 
     config = request.config
     item = request.node
@@ -241,6 +242,11 @@ def replayproxy(
         )
         upstream = values.pop("upstream", None)
         values.pop("matrix", None)
+        hosts = network.hosts_from(
+            _setting(config, _plugin_option("allowed_hosts"))[0],
+            [replayproxy_config, *_marker_levels(item)],
+        )
+        values.pop("allowed_hosts", None)
         speed = matrix.speed_given(
             _setting(config, _BY_NAME["speed"]), [*_marker_levels(item), replayproxy_config]
         )
@@ -255,7 +261,7 @@ def replayproxy(
             use.cell = None if isinstance(cell, str) else cell
             item.stash[_USE] = use
             if block and not use.session.policy.records:
-                with blocked_network() as net:
+                with network.blocked(item, hosts) as net:
                     item.stash[_BLOCK] = net
                     yield use
             else:
@@ -340,10 +346,7 @@ def _problems(item: pytest.Item) -> str:
             lines.append(explained)
     net = item.stash.get(_BLOCK, None)
     if net is not None:
-        lines += [
-            f"replayproxy: blocked a network connection to {where} (--replayproxy-block-network)"
-            for where in net.attempts
-        ]
+        lines += [p for p in [network.problem_lines(item, net)] if p]
     return "\n".join(lines)
 
 

@@ -76,8 +76,8 @@ def test_network_block_fails_a_test_whose_client_bypasses_the_proxy(
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
-            "*client error: *replayproxy blocked a network connection to 203.0.113.7:80*",
-            "*replayproxy: blocked a network connection to 203.0.113.7:80*",
+            "*client error: *replayproxy: blocked a connection to 203.0.113.7:80*",
+            "*replayproxy: blocked a connection to 203.0.113.7:80*",
         ]
     )
 
