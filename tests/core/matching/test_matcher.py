@@ -372,7 +372,7 @@ def test_a_miss_names_every_difference_and_the_host_with_a_pasteable_fix() -> No
     assert isinstance(Matcher(recorded(rec), opts).match(req), Hit)
     short = miss.short()
     assert short.isascii() and "\n" not in short
-    assert "host, /input, /include, /tool_choice" in short and fix in short
+    assert "differs in /input, /include, /tool_choice;" in short and fix in short
 
 
 def test_query_differences_are_one_per_parameter_with_ignore_query() -> None:
