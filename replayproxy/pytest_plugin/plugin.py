@@ -26,7 +26,7 @@ import pytest
 
 from replayproxy.core.replay.option_values import strings
 from replayproxy.core.replay.options import Front, Kind, OptionDef, options_for, settings_from
-from replayproxy.pytest_plugin import matrix, report
+from replayproxy.pytest_plugin import matrix, report, words
 from replayproxy.pytest_plugin.matrix import MATRIX_OPTIONS
 from replayproxy.pytest_plugin.naming import cassette_path
 
@@ -328,7 +328,7 @@ def _problems(item: pytest.Item) -> str:
     use = item.stash.get(_USE, None)
     lines: list[str] = []
     if use is not None:
-        explained = use.explain()
+        explained = words.explain(item, use)
         if explained:
             lines.append(explained)
     net = item.stash.get(_BLOCK, None)
@@ -349,7 +349,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
         problems = _problems(item)
         if problems and not isinstance(e, (pytest.skip.Exception, KeyboardInterrupt)):
             # The client's own error ("Error code: 500") says less than why nothing matched.
-            raise pytest.fail.Exception(problems, pytrace=False) from e
+            raise words.failure(problems, e) from None
         raise
     problems = _problems(item)
     if problems:
