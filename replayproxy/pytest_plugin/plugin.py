@@ -26,7 +26,8 @@ import pytest
 
 from replayproxy.core.replay.option_values import strings
 from replayproxy.core.replay.options import Front, Kind, OptionDef, options_for, settings_from
-from replayproxy.pytest_plugin import matrix, report, words
+from replayproxy.pytest_plugin import matrix, report
+from replayproxy.pytest_plugin import words as failing
 from replayproxy.pytest_plugin.matrix import MATRIX_OPTIONS
 from replayproxy.pytest_plugin.naming import cassette_path
 
@@ -328,7 +329,7 @@ def _problems(item: pytest.Item) -> str:
     use = item.stash.get(_USE, None)
     lines: list[str] = []
     if use is not None:
-        explained = words.explain(item, use)
+        explained = failing.explain(item, use)
         if explained:
             lines.append(explained)
     net = item.stash.get(_BLOCK, None)
@@ -349,7 +350,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
         problems = _problems(item)
         if problems and not isinstance(e, (pytest.skip.Exception, KeyboardInterrupt)):
             # The client's own error ("Error code: 500") says less than why nothing matched.
-            raise words.failure(problems, e) from None
+            raise failing.failure(problems, e) from None
         raise
     problems = _problems(item)
     if problems:
