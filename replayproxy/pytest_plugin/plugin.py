@@ -26,7 +26,7 @@ import pytest
 
 from replayproxy.core.replay.option_values import strings
 from replayproxy.core.replay.options import Front, Kind, OptionDef, options_for, settings_from
-from replayproxy.pytest_plugin import matrix, report
+from replayproxy.pytest_plugin import matrix, report, summary
 from replayproxy.pytest_plugin import words as failing
 from replayproxy.pytest_plugin.matrix import MATRIX_OPTIONS
 from replayproxy.pytest_plugin.naming import cassette_path
@@ -145,6 +145,7 @@ def pytest_configure(config: pytest.Config) -> None:
     matrix.checked_option(_setting(config, _plugin_option("matrix")))
     paths = (_setting(config, _plugin_option(n))[0] for n in ("matrix_report", "matrix_baseline"))
     report.configure(config, *paths)
+    summary.configure(config)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -387,4 +388,5 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def pytest_runtest_makereport(item: pytest.Item) -> Generator[None, pytest.TestReport, object]:
     test_report = yield
     matrix.record_phase(item, test_report)
+    summary.record_phase(item, test_report, item.stash.get(_USE, None))
     return test_report

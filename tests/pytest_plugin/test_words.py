@@ -77,3 +77,47 @@ def test_the_cli_500_body_keeps_the_cli_flag(tmp_path: Path) -> None:
     message = response.json()["error"]["message"]
     assert "to match it, add: --ignore-body-field /messages/0/content" in message
     assert "host: recorded" not in message and "replayproxy-" not in message
+
+
+def test_verbose_shows_the_cassette_and_the_summary_lists_cassettes(
+    pytester: pytest.Pytester, confdir: Path, counter: CountingUpstream
+) -> None:
+    """`-v` prints each test's cassette beside it; the summary section lists the cassettes
+    written (recording run), then played and with unused interactions (a replay run in which
+    one test changed its prompt): under `-n 2` the workers' cassettes merged."""
+    write_tests(pytester, "test_a", "test_b")
+    with Simulator() as sim:
+        result = run(
+            pytester, "-n", "2", "--replayproxy-record-mode=once", upstream=sim.url, confdir=confdir
+        )
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*- replayproxy cassettes -*",
+            "0 played",
+            "2 written: cassettes/test_example/test_a.cassette (1), "
+            "cassettes/test_example/test_b.cassette (1)",
+            "0 with unused interactions",
+        ]
+    )
+    path = pytester.path / "test_example.py"
+    path.write_text(path.read_text().replace("'test_b'", "'changed'"))
+    offline = f"http://127.0.0.1:{counter.port}"
+    result = run(pytester, "-v", "-n", "2", upstream=offline, confdir=confdir)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        ["*PASSED [[]cassette: cassettes/test_example/test_a.cassette[]]*test_example.py::test_a*"]
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "*- replayproxy cassettes -*",
+            "1 played: cassettes/test_example/test_a.cassette (1)",
+            "0 written",
+            "1 with unused interactions: cassettes/test_example/test_b.cassette (1)",
+        ]
+    )
+    result = run(pytester, "-v", "-k", "test_a", upstream=offline, confdir=confdir)
+    result.stdout.fnmatch_lines(
+        ["test_example.py::test_a PASSED [[]cassette: cassettes/test_example/test_a.cassette[]]*"]
+    )
+    assert counter.connections == 0
