@@ -37,7 +37,7 @@ def explain(item: pytest.Item, use: CassetteUse) -> str:
     return use.explain(words_for(item, use))
 
 
-def failure(problems: str, error: BaseException) -> pytest.fail.Exception:
+def failure(problems: str, error: BaseException) -> BaseException:
     """The test's failure, in place of ``error`` (the client's answer to the explained 500):
     its text repeats the explanation, so it is named by its type only."""
     kind = type(error)
