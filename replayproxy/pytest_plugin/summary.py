@@ -10,6 +10,7 @@ every worker's cassettes.
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +25,7 @@ __all__ = ["PROPERTY", "CassetteRun", "configure", "record_phase"]
 
 PROPERTY = "replayproxy_cassette"
 PLUGIN_NAME = "replayproxy-cassettes"
+_LOGGED = "_replayproxy_logged"
 
 
 def record_phase(item: pytest.Item, report: pytest.TestReport, use: CassetteUse | None) -> None:
@@ -52,10 +54,15 @@ class CassetteRun:
     uses: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Per test node id: its cassette and what it played, wrote, left unused."""
 
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> Generator[None, None, None]:
         value = _cassette(report)
         if value is not None and report.when == "teardown":
             self.uses[value["test"]] = value
+        yield
+        # Shown beside the test now; the short summary at the end asks again, and gets
+        # pytest's own word there ("FAILED test_x.py::test_y - ...").
+        report.__dict__[_LOGGED] = True
 
     def pytest_report_teststatus(
         self, report: pytest.TestReport, config: pytest.Config
@@ -63,6 +70,8 @@ class CassetteRun:
         """``PASSED [cassette: PATH]`` in ``-v`` (xfail and the other phases as pytest says)."""
         value = _cassette(report)
         if value is None or report.when != "call" or hasattr(report, "wasxfail"):
+            return None
+        if report.__dict__.get(_LOGGED):
             return None
         if config.get_verbosity() < 1:
             return None
