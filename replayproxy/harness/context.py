@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import dataclasses
 import logging
 import os
 from collections.abc import Iterator
@@ -39,6 +40,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from replayproxy.core.matching.explanation import PYTHON_WORDS, Words
 from replayproxy.core.matching.matcher import Miss
 from replayproxy.core.matrix import Cell
 from replayproxy.core.redaction.hooks import RecordHooks, RequestHook, ResponseHook
@@ -100,9 +102,17 @@ class CassetteUse:
         """Served, unmatched, unused and newly recorded interactions."""
         return self.session.summary()
 
-    def explain(self) -> str:
-        """Every problem of this use (misses, recording errors), explained; ``""`` if none."""
-        parts = [m.explain() for m in self.session.misses]
+    def explain(self, words: Words | None = None) -> str:
+        """Every problem of this use (misses, recording errors), explained; ``""`` if none.
+
+        ``words``: how the fixes are spelt (:class:`~replayproxy.core.matching.explanation.
+        Words`); by default ``use_cassette()``'s keyword arguments. In base-URL mode the
+        request's host (replayproxy's own address) is left out either way.
+        """
+        words = words or PYTHON_WORDS
+        if not self.proxy_mode:
+            words = dataclasses.replace(words, host=False)
+        parts = [m.explain(words) for m in self.session.misses]
         parts += [f"replayproxy: recording failed: {e}" for e in self.session.errors]
         if parts and not self.session.exists and self.session.policy.replay:
             parts.insert(

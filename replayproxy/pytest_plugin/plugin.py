@@ -26,7 +26,8 @@ import pytest
 
 from replayproxy.core.replay.option_values import strings
 from replayproxy.core.replay.options import Front, Kind, OptionDef, options_for, settings_from
-from replayproxy.pytest_plugin import matrix, network, report, vcr
+from replayproxy.pytest_plugin import matrix, network, report, summary, vcr
+from replayproxy.pytest_plugin import words as failing
 from replayproxy.pytest_plugin.matrix import MATRIX_OPTIONS
 from replayproxy.pytest_plugin.naming import cassette_path
 
@@ -148,6 +149,7 @@ def pytest_configure(config: pytest.Config) -> None:
     paths = (_setting(config, _plugin_option(n))[0] for n in ("matrix_report", "matrix_baseline"))
     report.configure(config, *paths)
     network.configure(config, bool(_setting(config, _plugin_option("block_network"))[0]))
+    summary.configure(config)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -338,16 +340,10 @@ def _as_list(value: Any) -> list[Any]:
 
 
 def _problems(item: pytest.Item) -> str:
-    use = item.stash.get(_USE, None)
-    lines: list[str] = []
-    if use is not None:
-        explained = use.explain()
-        if explained:
-            lines.append(explained)
-    net = item.stash.get(_BLOCK, None)
-    if net is not None:
-        lines += [p for p in [network.problem_lines(item, net)] if p]
-    return "\n".join(lines)
+    use, net = item.stash.get(_USE, None), item.stash.get(_BLOCK, None)
+    explained = "" if use is None else failing.explain(item, use)
+    blocked = "" if net is None else network.problem_lines(item, net)
+    return "\n".join(p for p in (explained, blocked) if p)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -359,7 +355,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
         problems = _problems(item)
         if problems and not isinstance(e, (pytest.skip.Exception, KeyboardInterrupt)):
             # The client's own error ("Error code: 500") says less than why nothing matched.
-            raise pytest.fail.Exception(problems, pytrace=False) from e
+            raise failing.failure(problems, e) from None
         raise
     problems = _problems(item)
     if problems:
@@ -396,4 +392,5 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def pytest_runtest_makereport(item: pytest.Item) -> Generator[None, pytest.TestReport, object]:
     test_report = yield
     matrix.record_phase(item, test_report)
+    summary.record_phase(item, test_report, item.stash.get(_USE, None))
     return test_report

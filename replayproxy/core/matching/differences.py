@@ -185,8 +185,11 @@ def _body_differences(
     out = []
     for path, x, y in _json_differences(a, b):
         pointer = format_pointer(path)
-        option = f"--ignore-body-field {pointer}" if path else None
-        out.append(Difference("body", _short(x), _short(y), pointer=pointer, option=option))
+        option = "ignore_body_field" if path else None
+        value = pointer if path else None
+        out.append(
+            Difference("body", _short(x), _short(y), pointer=pointer, option=option, value=value)
+        )
     return out
 
 
@@ -218,7 +221,7 @@ def _query_differences(recorded: str, requested: str, options: MatchOptions) -> 
         y = [(k, v) for k, v in b if k == name]
         if x != y:
             out.append(
-                Difference("query", show(x), show(y), option=f"--ignore-query {quote(name)}")
+                Difference("query", show(x), show(y), option="ignore_query", value=quote(name))
             )
     return out
 

@@ -60,8 +60,8 @@ def test_each_kind_of_miss_explained_word_for_word() -> None:
         "  query: recorded (none), requested c=3\n"
         "  body at /n: recorded 1, requested 2\n"
         "these options clear the other differences: --ignore-query c --ignore-body-field /n\n"
-        "no option makes a different method match: record this request "
-        "(replayproxy record --append CASSETTE)"
+        "no option makes a different method match; to record it: "
+        "replayproxy record --append CASSETTE"
     )
     assert differs.one_line() == (
         "unmatched PUT /v1/chat?b=2&a=1&c=3 (host api.example.test): nearest #0 differs in "
