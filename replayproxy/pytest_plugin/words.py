@@ -38,12 +38,17 @@ def explain(item: pytest.Item, use: CassetteUse) -> str:
 
 
 def failure(problems: str, error: BaseException) -> BaseException:
-    """The test's failure, in place of ``error`` (the client's answer to the explained 500):
-    its text repeats the explanation, so it is named by its type only."""
+    """The test's failure, in place of ``error``. The client's answer to the explained 500
+    repeats the explanation, so it is named by its type only; any other error (the test's own
+    assertion) keeps its first line, which says what the test expected."""
     kind = type(error)
     name = (
         kind.__qualname__
         if kind.__module__ == "builtins"
         else f"{kind.__module__}.{kind.__qualname__}"
     )
+    text = str(error).strip()
+    first = text.splitlines()[0] if text else ""
+    if first and "replayproxy" not in text and first not in problems:
+        name = f"{name}: {first}"
     return pytest.fail.Exception(f"{problems}\n(the test stopped at {name})", pytrace=False)

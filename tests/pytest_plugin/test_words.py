@@ -65,11 +65,23 @@ def test_the_cli_500_body_keeps_the_cli_flag(tmp_path: Path) -> None:
     uncompared host."""
     cassette = tmp_path / "chat.cassette"
     body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Say hi"}]}
-    with Simulator() as sim:
-        from replayproxy import use_cassette
+    from replayproxy import use_cassette
+    from replayproxy.harness.hosts import HostPool
 
-        with use_cassette(cassette, record_mode="once", upstream=sim.url, speed=0) as rp:
+    # A pool of its own, closed here: the process-wide one would keep an embedded mitmproxy
+    # running, and there is one per process (other tests in this worker start theirs).
+    pool = HostPool()
+    try:
+        with (
+            Simulator() as sim,
+            use_cassette(
+                cassette, record_mode="once", upstream=sim.url, speed=0, pool=pool,
+                confdir=str(tmp_path / "conf"),
+            ) as rp,
+        ):  # fmt: skip
             httpx.post(rp.url + "/v1/chat/completions", json=body, timeout=30).raise_for_status()
+    finally:
+        pool.close()
     body["messages"][0]["content"] = "Say hello"
     with ReplayServer(cassette, speed=0) as server:
         response = httpx.post(server.url + "/v1/chat/completions", json=body, timeout=30)
