@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from replayproxy.core.matching.explanation import CLI_WORDS, Words
 from replayproxy.core.matching.matcher import Miss
 from replayproxy.core.redaction.secrets import DEFAULT_QUERY_PARAMS, redact_url
 from replayproxy.core.wire.error_body import error_body
@@ -113,17 +114,18 @@ def failure_response(failure: ReplayFailure) -> tuple[int, tuple[tuple[bytes, by
 
 
 def unmatched_response(
-    miss: Miss, path: str | None = None
+    miss: Miss, path: str | None = None, words: Words = CLI_WORDS
 ) -> tuple[int, tuple[tuple[bytes, bytes], ...], bytes]:
     """Status, headers and body of the response sent for an unmatched request.
 
     The body is the provider's JSON error shape for ``path`` (by default the path in
     ``miss.request``), its message the full explanation, so SDK exceptions show it
-    (:func:`~replayproxy.core.wire.error_body.error_body`).
+    (:func:`~replayproxy.core.wire.error_body.error_body`), its fixes spelt in ``words`` (the
+    front's: CLI flags by default, marker keywords inside pytest).
     """
     if path is None:
         path = urlsplit(miss.request.partition(" ")[2]).path
-    extra, body = error_body(path, miss.explain(), status=UNMATCHED_STATUS)
+    extra, body = error_body(path, miss.explain(words), status=UNMATCHED_STATUS)
     headers = (
         *extra,
         (UNMATCHED_HEADER.encode(), b"1"),

@@ -312,7 +312,7 @@ class Origin:
                 # Forwarding needs the mitmproxy shell; the direct server only ever replays.
                 return _plain(502, b"replayproxy: this replay server cannot forward or record\n")
             if isinstance(result, Miss):
-                status, headers, body = unmatched_response(result)
+                status, headers, body = unmatched_response(result, words=self.session.words)
                 return head_bytes(status, "", headers) + body
             schedule, method, websocket = result.schedule, request.method.upper(), result.websocket
         return schedule, _compiled(self._writes, schedule, method), arrived, websocket

@@ -31,6 +31,7 @@ from replayproxy.core.cassette import validate
 from replayproxy.core.cassette.model import Cassette, Interaction, Request
 from replayproxy.core.faults import FaultSpec
 from replayproxy.core.matching.differences import MatchOptions, describe_request
+from replayproxy.core.matching.explanation import CLI_WORDS, Words
 from replayproxy.core.matching.matcher import Matcher, Miss
 from replayproxy.core.replay import resume
 from replayproxy.core.replay.checks import check_speed  # re-exported: checked there, once
@@ -181,6 +182,7 @@ class ReplaySession:
         self.options = options or MatchOptions()
         self.on_miss = on_miss
         self.on_error = on_error
+        self.words: Words = CLI_WORDS  # how the explained 500 spells fixes; set by the front
         self._matcher = Matcher(cassette.interactions, self.options, self._servings)
         self._seen = SeenLog()
         self._plans = faults_mod.PlanCache()  # schedules of this cassette, built once each

@@ -85,6 +85,16 @@ class CassetteUse:
     ca_cert: str | None = None
     env: dict[str, str] = field(default_factory=dict)
     cell: Cell | None = None
+    words: Words = PYTHON_WORDS
+    """How fixes are spelt in :meth:`explain` and in the explained 500 clients get (set with
+    :meth:`speak`: ``use_cassette()``'s keywords by default, pytest's inside pytest)."""
+
+    def speak(self, words: Words) -> None:
+        """Spell fixes in ``words`` from now on, here and in the 500 bodies the replay sends.
+        In base-URL mode the request's host (replayproxy's own address) is left out."""
+        if not self.proxy_mode:
+            words = dataclasses.replace(words, host=False)
+        self.words = self.session.words = words
 
     @property
     def misses(self) -> list[Miss]:
@@ -106,10 +116,10 @@ class CassetteUse:
         """Every problem of this use (misses, recording errors), explained; ``""`` if none.
 
         ``words``: how the fixes are spelt (:class:`~replayproxy.core.matching.explanation.
-        Words`); by default ``use_cassette()``'s keyword arguments. In base-URL mode the
-        request's host (replayproxy's own address) is left out either way.
+        Words`); by default :attr:`words`. In base-URL mode the request's host
+        (replayproxy's own address) is left out either way.
         """
-        words = words or PYTHON_WORDS
+        words = words or self.words
         if not self.proxy_mode:
             words = dataclasses.replace(words, host=False)
         parts = [m.explain(words) for m in self.session.misses]
@@ -180,6 +190,7 @@ def use_cassette(
         use.env = full
     elif upstream is not None:
         use.env = {"REPLAYPROXY_URL": host.url}
+    use.speak(PYTHON_WORDS)
     host.activate(session)
     try:
         with patched_environ(use.env) if set_env else contextlib.nullcontext():

@@ -60,6 +60,40 @@ def test_a_changed_prompt_fails_once_in_pytest_words(
     assert counter.connections == 0
 
 
+CAUGHT_TEST = """
+
+def test_sdk(replayproxy):
+    import openai
+    client = openai.OpenAI(base_url=replayproxy.url + "/v1", api_key="sk-test", max_retries=0)
+    try:
+        for _ in client.chat.completions.create(
+            model="gpt-4o-mini", stream=True, messages=[{"role": "user", "content": PROMPT}]
+        ):
+            pass
+    except openai.InternalServerError as e:
+        print("CAUGHT:", str(e).replace(chr(10), " | "))
+"""
+
+
+def test_the_sdk_exception_inside_pytest_speaks_pytest_too(
+    pytester: pytest.Pytester, confdir: Path, counter: CountingUpstream
+) -> None:
+    """A test that catches the SDK's exception and prints it shows the marker keyword and the
+    pytest option (the 500 body is spelt in pytest's words), never the CLI flag."""
+    path = write_tests(pytester)
+    path.write_text(path.read_text() + "\nPROMPT = 'Say hi'\n" + CAUGHT_TEST)
+    with Simulator() as sim:
+        run(pytester, "--replayproxy-record-mode=once", upstream=sim.url, confdir=confdir)
+    path.write_text(path.read_text().replace("'Say hi'", "'Say hello'"))
+    result = run(pytester, "-s", upstream=f"http://127.0.0.1:{counter.port}", confdir=confdir)
+    result.assert_outcomes(failed=1)  # the miss still fails the test
+    caught = next(line for line in result.stdout.lines if "CAUGHT:" in line)
+    assert '@pytest.mark.replayproxy(ignore_body_field=["/messages/0/content"])' in caught
+    assert "--replayproxy-ignore-body-field=/messages/0/content" in caught
+    assert "--ignore-body-field " not in caught
+    assert counter.connections == 0
+
+
 def test_the_cli_500_body_keeps_the_cli_flag(tmp_path: Path) -> None:
     """Through ReplayServer (the CLI's engine) the same miss names the CLI flag, and no
     uncompared host."""

@@ -190,7 +190,7 @@ class Replayer:
             self._forwarded.add(flow, session)
             return
         if isinstance(result, Miss):
-            status, headers, body = unmatched_response(result)
+            status, headers, body = unmatched_response(result, words=session.words)
             flow.response = http.Response.make(status, body, headers)
             return
         whole = None if result.websocket is not None else instant_body(result.schedule)
