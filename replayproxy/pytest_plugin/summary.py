@@ -41,7 +41,8 @@ def record_phase(item: pytest.Item, report: pytest.TestReport, use: CassetteUse 
 
 
 def _cassette(report: pytest.TestReport) -> dict[str, Any] | None:
-    for name, value in report.user_properties:
+    # A CollectReport (a module that failed to import) has no user_properties.
+    for name, value in getattr(report, "user_properties", ()):
         if name == PROPERTY and isinstance(value, dict):
             return value
     return None

@@ -167,3 +167,15 @@ def test_verbose_shows_the_cassette_and_the_summary_lists_cassettes(
         ["test_example.py::test_a PASSED [[]cassette: cassettes/test_example/test_a.cassette[]]*"]
     )
     assert counter.connections == 0
+
+
+def test_a_module_that_fails_to_import_is_reported_not_an_internal_error(
+    pytester: pytest.Pytester, confdir: Path
+) -> None:
+    """A collection error gives pytest's usual error (the plugin's -v status hook sees a
+    collect report, which has no user_properties), never an INTERNALERROR."""
+    pytester.makepyfile(test_broken="import no_such_module_here\n")
+    result = run(pytester, "-v", upstream="http://127.0.0.1:9", confdir=confdir)
+    out = result.stdout.str() + result.stderr.str()
+    assert "INTERNALERROR" not in out
+    assert "ModuleNotFoundError" in out and result.ret == pytest.ExitCode.INTERRUPTED
