@@ -20,7 +20,7 @@ part (the frame on each side and the body offset at which it ends) and a count o
 from __future__ import annotations
 
 import difflib
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
 from replayproxy.core.cassette.model import Cassette, Frame, Header, Interaction, Response
@@ -28,7 +28,7 @@ from replayproxy.core.cassette.textform import format_time, quote
 from replayproxy.core.tools.inspect import escape
 from replayproxy.core.wire.events import NotAStreamError, event_spans
 
-__all__ = ["SPLIT_AT", "Difference", "Timing", "diff", "opcodes"]
+__all__ = ["SPLIT_AT", "Difference", "Timing", "diff", "opcodes", "pair_interactions"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,11 +293,25 @@ def diff(a: Cassette, b: Cassette, timing: Timing = Timing()) -> list[Difference
         ma, mb = (", ".join(f"{k}={v}" for k, v in c.meta) for c in (a, b))
         out.append(Difference("cassette", None, None, "", "meta", ma, mb))
     xs, ys = a.interactions, b.interactions
-    keys_a, keys_b = [_key(x) for x in xs], [_key(y) for y in ys]
-    for _, a1, a2, b1, b2 in opcodes(keys_a, keys_b, xs, ys):
+    keys = [_key(x) for x in xs], [_key(y) for y in ys]
+    return out + pair_interactions(
+        xs, ys, opcodes(*keys, xs, ys), lambda i, x, j, y: _pair(i, x, j, y, timing)
+    )
+
+
+def pair_interactions(
+    xs: Sequence[Interaction],
+    ys: Sequence[Interaction],
+    ops: Sequence[Opcode],
+    pair: Callable[[int, Interaction, int, Interaction], list[Difference]],
+) -> list[Difference]:
+    """The differences of the interactions ``ops`` pair (``pair(i, x, j, y)`` each), and an
+    "only in A" / "only in B" line for each one left over: the walk both diffs share."""
+    out: list[Difference] = []
+    for _, a1, a2, b1, b2 in ops:
         paired = min(a2 - a1, b2 - b1)  # equal: all of both; replace: as far as it goes; else 0
         for k in range(paired):
-            out.extend(_pair(a1 + k, xs[a1 + k], b1 + k, ys[b1 + k], timing))
+            out.extend(pair(a1 + k, xs[a1 + k], b1 + k, ys[b1 + k]))
         for i in range(a1 + paired, a2):
             out.append(Difference("interaction", i, None, _label(xs[i]), "only in A", "", ""))
         for j in range(b1 + paired, b2):

@@ -20,7 +20,7 @@ from replayproxy.core.cassette.model import Cassette, Interaction
 from replayproxy.core.cassette.textform import quote
 from replayproxy.core.json.pointer import format_pointer
 from replayproxy.core.providers import detect
-from replayproxy.core.tools.diff import Difference, opcodes
+from replayproxy.core.tools.diff import Difference, opcodes, pair_interactions
 from replayproxy.core.tools.meaning import (
     EventMeaning,
     body_meaning,
@@ -188,16 +188,9 @@ def diff_events(a: Cassette, b: Cassette, ignore: Sequence[str] = ()) -> list[Di
     status, ending and events (:mod:`~replayproxy.core.tools.meaning`: ids, ``created`` and the
     like left out, with the JSON pointers in ``ignore``), never times, frames, hosts or headers.
     Interactions pair by method, path and request body."""
-    out: list[Difference] = []
     xs, ys = a.interactions, b.interactions
     keys_a = [(x.request.method, x.request.path, x.request.body) for x in xs]
     keys_b = [(y.request.method, y.request.path, y.request.body) for y in ys]
-    for _, a1, a2, b1, b2 in opcodes(keys_a, keys_b):
-        paired = min(a2 - a1, b2 - b1)
-        for k in range(paired):
-            out.extend(_pair_events(a1 + k, xs[a1 + k], b1 + k, ys[b1 + k], ignore))
-        for i in range(a1 + paired, a2):
-            out.append(Difference("interaction", i, None, _label(xs[i]), "only in A", "", ""))
-        for j in range(b1 + paired, b2):
-            out.append(Difference("interaction", None, j, _label(ys[j]), "only in B", "", ""))
-    return out
+    return pair_interactions(
+        xs, ys, opcodes(keys_a, keys_b), lambda i, x, j, y: _pair_events(i, x, j, y, ignore)
+    )
