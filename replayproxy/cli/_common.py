@@ -210,15 +210,28 @@ def _exit_status(returncode: int) -> int:
 
 def _end_group(child: subprocess.Popen[bytes]) -> None:
     """Stop the command's process group (the command and what it started, nothing else):
-    SIGTERM, then SIGKILL if it is still there a second later."""
+    SIGTERM, then SIGKILL for whatever is still there a second later. The group is waited
+    for, not only the command: a shell's background job ignores SIGINT and outlives it."""
     for signum in (signal.SIGTERM, signal.SIGKILL):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(child.pid, signum)
-        try:
-            child.wait(timeout=1.0)
+        deadline = time.monotonic() + 1.0
+        while _group_alive(child.pid) and time.monotonic() < deadline:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                child.wait(timeout=0.05)  # reaps the command; the rest are not our children
+        if not _group_alive(child.pid):
             return
-        except subprocess.TimeoutExpired:
-            pass
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether any process of group ``pgid`` is left (zombies not yet reaped count)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def run_child(
@@ -272,6 +285,7 @@ def run_child(
                 pass
             else:
                 if interrupted:
+                    _end_group(child)  # what the command started may have outlived it
                     raise KeyboardInterrupt
                 return status
             if len(interrupted) > 1 or (deadline is not None and time.monotonic() > deadline):
