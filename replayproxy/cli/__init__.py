@@ -37,7 +37,7 @@ def cli() -> None:
     \b
     replayproxy record CASSETTE   record real traffic through mitmproxy
     replayproxy replay CASSETTE   serve a cassette offline, with faults if asked
-    replayproxy cassette ...      inspect, export, edit, diff and plot cassettes
+    replayproxy cassette ...      inspect, import, edit, diff and plot cassettes
     replayproxy check CASSETTE    check streams against each provider's contract
     replayproxy matrix CASSETTE   run a command under every fault of the fault matrix
     """
