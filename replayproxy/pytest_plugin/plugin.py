@@ -342,7 +342,7 @@ def _as_list(value: Any) -> list[Any]:
 
 def _problems(item: pytest.Item) -> str:
     use, net = item.stash.get(_USE, None), item.stash.get(_BLOCK, None)
-    explained = "" if use is None else failing.explain(item, use)
+    explained = "" if use is None else use.explain()  # in the words the fixture gave it
     blocked = "" if net is None else network.problem_lines(item, net)
     return "\n".join(p for p in (explained, blocked) if p)
 

@@ -16,7 +16,7 @@ from replayproxy.core.matching.explanation import Words, pytest_words
 if TYPE_CHECKING:
     from replayproxy.harness.context import CassetteUse
 
-__all__ = ["explain", "failure", "shown_path"]
+__all__ = ["failure", "shown_path", "words_for"]
 
 
 def shown_path(path: Path, config: pytest.Config) -> str:
@@ -30,11 +30,6 @@ def shown_path(path: Path, config: pytest.Config) -> str:
 def words_for(item: pytest.Item, use: CassetteUse) -> Words:
     """The words of the failure of ``item`` (its node id, its cassette)."""
     return pytest_words(item.nodeid, shown_path(use.cassette, item.config))
-
-
-def explain(item: pytest.Item, use: CassetteUse) -> str:
-    """Every problem of ``use``, in the words of ``item``'s failure."""
-    return use.explain(words_for(item, use))
 
 
 def failure(problems: str, error: BaseException) -> BaseException:
