@@ -3,7 +3,8 @@ so a client that bypasses the proxy fails loudly, offline, even if it swallows t
 
 :func:`blocked_network` installs, for a ``with`` block, the guards of :mod:`.netpatch`: name
 resolution (``getaddrinfo``, ``gethostbyname[_ex]``, ``gethostbyaddr``, ``getnameinfo``, asyncio's
-``loop.getaddrinfo``) of a name that is not ``localhost``, and connections and datagrams
+``loop.getaddrinfo``) of a name that is not ``localhost`` (or this machine's own name, which
+``socket.getfqdn()`` looks up), and connections and datagrams
 (``connect``/``connect_ex``, ``sendto``/``sendmsg`` with any flags, ``_socket.socket`` used
 directly, ``create_connection``, asyncio's connections and datagram endpoints) to an address
 outside ``127.0.0.0/8`` and ``::1``, each raise :class:`NetworkBlockedError` before any packet
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import ipaddress
+import socket
 import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -184,6 +186,13 @@ class NetworkBlock:
         name = _norm(host)
         number = _port(port)
         return any(a.host == name and a.port in (None, number) for a in self.allowed)
+
+    def permits_lookup(self, host: Any, port: Any = None) -> bool:
+        """Whether a name lookup of ``host`` may run: what :meth:`permits`, and this machine's
+        own name (``socket.getfqdn()``, logging and smtplib look it up; it is answered from
+        ``/etc/hosts`` on a normal machine). Connections to what it resolves to stay refused
+        unless :meth:`permits` allows them."""
+        return self.permits(host, port) or _norm(host) == _norm(socket.gethostname())
 
     def learn(self, host: Any, port: Any, addresses: Iterable[str]) -> None:
         """The addresses an allowed name resolved to are allowed with it."""

@@ -74,7 +74,7 @@ def _resolving(host: Any, port: Any, call: str) -> Block | None:
     block = _current()
     if block is None or _is_ip(host):
         return None
-    if not block.permits(host, port):
+    if not block.permits_lookup(host, port):
         raise block.refuse("name resolution of", host, port, call)
     return block
 
@@ -150,7 +150,7 @@ def _by_name(original: Any, call: str) -> Any:
 def _by_addr(original: Any, call: str) -> Any:
     def gethostbyaddr(host: Any) -> Any:
         block = _current()
-        if block is not None and not block.permits(host):  # reverse DNS, even for an IP
+        if block is not None and not block.permits_lookup(host):  # reverse DNS, even for an IP
             raise block.refuse("name resolution of", host, None, call)
         return original(host)
 

@@ -308,3 +308,18 @@ def test_allowed_hosts_parse_or_refuse_any_text(text: str) -> None:
         allowed_hosts([text])
     except UsageError as e:
         assert "\n" not in str(e).strip() or "\n" in text
+
+
+def test_the_machines_own_name_may_be_looked_up_but_not_connected_to() -> None:
+    """``socket.getfqdn()`` (logging, smtplib) looks up this machine's own name: the lookup
+    runs under the block, with the real resolver, and gives what it gives without the block;
+    another name is still refused, and so is connecting to a non-loopback address."""
+    unblocked = socket.getfqdn()
+    with blocked_network() as block:
+        assert socket.getfqdn() == unblocked
+        socket.gethostbyname_ex(socket.gethostname())
+        with pytest.raises(NetworkBlockedError, match="name resolution of api.openai.com"):
+            socket.gethostbyname("api.openai.com")
+        with pytest.raises(NetworkBlockedError):
+            socket.create_connection(("192.0.2.9", 80), timeout=1)
+    assert [a.host for a in block.attempts] == ["api.openai.com", "192.0.2.9"]
