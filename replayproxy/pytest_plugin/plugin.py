@@ -134,8 +134,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def marker_signature() -> str:
     """The marker as ``pytest --markers`` shows it: every keyword it takes."""
     shown = {Kind.LIST: "[...]"}
-    keywords = ", ".join(f"{o.name}={shown.get(o.kind, '...')}" for o in _OPTIONS)
-    return f"{MARKER}(cassette=None, upstream=None, matrix=None, allowed_hosts=[...], {keywords})"
+    keywords = ["cassette=None", "upstream=None", "matrix=None", "allowed_hosts=[...]"]
+    keywords += [f"{o.name}={shown.get(o.kind, '...')}" for o in _OPTIONS]
+    keywords += [f"{n}=[...]" for n in vcr.FILTERS] + [f"{n}=..." for n in vcr.HOOKS]
+    return f"{MARKER}({', '.join(keywords)})"
 
 
 def pytest_configure(config: pytest.Config) -> None:
