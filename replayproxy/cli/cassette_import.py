@@ -67,13 +67,15 @@ def _import_one(source: Path, target: Path, read: Importer, model: TimingModel, 
     return f"{source} -> {target}: {summary(cassette)}"
 
 
-def _vcr_files(paths: tuple[str, ...]) -> Iterator[Path]:
+def _vcr_files(paths: tuple[str, ...]) -> Iterator[tuple[Path, bool]]:
+    """Each file to import, and whether a directory walk found it (not named by the user)."""
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            yield from sorted(f for f in p.rglob("*") if f.suffix in _VCR_SUFFIXES and f.is_file())
+            found = sorted(f for f in p.rglob("*") if f.suffix in _VCR_SUFFIXES and f.is_file())
+            yield from ((f, True) for f in found)
         else:
-            yield p
+            yield p, False
 
 
 @click.command("import-vcr", short_help="Import VCR.py / pytest-recording cassettes.")
@@ -87,23 +89,35 @@ def import_vcr(
     """Import VCR.py / pytest-recording cassettes (YAML or JSON; files or directory trees).
 
     Each FILE.yaml becomes FILE.cassette beside it; an existing one is refused without
-    --force. Exit status 1 if any file failed (each is named; the others are still imported).
+    --force. In a directory, files that are no VCR.py cassette (package.json, other fixtures)
+    are skipped with a line each. Exit status 1 if any file failed (each is named; the others
+    are still imported), or if nothing was a cassette.
     """
+    from replayproxy.core.importers.vcr import NotACassette
     from replayproxy.core.importers.vcr import import_vcr as read
 
-    failed = 0
+    failed = tried = 0
     files = list(_vcr_files(paths))
     if not files:
         raise UsageError(f"no .yaml, .yml or .json files in {' '.join(paths)}")
-    for source in files:
+    for source, walked in files:
         try:
             click.echo(_import_one(source, source.with_suffix(_SUFFIX), read, timing, force))
+            tried += 1
+        except NotACassette as e:
+            if not walked:  # named on the command line: the user meant it
+                failed, tried = failed + 1, tried + 1
+                click.echo(f"error: {e}", err=True)
+            else:  # a package.json or another fixture beside the cassettes
+                click.echo(f"skipped {e}", err=True)
         except ReplayProxyError as e:
-            failed += 1
+            failed, tried = failed + 1, tried + 1
             click.echo(f"error: {e}", err=True)
     if failed:
-        click.echo(f"{failed} of {len(files)} file(s) failed; nothing written for them", err=True)
+        click.echo(f"{failed} of {tried} file(s) failed; nothing written for them", err=True)
         ctx.exit(1)
+    if not tried:
+        raise UsageError(f"no VCR.py cassettes in {' '.join(paths)} (every file was skipped)")
 
 
 def _single(

@@ -150,3 +150,29 @@ def test_a_binary_aws_event_stream_is_byte_exact_one_frame_per_message(tmp_path:
     assert code == 0, output
     x = store.load(tmp_path / "test_bedrock.cassette").interactions[0]
     assert [f.data for f in x.frames] == messages
+
+
+def test_a_directory_walk_skips_files_that_are_no_cassette(tmp_path: Path) -> None:
+    """A package.json and a broken .yml beside a cassette are skipped with a line each (exit 0);
+    named on the command line, the same file is an error (exit 1); a directory of nothing but
+    such files is a usage error, not a silent success."""
+    good = tmp_path / "test_good.yaml"
+    vcr_yaml(good, sse_body(real_events()[:3]), {"content-type": ["text/event-stream"]})
+    (tmp_path / "package.json").write_text('{"name": "x", "version": "1.0.0"}')
+    (tmp_path / "notes.yml").write_text("key: [unclosed\n")
+    code, output = rp("cassette", "import-vcr", str(tmp_path))
+    assert code == 0, output
+    assert (
+        f"skipped {tmp_path / 'package.json'}: not a VCR.py cassette (no interactions list)"
+        in output
+    )
+    assert f"skipped {tmp_path / 'notes.yml'}: not a VCR.py cassette (unparseable" in output
+    assert good.with_suffix(".cassette").exists()
+    assert not (tmp_path / "package.cassette").exists()
+    code, output = rp("cassette", "import-vcr", str(tmp_path / "package.json"))
+    assert code == 1 and "error:" in output and "1 of 1 file(s) failed" in output
+    only = tmp_path / "only"
+    only.mkdir()
+    (only / "package.json").write_text("{}")
+    code, output = rp("cassette", "import-vcr", str(only))
+    assert code == 2 and "no VCR.py cassettes in" in output

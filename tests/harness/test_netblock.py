@@ -318,7 +318,7 @@ def test_the_machines_own_name_may_be_looked_up_but_not_connected_to() -> None:
     with blocked_network() as block:
         assert socket.getfqdn() == unblocked
         socket.gethostbyname_ex(socket.gethostname())
-        with pytest.raises(NetworkBlockedError, match="name resolution of api.openai.com"):
+        with pytest.raises(NetworkBlockedError, match=r"name resolution of api\.openai\.com"):
             socket.gethostbyname("api.openai.com")
         with pytest.raises(NetworkBlockedError):
             socket.create_connection(("192.0.2.9", 80), timeout=1)

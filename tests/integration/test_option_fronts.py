@@ -22,8 +22,8 @@ from replayproxy.errors import UsageError
 from replayproxy.harness.hosts import HostPool
 from replayproxy.mitm.addons.recorder import Recorder
 from replayproxy.mitm.addons.replayer import Replayer
-from replayproxy.pytest_plugin.plugin import marker_signature
 from replayproxy.pytest_plugin import vcr
+from replayproxy.pytest_plugin.plugin import marker_signature
 from tests.integration.option_docs import pytest_rows, recording_rows
 
 DOCS = Path(__file__).parents[2] / "docs"

@@ -40,6 +40,11 @@ def _loader() -> YAML:
     return yaml
 
 
+class NotACassette(ImportFailed):
+    """The file is no VCR.py cassette at all (another JSON or YAML document, or neither): a
+    directory walk skips it; a file named on the command line fails."""
+
+
 def load_document(data: bytes, name: str) -> Any:
     """The JSON or YAML document in ``data`` (JSON when it starts with ``{``)."""
     text = data.lstrip()
@@ -49,7 +54,7 @@ def load_document(data: bytes, name: str) -> Any:
         return _loader().load(io.BytesIO(data))
     except (ValueError, YAMLError, RecursionError) as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise ImportFailed(f"{name}: not a VCR.py cassette (unparseable: {first})") from None
+        raise NotACassette(f"{name}: not a VCR.py cassette (unparseable: {first})") from None
 
 
 def _bytes(value: object, what: str) -> bytes:
@@ -115,7 +120,7 @@ def import_vcr(data: bytes, name: str, model: TimingModel | None = None) -> Cass
     model = model or TimingModel()
     doc = load_document(data, name)
     if not isinstance(doc, Mapping) or not isinstance(doc.get("interactions"), list):
-        raise ImportFailed(f"{name}: not a VCR.py cassette (no interactions list)")
+        raise NotACassette(f"{name}: not a VCR.py cassette (no interactions list)")
     if doc.get("version", 1) != 1:
         raise ImportFailed(f"{name}: VCR.py cassette version {doc.get('version')!r} (expected 1)")
     built: list[Built] = [
