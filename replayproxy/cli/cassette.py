@@ -34,6 +34,7 @@ from replayproxy.cli.cassette_import import import_notes
 from replayproxy.cli.cassette_repair import repair
 from replayproxy.core.cassette import textform, textload
 from replayproxy.core.cassette.model import Cassette
+from replayproxy.core.importers.losses import lost
 from replayproxy.core.tools.diff import SPLIT_AT, Timing
 from replayproxy.core.tools.diff import diff as diff_cassettes
 from replayproxy.core.tools.event_diff import EventDifference, diff_events
@@ -58,8 +59,9 @@ def show(path: str, as_json: bool) -> None:
     """One line per interaction: method, URL, status, frames, bytes, timing, ending, faults."""
     c = load_cassette(path)
     rows = interaction_rows(c)
-    if as_json:
-        print_json([dataclasses.asdict(r) for r in rows])
+    if as_json:  # what an import lost, per interaction (null: nothing, or recorded)
+        losses = lost(c)
+        print_json([{**dataclasses.asdict(r), "lost": losses.get(r.index)} for r in rows])
         return
     table = [
         ["#", "METHOD", "URL", "STATUS", "FRAMES", "BYTES", "TTFB", "DURATION", "END", "FAULTS"]

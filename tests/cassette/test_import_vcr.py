@@ -87,6 +87,10 @@ def test_a_real_vcr_recording_replays_to_the_openai_sdk(tmp_path: Path) -> None:
         "interaction 0 lost: frame boundaries (one frame per event); timing (--timing zero)"
         in shown
     )
+    code, rows = rp("cassette", "show", "--json", str(out))
+    lost = json.loads(rows)[0]["lost"]
+    assert lost.startswith("frame boundaries (one frame per event); timing (--timing zero)")
+    assert f"interaction 0 lost: {lost}\n" in shown  # the same words as the table's
     code, output = rp("cassette", "import-vcr", str(yaml_path))
     assert code == 1 and "already exists; pass --force" in output
 
