@@ -63,6 +63,7 @@ from replayproxy.engine.failsafe import (
 )
 from replayproxy.engine.http1_reader import MAX_HEAD, BadRequest, StampedReader, read_request
 from replayproxy.engine.http1_writer import WritesCache, head_bytes, wire_headers
+from replayproxy.engine.http2.dispatch import serve_unless_http1
 from replayproxy.engine.memory import ReleaseAfterBigBodies
 from replayproxy.engine.pacing import ABSORB_MAX, clock_start, execute
 from replayproxy.engine.session import Passthrough, ReplaySession
@@ -237,6 +238,11 @@ class Origin:
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         writer.transport.set_write_buffer_limits(high=WRITE_BUFFER_HIGH)
         try:
+            # The first bytes say what the client speaks: HTTP/2 (h2c) and TLS are not HTTP/1.1.
+            http1 = await serve_unless_http1(self, reader, writer)
+            if http1 is None:
+                return
+            reader = http1
             keep_alive = True
             loop = asyncio.get_running_loop()
             while keep_alive:

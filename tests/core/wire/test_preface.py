@@ -69,7 +69,11 @@ def test_any_bytes_are_classified_from_their_first_24(data: bytes) -> None:
         assert classify(data + b"more") is kind
 
 
-@given(st.sampled_from([H2_PREFACE + b"\x00\x00", CLIENT_HELLO, b"GET / HTTP/1.1\r\n\r\n"]).flatmap(splits))
+@given(
+    st.sampled_from([H2_PREFACE + b"\x00\x00", CLIENT_HELLO, b"GET / HTTP/1.1\r\n\r\n"]).flatmap(
+        splits
+    )
+)
 def test_any_split_gives_the_same_answer(pieces: list[bytes]) -> None:
     """Read in any split, the first prefix that decides gives the answer the whole gives."""
     whole = b"".join(pieces)
