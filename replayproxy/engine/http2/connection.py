@@ -38,6 +38,7 @@ from replayproxy.engine.http1_reader import StampedReader
 from replayproxy.engine.http1_writer import JOIN_MAX, has_body
 from replayproxy.engine.http2.frames import request_of, response_headers, send_some
 from replayproxy.engine.pacing import clock_start, late_start, sleep_until
+from replayproxy.engine.sockets import until_sent
 
 if TYPE_CHECKING:
     from replayproxy.engine.origin import Origin, Planned, Whole
@@ -198,7 +199,7 @@ class _Connection:
         head = schedule.head
         if head is None:  # no response: the stream ends unanswered
             await sleep_until(t0, schedule.finish.at_ns)
-            self.h2.reset_stream(stream_id, h2.errors.ErrorCodes.INTERNAL_ERROR)
+            await self.reset(stream_id)
             self.flush()
             return
         fields = response_headers(head.status, head.headers)
@@ -218,9 +219,20 @@ class _Connection:
         elif finish.kind is FinishKind.HANG:
             await asyncio.Future()  # until the client resets the stream or leaves
         else:  # CLOSE, RESET: what mitmproxy sends an HTTP/2 client for either
-            self.h2.reset_stream(stream_id, h2.errors.ErrorCodes.INTERNAL_ERROR)
+            await self.reset(stream_id)
         self.flush()
         await self.writer.drain()
+
+    async def reset(self, stream_id: int) -> None:
+        """RST_STREAM INTERNAL_ERROR, once the frames sent before it have reached the client:
+        one that reads them together with the reset may drop them (curl 7.88 does: at
+        ``--speed 0`` it printed none of the body), as an HTTP/1.1 client may drop the bytes
+        before a TCP RST (:func:`~replayproxy.engine.sockets.until_sent`)."""
+        self.flush()
+        sock = self.writer.get_extra_info("socket")
+        if sock is not None:
+            await until_sent(self.writer.transport, sock)
+        self.h2.reset_stream(stream_id, h2.errors.ErrorCodes.INTERNAL_ERROR)
 
     async def send_data(self, stream_id: int, data: bytes) -> None:
         """``data`` as DATA frames on the stream, waiting for window updates as needed."""
