@@ -25,7 +25,7 @@ from replayproxy import store
 from replayproxy.core.cassette.model import EndKind, Request
 from replayproxy.engine.http2 import dispatch
 from replayproxy.engine.server import ReplayServer
-from replayproxy.testing import CHAT_BODY, cassette, interaction
+from replayproxy.testing import CHAT_BODY, CHAT_URL, cassette, interaction, no_response
 from tests.replay.h2probe import H2Probe, Reply
 
 PATH = "/v1/chat/completions"
@@ -113,6 +113,16 @@ def test_a_recorded_reset_is_rst_stream_too() -> None:
     with ReplayServer(cassette(it), speed=0) as server, H2Probe(server.port) as probe:
         reply = _ask(probe, PATH, CHAT_BODY)
     assert (reply.frames, reply.reset) == ([b"data: 1\n\n"], INTERNAL_ERROR)
+
+
+def test_no_response_is_rst_stream_without_a_head() -> None:
+    """A recording with no response at all: RST_STREAM INTERNAL_ERROR and no HEADERS (over
+    HTTP/1.1 the connection would close; here the connection goes on)."""
+    it = no_response(Request("POST", CHAT_URL, body=CHAT_BODY))
+    with ReplayServer(cassette(it), speed=0) as server, H2Probe(server.port) as probe:
+        reply = _ask(probe, PATH, CHAT_BODY)
+    assert (reply.status, reply.frames, reply.reset) == (None, [], INTERNAL_ERROR)
+    assert probe.goaway is None
 
 
 def test_hang_sends_no_more_frames_and_keeps_the_stream_open() -> None:
