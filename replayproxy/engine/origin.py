@@ -238,15 +238,15 @@ class Origin:
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         writer.transport.set_write_buffer_limits(high=WRITE_BUFFER_HIGH)
         try:
+            loop = asyncio.get_running_loop()
+            ready = loop.time()  # from here on the next request could be read
             # The first bytes say what the client speaks: HTTP/2 (h2c) and TLS are not HTTP/1.1.
             http1 = await serve_unless_http1(self, reader, writer)
             if http1 is None:
                 return
             reader = http1
             keep_alive = True
-            loop = asyncio.get_running_loop()
             while keep_alive:
-                ready = loop.time()
                 try:
                     request = await read_request(reader, writer)
                 except BadRequest as e:
@@ -264,6 +264,7 @@ class Origin:
                 self._memory.seen(len(request.body))
                 if (request.header("connection") or "").lower() == "close":
                     keep_alive = False
+                ready = loop.time()
         except ConnectionError:
             pass
         except asyncio.CancelledError:

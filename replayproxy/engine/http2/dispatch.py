@@ -48,14 +48,14 @@ async def sniff(reader: asyncio.StreamReader) -> tuple[Preface, asyncio.StreamRe
         kind = classify(seen)
     if not seen:
         return kind, reader
+    stamped = reader.received_at if isinstance(reader, StampedReader) else None
     if reader.at_eof():
         # feed_data after feed_eof is refused: a fresh reader holds the bytes and the EOF.
-        again = StampedReader(limit=MAX_HEAD)
-        again.feed_data(seen)
-        again.feed_eof()
-        return kind, again
-    stamped = reader.received_at if isinstance(reader, StampedReader) else None
-    reader.feed_data(seen)  # the buffer is empty: the bytes go back where they were
+        reader = StampedReader(limit=MAX_HEAD)
+        reader.feed_data(seen)
+        reader.feed_eof()
+    else:
+        reader.feed_data(seen)  # the buffer is empty: the bytes go back where they were
     if stamped is not None and isinstance(reader, StampedReader):
         reader.received_at = stamped  # they arrived then, not now
     return kind, reader
