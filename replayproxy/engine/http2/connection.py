@@ -79,7 +79,18 @@ class _Connection:
         self.origin = origin
         self.reader = reader
         self.writer = writer
-        config = h2.config.H2Configuration(client_side=False, header_encoding=None)
+        # h2's header validation and normalisation are off: on 200 requests arriving at once
+        # they took 40 % of the parse (46 ms against 28 ms here), before any stream could
+        # start. The response fields are clean by construction (frames.response_headers);
+        # request fields go to matching as they came, as over HTTP/1.1.
+        config = h2.config.H2Configuration(
+            client_side=False,
+            header_encoding=None,
+            validate_inbound_headers=False,
+            normalize_inbound_headers=False,
+            validate_outbound_headers=False,
+            normalize_outbound_headers=False,
+        )
         self.h2: Any = h2.connection.H2Connection(config=config)
         self.h2.local_settings = h2.settings.Settings(
             client=False,
