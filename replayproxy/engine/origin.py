@@ -45,11 +45,11 @@ import contextlib
 import hmac
 import itertools
 import socket
-from collections.abc import Callable, Iterable
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from urllib.parse import urlsplit, urlunsplit
 
-from replayproxy.core.cassette.model import Request
+from replayproxy.core.cassette.model import Header, Request
 from replayproxy.core.matching.matcher import Miss
 from replayproxy.core.replay import schedule_wire
 from replayproxy.core.replay.schedule import Schedule
@@ -63,6 +63,7 @@ from replayproxy.engine.failsafe import (
 )
 from replayproxy.engine.http1_reader import MAX_HEAD, BadRequest, StampedReader, read_request
 from replayproxy.engine.http1_writer import WritesCache, head_bytes, wire_headers
+from replayproxy.engine.http2.dispatch import serve_unless_http1
 from replayproxy.engine.memory import ReleaseAfterBigBodies
 from replayproxy.engine.pacing import ABSORB_MAX, clock_start, execute
 from replayproxy.engine.session import Passthrough, ReplaySession
@@ -76,6 +77,8 @@ __all__ = [
     "TOKEN_HEADER",
     "FailureHandler",
     "Origin",
+    "Planned",
+    "Whole",
     "clock_start",
     "wire_headers",
 ]
@@ -121,6 +124,23 @@ def _on_upstream(request: Request, base: tuple[str, str]) -> Request:
     """``request`` as if sent to the upstream ``base`` (:func:`_base_of`)."""
     target = urlsplit(request.url)
     return replace(request, url=urlunsplit((*base, target.path or "/", target.query, "")))
+
+
+Whole = tuple[int, tuple[Header, ...], bytes]
+"""A response sent whole (status, headers with its content-length, body): the explained 500s,
+the origin's own refusals."""
+
+
+@dataclass(frozen=True, slots=True)
+class Planned:
+    """A response sent by its schedule: ``method`` is the request's (no body for ``HEAD``),
+    ``arrived`` when the request reached the proxy (behind mitmproxy), ``websocket`` the session
+    to replay after an upgrade."""
+
+    schedule: Schedule
+    method: str
+    arrived: float | None
+    websocket: WsServe | None
 
 
 class Origin:
@@ -218,10 +238,15 @@ class Origin:
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         writer.transport.set_write_buffer_limits(high=WRITE_BUFFER_HIGH)
         try:
-            keep_alive = True
             loop = asyncio.get_running_loop()
+            ready = loop.time()  # from here on the next request could be read
+            # The first bytes say what the client speaks: HTTP/2 (h2c) and TLS are not HTTP/1.1.
+            http1 = await serve_unless_http1(self, reader, writer)
+            if http1 is None:
+                return
+            reader = http1
+            keep_alive = True
             while keep_alive:
-                ready = loop.time()
                 try:
                     request = await read_request(reader, writer)
                 except BadRequest as e:
@@ -239,6 +264,7 @@ class Origin:
                 self._memory.seen(len(request.body))
                 if (request.header("connection") or "").lower() == "close":
                     keep_alive = False
+                ready = loop.time()
         except ConnectionError:
             pass
         except asyncio.CancelledError:
@@ -261,33 +287,39 @@ class Origin:
         writer: asyncio.StreamWriter,
     ) -> bool:
         try:
-            job = await self._job(request)
+            job = await self.job(request)
+            if isinstance(job, Planned):
+                writes = _compiled(self._writes, job.schedule, job.method)
         except Exception as e:  # fail closed: the explained 500, never a dropped connection
-            failure = self._fail(describe(request.method, request.url), e)
-            status, headers, body = failure_response(failure)
-            if self._secret is not None:  # for the proxy's count (origin_process)
-                # A header value: printable ASCII only, whatever the exception said.
-                summary = bytes(c if 32 <= c < 127 else 63 for c in failure.summary.encode())
-                headers = (*headers, (FAILURE_HEADER.encode(), summary))
-            job = head_bytes(status, "", headers) + body
-        if isinstance(job, bytes):
-            writer.write(job)
+            job = self.failure(request, e)
+        if not isinstance(job, Planned):
+            status, headers, body = job
+            writer.write(head_bytes(status, "", headers) + body)
             await writer.drain()
             return True
-        schedule, writes, arrived, websocket = job
-        t0 = clock_start(t0, arrived)
-        if websocket is not None:
-            await serve_websocket(websocket, request, t0, reader, writer)
+        t0 = clock_start(t0, job.arrived)
+        if job.websocket is not None:
+            await serve_websocket(job.websocket, request, t0, reader, writer)
             return False
-        return await execute(schedule, writes, t0, reader, writer)
+        return await execute(job.schedule, writes, t0, reader, writer)
 
-    async def _job(
-        self, request: Request
-    ) -> bytes | tuple[Schedule, Iterable[tuple[int, bytes]], float | None, WsServe | None]:
-        """What to send for ``request``: a whole response, or a schedule ready to execute.
+    def failure(self, request: Request, exc: BaseException) -> Whole:
+        """The explained 500 for ``request``, which replay failed to answer because of ``exc``
+        (counted by the failure handler), whatever protocol it came over."""
+        failure = self._fail(describe(request.method, request.url), exc)
+        status, headers, body = failure_response(failure)
+        if self._secret is not None:  # for the proxy's count (origin_process)
+            # A header value: printable ASCII only, whatever the exception said.
+            summary = bytes(c if 32 <= c < 127 else 63 for c in failure.summary.encode())
+            headers = (*headers, (FAILURE_HEADER.encode(), summary))
+        return status, headers, body
 
-        Everything that can fail (matching, planning, framing) happens here, before the first
-        byte is written, so a failure can still be answered with a complete response.
+    async def job(self, request: Request) -> Whole | Planned:
+        """What to send for ``request``, over HTTP/1.1 or HTTP/2: a whole response, or a
+        schedule to execute.
+
+        Everything that can fail (matching, planning) happens here, before the first byte is
+        written, so a failure can still be answered with a complete response (:meth:`failure`).
         """
         token = request.header(TOKEN_HEADER)
         packed = request.header(PACKED_HEADER)
@@ -299,10 +331,10 @@ class Origin:
         elif token is not None:
             found = self._expected.pop(token, None)
             if found is None:
-                return _plain(500, b"replayproxy: unknown replay token\n")
+                return _whole(500, b"replayproxy: unknown replay token\n")
             schedule, method, arrived, websocket = found
         elif self.session is None:
-            return _plain(500, b"replayproxy: no replay session\n")
+            return _whole(500, b"replayproxy: no replay session\n")
         else:
             arrived = None
             if self._upstream_base is not None:
@@ -310,12 +342,11 @@ class Origin:
             result = await resolving.resolve(self.session, request)
             if isinstance(result, Passthrough):
                 # Forwarding needs the mitmproxy shell; the direct server only ever replays.
-                return _plain(502, b"replayproxy: this replay server cannot forward or record\n")
+                return _whole(502, b"replayproxy: this replay server cannot forward or record\n")
             if isinstance(result, Miss):
-                status, headers, body = unmatched_response(result, words=self.session.words)
-                return head_bytes(status, "", headers) + body
+                return unmatched_response(result, words=self.session.words)
             schedule, method, websocket = result.schedule, request.method.upper(), result.websocket
-        return schedule, _compiled(self._writes, schedule, method), arrived, websocket
+        return Planned(schedule, method, arrived, websocket)
 
 
 # The seam tests break on purpose (tests/reliability), called with the origin's own cache.
@@ -327,10 +358,14 @@ def failure_of_request(request: str, exc: BaseException) -> ReplayFailure:
     return failure_of(exc, request)
 
 
+def _whole(status: int, body: bytes) -> Whole:
+    return status, ((b"content-type", b"text/plain"), (b"content-length", b"%d" % len(body))), body
+
+
 def _plain(status: int, body: bytes, *, close: bool = False) -> bytes:
-    headers = [(b"content-type", b"text/plain"), (b"content-length", b"%d" % len(body))]
+    status, headers, body = _whole(status, body)
     if close:
-        headers.append((b"connection", b"close"))
+        headers = (*headers, (b"connection", b"close"))
     return head_bytes(status, "", headers) + body
 
 

@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from replayproxy.core.replay.schedule import FinishKind, Schedule
 from replayproxy.engine.sockets import reset_after_drain
 
-__all__ = ["ABSORB_MAX", "clock_start", "execute"]
+__all__ = ["ABSORB_MAX", "clock_start", "execute", "late_start", "sleep_until"]
 
 ABSORB_MAX = 0.010
 """At most this many seconds of proxy-side latency are absorbed by a schedule (see
@@ -53,6 +53,25 @@ async def _reset(writer: asyncio.StreamWriter) -> None:
         transport.abort()  # the peer left, or no SO_LINGER: end it anyway
 
 
+async def sleep_until(t0: float, at_ns: int) -> None:
+    """Sleep until ``at_ns`` after ``t0`` (loop time): absolute deadlines, so a late wake-up
+    does not delay the writes after it."""
+    delay = t0 + at_ns / 1e9 - asyncio.get_running_loop().time()
+    if delay > 0:
+        await asyncio.sleep(delay)
+
+
+def late_start(t0: float, first_ns: int) -> float:
+    """The clock's start once the first write (due ``first_ns`` after ``t0``) is about to go.
+
+    A request that reached us after its first write was due (a proxy or machine so busy its
+    latency exceeds the recorded time to first byte) starts late: the later writes keep their
+    recorded gaps from this one instead of all the overdue ones going out in one catch-up
+    burst. Only what is left of the first offset is absorbed; the rest is added, as a slow
+    network would add it."""
+    return max(t0, asyncio.get_running_loop().time() - first_ns / 1e9)
+
+
 async def execute(
     schedule: Schedule,
     writes: Iterable[tuple[int, bytes]],
@@ -61,27 +80,14 @@ async def execute(
     writer: asyncio.StreamWriter,
 ) -> bool:
     """Send ``schedule``; return whether the connection can serve another request."""
-    loop = asyncio.get_running_loop()
-
-    async def until(at_ns: int) -> None:
-        # Absolute deadlines: a late wake-up does not delay the writes after it.
-        delay = t0 + at_ns / 1e9 - loop.time()
-        if delay > 0:
-            await asyncio.sleep(delay)
-
     for i, (at_ns, data) in enumerate(writes):
         if i == 0:
-            # A request that reached us after its first write was due (a proxy or machine so
-            # busy its latency exceeds the recorded time to first byte) starts late: the
-            # later writes keep their recorded gaps from this one instead of all the overdue
-            # ones going out in one catch-up burst. Only what is left of the first offset is
-            # absorbed; the rest is added, as a slow network would add it.
-            t0 = max(t0, loop.time() - at_ns / 1e9)
-        await until(at_ns)
+            t0 = late_start(t0, at_ns)
+        await sleep_until(t0, at_ns)
         writer.write(data)
         await writer.drain()
     finish = schedule.finish
-    await until(finish.at_ns)
+    await sleep_until(t0, finish.at_ns)
     if schedule.head is None:
         writer.close()
         return False

@@ -13,7 +13,7 @@ import asyncio
 import socket
 import struct
 
-__all__ = ["reset_after_drain", "unsent_bytes"]
+__all__ = ["reset_after_drain", "unsent_bytes", "until_sent"]
 
 _POLL_S = 0.005
 _POLLS = 100  # at most ~0.5 s of waiting for the send queue
@@ -31,12 +31,9 @@ def unsent_bytes(sock: socket.socket) -> int:
         return 0
 
 
-async def reset_after_drain(transport: asyncio.WriteTransport, sock: socket.socket) -> bool:
-    """Abort ``transport`` with a TCP RST once what was written has left; True if it did.
-
-    False, with the transport untouched, if the peer left first or the socket refused
-    SO_LINGER: the caller then ends the connection its own way.
-    """
+async def until_sent(transport: asyncio.WriteTransport, sock: socket.socket) -> bool:
+    """Wait (bounded) until what was written has left the send queue, and a moment more for
+    the peer to read it; False if the peer left meanwhile."""
     for _ in range(_POLLS):
         if transport.is_closing():
             return False
@@ -44,7 +41,16 @@ async def reset_after_drain(transport: asyncio.WriteTransport, sock: socket.sock
             break
         await asyncio.sleep(_POLL_S)
     await asyncio.sleep(_POLL_S)  # let the peer read what arrived (an RST may flush it)
-    if transport.is_closing():
+    return not transport.is_closing()
+
+
+async def reset_after_drain(transport: asyncio.WriteTransport, sock: socket.socket) -> bool:
+    """Abort ``transport`` with a TCP RST once what was written has left; True if it did.
+
+    False, with the transport untouched, if the peer left first or the socket refused
+    SO_LINGER: the caller then ends the connection its own way.
+    """
+    if not await until_sent(transport, sock):
         return False
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))

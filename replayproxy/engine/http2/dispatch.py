@@ -1,0 +1,81 @@
+"""The replay origin's first-bytes dispatch: HTTP/1.1 as before, h2c served, TLS refused.
+
+The origin listens on plain TCP. Before reading a request it looks at the connection's first
+bytes (:func:`~replayproxy.core.wire.preface.classify`): the HTTP/2 preface is served as h2c
+(:mod:`~replayproxy.engine.http2.connection`); a TLS ClientHello, which a plain listener cannot
+answer, gets one log line saying so and the connection closed at once (the client fails
+immediately instead of waiting for a ServerHello that never comes); anything else is read as
+HTTP/1.1.
+
+:func:`sniff` reads what the client has sent so far and gives it back to the same reader, so
+the HTTP/1.1 reader (and ``h2``, which wants the preface too) reads the connection from its
+first byte. It uses only the public ``StreamReader`` API: one ``read`` that takes everything
+buffered, then ``feed_data`` of the same bytes into the now empty buffer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING
+
+from replayproxy.core.wire.preface import Preface, classify
+from replayproxy.engine.http1_reader import MAX_HEAD, StampedReader
+from replayproxy.engine.http2.connection import serve_h2
+
+if TYPE_CHECKING:
+    from replayproxy.engine.origin import Origin
+
+__all__ = ["serve_unless_http1", "sniff"]
+
+log = logging.getLogger(__name__)
+
+_EVERYTHING = 1 << 40
+"""A read size larger than any buffer: ``read(n)`` returns all that is buffered."""
+
+
+async def sniff(reader: asyncio.StreamReader) -> tuple[Preface, asyncio.StreamReader]:
+    """What the connection speaks, and a reader that still holds every byte read so far
+    (``reader`` itself, unless the client has already ended its side of the connection)."""
+    seen = b""
+    kind = Preface.NEED_MORE
+    while kind is Preface.NEED_MORE:
+        data = await reader.read(_EVERYTHING)
+        if not data:  # the client left (or half-closed) before saying enough: HTTP/1.1 decides
+            kind = Preface.HTTP1
+            break
+        seen += data
+        kind = classify(seen)
+    if not seen:
+        return kind, reader
+    stamped = reader.received_at if isinstance(reader, StampedReader) else None
+    if reader.at_eof():
+        # feed_data after feed_eof is refused: a fresh reader holds the bytes and the EOF.
+        reader = StampedReader(limit=MAX_HEAD)
+        reader.feed_data(seen)
+        reader.feed_eof()
+    else:
+        reader.feed_data(seen)  # the buffer is empty: the bytes go back where they were
+    if stamped is not None and isinstance(reader, StampedReader):
+        reader.received_at = stamped  # they arrived then, not now
+    return kind, reader
+
+
+async def serve_unless_http1(
+    origin: Origin, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> asyncio.StreamReader | None:
+    """Serve the connection if it is not HTTP/1.x (h2c served, TLS refused) and return
+    ``None``; else return the reader for the HTTP/1.1 loop (holding the bytes looked at)."""
+    kind, reader = await sniff(reader)
+    if kind is Preface.HTTP1:
+        return reader
+    if kind is Preface.TLS:
+        log.warning(
+            "replayproxy: a TLS connection to the plain-HTTP listener %s was closed; use an "
+            "http:// base URL (HTTP/1.1 or HTTP/2 with prior knowledge), or forward mode for "
+            "https://",
+            origin.url,
+        )
+        return None  # the origin closes the connection
+    await serve_h2(origin, reader, writer)
+    return None
