@@ -89,10 +89,16 @@ class StampedReader(asyncio.StreamReader):
         """The origin now reads a request ``"head"``, its ``"body"``, or nothing (``""``)."""
         if self._limits is None:
             return
-        self._phase = phase
-        self._since = asyncio.get_running_loop().time()
-        if phase and self._timer is None:
-            self._arm(self._limits[0] if phase == "head" else self._limits[1])
+        now = asyncio.get_running_loop().time()
+        self._phase, self._since = phase, now
+        if not phase:
+            return
+        delay = self._limits[0] if phase == "head" else self._limits[1]
+        if self._timer is not None:
+            if self._timer.when() <= now + delay:
+                return  # fires in time; _check re-arms it for what is due then
+            self._timer.cancel()
+        self._arm(delay)
 
     def _arm(self, delay: float) -> None:
         self._timer = asyncio.get_running_loop().call_later(delay, self._check)

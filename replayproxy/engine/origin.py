@@ -45,7 +45,7 @@ import contextlib
 import hmac
 import itertools
 import socket
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import replace
 from urllib.parse import urlsplit, urlunsplit
 
@@ -61,8 +61,10 @@ from replayproxy.engine.failsafe import (
     failure_response,
     unmatched_response,
 )
+from replayproxy.core.replay.options import ConnectionLimits
 from replayproxy.engine.http1_reader import MAX_HEAD, BadRequest, StampedReader, read_request
 from replayproxy.engine.http1_writer import WritesCache, head_bytes, wire_headers
+from replayproxy.engine.listener import LISTEN_BACKLOG, Listener, Slot, bind
 from replayproxy.engine.memory import ReleaseAfterBigBodies
 from replayproxy.engine.pacing import ABSORB_MAX, clock_start, execute
 from replayproxy.engine.session import Passthrough, ReplaySession
@@ -93,11 +95,6 @@ another process (:mod:`~replayproxy.engine.origin_process`)."""
 FAILURE_HEADER = "x-replayproxy-failure"
 """On an origin with a secret, the explained 500 also carries the failure's summary here, so
 the proxy can count it in its session (the proxy removes it before the client sees it)."""
-
-LISTEN_BACKLOG = 1024
-"""Connections the kernel completes before the origin accepts them. asyncio's default (100)
-is below a burst of 200 clients connecting at once: the ones past it had their SYN dropped
-and connected only on the retransmit, a second later."""
 
 WRITE_BUFFER_HIGH = 256 * 1024
 """Per connection, the origin stops writing while this many bytes wait for a slow reader
@@ -131,6 +128,12 @@ class Origin:
     It fails closed (:mod:`~replayproxy.engine.failsafe`): a request it cannot answer gets the
     explained 500, counted by ``fail`` (default: the session's ``fail``), and a request it
     cannot read gets a 400; it never drops a connection without a word.
+
+    Its connections are accepted by a :class:`~replayproxy.engine.listener.Listener` (at most
+    ``max_connections`` at once, no log flood when out of file descriptors). With a session
+    (base-URL mode, any client) it also times requests out as the session's
+    :class:`~replayproxy.core.replay.options.ConnectionLimits` say; behind mitmproxy (no
+    session) mitmproxy times its clients out and keeps its upstream connections as it likes.
     """
 
     def __init__(
@@ -152,7 +155,7 @@ class Origin:
         # Where failures are counted: the addon's session (behind mitmproxy) or our own.
         self._fail = fail or (session.fail if session is not None else failure_of_request)
         self.port = 0
-        self._server: asyncio.Server | None = None
+        self._listener: Listener | None = None
         self._expected: dict[str, tuple[Schedule, str, float | None, WsServe | None]] = {}
         self._tokens = itertools.count(1)
         self._tasks: set[asyncio.Task[None]] = set()
@@ -164,26 +167,59 @@ class Origin:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def limits(self) -> ConnectionLimits:
+        """The connection limits served by: the session's (read for each connection: a server
+        kept across tests switches sessions), else the defaults."""
+        return ConnectionLimits() if self.session is None else self.session.limits
+
+    @property
+    def listener(self) -> Listener | None:
+        """What accepts the connections (its counts: ``refused``, ``evicted``), once started."""
+        return self._listener
+
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        sockets = bind(host, port)
+        self._listener = Listener(sockets, self._connect, lambda: self.limits.max_connections)
+        self._listener.start()
+        self.host, self.port = sockets[0].getsockname()[:2]
+
+    def _connect(self, sock: socket.socket, slot: Slot) -> None:
+        """Serve an accepted connection (the listener counts it in ``slot``)."""
         loop = asyncio.get_running_loop()
+        reader = StampedReader(limit=MAX_HEAD, loop=loop)
+        if self.session is not None:  # direct clients: any client, time them out
+            limits = self.limits
+            reader.watch(limits.head_timeout, limits.body_timeout)
+
+        def handle(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> Awaitable[None]:
+            return self._handle(r, w, slot)
 
         def protocol() -> asyncio.StreamReaderProtocol:  # asyncio.start_server, stamped reads
-            reader = StampedReader(limit=MAX_HEAD, loop=loop)
-            return asyncio.StreamReaderProtocol(reader, self._handle, loop=loop)
+            return asyncio.StreamReaderProtocol(reader, handle, loop=loop)
 
-        self._server = await loop.create_server(protocol, host, port, backlog=LISTEN_BACKLOG)
-        self.host, self.port = self._server.sockets[0].getsockname()[:2]
+        async def connect() -> None:
+            try:
+                transport, _ = await loop.connect_accepted_socket(protocol, sock)
+            except BaseException:
+                slot.closed()
+                sock.close()
+                raise
+            slot.transport = transport
+            slot.has_partial_head = lambda: reader.has_partial_request
+
+        task = loop.create_task(connect())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def close(self) -> None:
-        if self._server is not None:
-            self._server.close()
+        if self._listener is not None:
+            await self._listener.close()
         for task in list(self._tasks):
             task.cancel()
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
-        if self._server is not None:
-            await self._server.wait_closed()
-            self._server = None
+        self._listener = None
 
     def expect(
         self,
@@ -208,7 +244,9 @@ class Origin:
         """Drop a registered schedule that will not be asked for (the flow was killed)."""
         self._expected.pop(token, None)
 
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _handle(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, slot: Slot | None = None
+    ) -> None:
         task = asyncio.current_task()
         assert task is not None
         self._tasks.add(task)
@@ -222,14 +260,19 @@ class Origin:
             loop = asyncio.get_running_loop()
             while keep_alive:
                 ready = loop.time()
+                if slot is not None:
+                    slot.waiting()  # may be closed to make room for a new client
                 try:
                     request = await read_request(reader, writer)
                 except BadRequest as e:
                     # Never drop a connection without a word: say what was wrong, then close.
-                    await _send_plain(writer, 400, f"replayproxy: bad request: {e}\n".encode())
+                    text = f"replayproxy: bad request: {e}\n".encode()
+                    await _send_plain(writer, e.status, text)
                     break
                 if request is None:
                     break
+                if slot is not None:
+                    slot.busy()
                 # The read that completed the request; not earlier than when we could start on
                 # it (a pipelined request waited for the response before it).
                 now = loop.time()
@@ -250,6 +293,8 @@ class Origin:
             writer.transport.abort()
         finally:
             self._tasks.discard(task)
+            if slot is not None:
+                slot.closed()
             if not writer.transport.is_closing():
                 writer.close()
 

@@ -517,7 +517,7 @@ def test_close_waits_for_every_connection_and_stops_listening() -> None:
         while len(first._tasks) < 3:
             await asyncio.sleep(0.01)
         await first.close()  # directly: wait_for would give the handlers extra loop turns
-        assert first._tasks == set() and first._server is None
+        assert first._tasks == set() and first.listener is None
         for _, writer in clients:
             writer.close()
 
