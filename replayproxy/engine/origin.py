@@ -69,6 +69,7 @@ from replayproxy.engine.memory import ReleaseAfterBigBodies
 from replayproxy.engine.pacing import ABSORB_MAX, clock_start, execute
 from replayproxy.engine.session import Passthrough, ReplaySession
 from replayproxy.engine.websocket import WsServe, serve_websocket
+from replayproxy.errors import ReplayProxyError
 
 __all__ = [
     "ABSORB_MAX",
@@ -322,7 +323,12 @@ class Origin:
         schedule, writes, arrived, websocket = job
         t0 = clock_start(t0, arrived)
         if websocket is not None:
-            await serve_websocket(websocket, request, t0, reader, writer)
+            described = describe(request.method, request.url)
+
+            def protocol_error(line: str) -> None:
+                self._fail(described, ReplayProxyError(line))
+
+            await serve_websocket(websocket, request, t0, reader, writer, protocol_error)
             return False
         return await execute(schedule, writes, t0, reader, writer)
 
