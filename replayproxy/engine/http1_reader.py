@@ -78,7 +78,7 @@ class StampedReader(asyncio.StreamReader):
     @property
     def has_partial_request(self) -> bool:
         """Some bytes of a request wait in the buffer (the origin has not read them yet)."""
-        return bool(self._buffer)
+        return bool(self._buffer)  # type: ignore[attr-defined]  # asyncio's own buffer
 
     def watch(self, head_timeout: float, body_timeout: float) -> None:
         """From now on, time out the request being read: its head must be complete within

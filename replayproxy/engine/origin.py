@@ -52,6 +52,7 @@ from urllib.parse import urlsplit, urlunsplit
 from replayproxy.core.cassette.model import Request
 from replayproxy.core.matching.matcher import Miss
 from replayproxy.core.replay import schedule_wire
+from replayproxy.core.replay.options import ConnectionLimits
 from replayproxy.core.replay.schedule import Schedule
 from replayproxy.engine import resolving
 from replayproxy.engine.failsafe import (
@@ -59,9 +60,7 @@ from replayproxy.engine.failsafe import (
     describe,
     failure_of,
     failure_response,
-    unmatched_response,
 )
-from replayproxy.core.replay.options import ConnectionLimits
 from replayproxy.engine.http1_reader import MAX_HEAD, BadRequest, StampedReader, read_request
 from replayproxy.engine.http1_writer import WritesCache, head_bytes, wire_headers
 from replayproxy.engine.listener import LISTEN_BACKLOG, Listener, Slot, bind
@@ -363,7 +362,7 @@ class Origin:
                 # Forwarding needs the mitmproxy shell; the direct server only ever replays.
                 return _plain(502, b"replayproxy: this replay server cannot forward or record\n")
             if isinstance(result, Miss):
-                status, headers, body = unmatched_response(result, words=self.session.words)
+                status, headers, body = await resolving.explained(self.session, request, result)
                 return head_bytes(status, "", headers) + body
             schedule, method, websocket = result.schedule, request.method.upper(), result.websocket
         return schedule, _compiled(self._writes, schedule, method), arrived, websocket

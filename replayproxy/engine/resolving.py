@@ -22,14 +22,15 @@ from __future__ import annotations
 
 import asyncio
 
-from replayproxy.core.cassette.model import Request
+from replayproxy.core.cassette.model import Header, Request
 from replayproxy.core.matching.matcher import Miss
-from replayproxy.engine.session import Passthrough, ReplaySession, Served
+from replayproxy.engine.session import Passthrough, ReplaySession, Served, unmatched_response
 
 __all__ = [
     "INLINE_MAX_BODY",
     "INLINE_MAX_HEAD",
     "INLINE_MAX_INTERACTIONS",
+    "explained",
     "resolve",
     "resolves_inline",
 ]
@@ -71,3 +72,14 @@ async def resolve(session: ReplaySession, request: Request) -> Served | Miss | P
     if resolves_inline(session, request):
         return session.resolve(request)
     return await asyncio.to_thread(session.resolve, request)
+
+
+async def explained(
+    session: ReplaySession, request: Request, miss: Miss
+) -> tuple[int, tuple[Header, ...], bytes]:
+    """The explained answer to ``miss`` (:func:`unmatched_response`), rendered where ``request``
+    was resolved: a miss of a long request lists many differences (100 query names of a
+    20,000-parameter GET took ~0.2 ms each to word)."""
+    if resolves_inline(session, request):
+        return unmatched_response(miss, words=session.words)
+    return await asyncio.to_thread(unmatched_response, miss, words=session.words)

@@ -171,9 +171,11 @@ def test_https_to_the_plain_listener_is_told_at_once() -> None:
     with ReplayServer(cassette(MODELS), speed=0) as server:
         context = ssl.create_default_context()
         started = time.monotonic()
-        with pytest.raises((ssl.SSLError, ConnectionError)):
-            with socket.create_connection(("127.0.0.1", server.port), timeout=10) as raw:
-                context.wrap_socket(raw, server_hostname="localhost")
+        with (
+            pytest.raises((ssl.SSLError, ConnectionError)),
+            socket.create_connection(("127.0.0.1", server.port), timeout=10) as raw,
+        ):
+            context.wrap_socket(raw, server_hostname="localhost")
         assert time.monotonic() - started < 2
         hello = b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + bytes(32)
         got = _exchange(server.port, hello)
@@ -196,7 +198,9 @@ def test_ambiguous_framing_is_refused_at_once(headers: bytes, status: int, says:
     Content-Length values, an unknown transfer coding (501), TE beside CL."""
     with ReplayServer(cassette(MODELS), speed=0) as server:
         started = time.monotonic()
-        got = _exchange(server.port, b"POST /v1/models HTTP/1.1\r\nhost: x\r\n" + headers + b"\r\nabcd")
+        got = _exchange(
+            server.port, b"POST /v1/models HTTP/1.1\r\nhost: x\r\n" + headers + b"\r\nabcd"
+        )
         assert got.startswith(b"HTTP/1.1 %d " % status), got
         assert says in got and time.monotonic() - started < 2
 

@@ -115,4 +115,3 @@ def test_a_message_past_the_maximum_is_closed_with_1009(monkeypatch: pytest.Monk
         assert closed is not None and closed[0] == 1009, closed
         assert b"message larger than 1 MiB" in closed[1]
     assert len(failures) == 1 and "(closed 1009)" in failures[0].one_line()
-

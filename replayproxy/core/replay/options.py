@@ -35,9 +35,9 @@ from replayproxy.errors import UsageError
 
 __all__ = [
     "OPTIONS",
-    "ConnectionLimits",
     "RECORD_OPTIONS",
     "REPLAY_OPTIONS",
+    "ConnectionLimits",
     "Front",
     "Group",
     "Kind",

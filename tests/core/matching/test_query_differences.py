@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from replayproxy.core.matching.differences import (
+    MAX_QUERY_DIFFERENCES,
     MatchOptions,
     _query_differences,
     diff_requests,
@@ -22,7 +23,9 @@ from replayproxy.core.redaction.secrets import REDACTED_TEXT
 from replayproxy.testing import request
 
 
-def _old_query_differences(recorded: str, requested: str, options: MatchOptions) -> list[Difference]:
+def _old_query_differences(
+    recorded: str, requested: str, options: MatchOptions
+) -> list[Difference]:
     """The quadratic comparison this module had before issue 28 (every pair per name)."""
     a, b = query_pairs(recorded, options), query_pairs(requested, options)
     redacted = {k for k, v in a if is_wildcard(v)}
@@ -77,7 +80,7 @@ def test_a_shuffled_query_has_no_differences(a: list[tuple[str, str]]) -> None:
 def test_twenty_thousand_parameters_compare_in_linear_time() -> None:
     """20,000 parameters, all of one name and all differing (the old worst case: 29 s through
     the engine), and 20,000 distinct names all differing: each well under a second, with one
-    difference per differing name."""
+    difference per differing name up to MAX_QUERY_DIFFERENCES."""
     n = 20_000
     same_name = (
         _url([("p", str(i)) for i in range(n)]),
@@ -87,8 +90,24 @@ def test_twenty_thousand_parameters_compare_in_linear_time() -> None:
         _url([(f"p{i}", "a") for i in range(n)]),
         _url([(f"p{i}", "b") for i in range(n)]),
     )
-    for (recorded, requested), expected in ((same_name, 1), (distinct, n)):
+    for (recorded, requested), expected in ((same_name, 1), (distinct, MAX_QUERY_DIFFERENCES + 1)):
         started = time.perf_counter()
-        diffs = diff_requests(request("GET", recorded, body=b""), request("GET", requested, body=b""))
+        diffs = diff_requests(
+            request("GET", recorded, body=b""), request("GET", requested, body=b"")
+        )
         assert time.perf_counter() - started < 1.0  # was minutes (quadratic) for `distinct`
         assert len(diffs) == expected
+    assert diffs[-1].recorded == f"{n - MAX_QUERY_DIFFERENCES} more names"
+
+
+def test_past_the_listed_maximum_the_rest_are_counted_in_one_difference() -> None:
+    """MAX_QUERY_DIFFERENCES names are listed with their ignore_query fix, in order; the
+    other differing names are one last Difference that counts them."""
+    names = MAX_QUERY_DIFFERENCES + 7
+    diffs = _new(
+        _url([(f"n{i:04d}", "a") for i in range(names)]),
+        _url([(f"n{i:04d}", "b") for i in range(names)]),
+        MatchOptions(),
+    )
+    assert [d.value for d in diffs[:-1]] == [f"n{i:04d}" for i in range(MAX_QUERY_DIFFERENCES)]
+    assert (diffs[-1].recorded, diffs[-1].option) == ("7 more names", None)
