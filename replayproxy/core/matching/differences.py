@@ -46,7 +46,7 @@ from replayproxy.core.redaction.secrets import (
 from replayproxy.errors import UsageError
 
 __all__ = [
-    "MAX_QUERY_DIFFERENCES",
+    "MAX_LISTED",
     "MISSING",
     "REDACTED",
     "MatchOptions",
@@ -184,13 +184,19 @@ def _body_differences(
         ]
     a, b = comparable(a, recorded.path, options), comparable(b, requested.path, options)
     out = []
+    unlisted = 0
     for path, x, y in _json_differences(a, b):
+        if len(out) == MAX_LISTED:
+            unlisted += 1
+            continue
         pointer = format_pointer(path)
         option = "ignore_body_field" if path else None
         value = pointer if path else None
         out.append(
             Difference("body", _short(x), _short(y), pointer=pointer, option=option, value=value)
         )
+    if unlisted:
+        out.append(Difference("body", f"{unlisted} more members", f"{unlisted} more differ"))
     return out
 
 
@@ -205,9 +211,10 @@ def query_pairs(url: str, options: MatchOptions) -> list[tuple[str, str]]:
     )
 
 
-MAX_QUERY_DIFFERENCES = 100
-"""Query parameter names listed one by one in a miss; the others that differ are counted in
-one last :class:`Difference` (an explanation that long is read by nobody)."""
+MAX_LISTED = 100
+"""Query parameter names, and body members, listed one by one in a miss; the others that
+differ are counted in one last :class:`Difference` per part (20,000 differing names once made
+a 688 KB explanation, read by nobody)."""
 
 QueryPairs = Sequence[tuple[str, str]]
 """A query as :func:`query_pairs` gives it (filtered, sorted)."""
@@ -234,12 +241,11 @@ def _query_differences(a: QueryPairs, b: QueryPairs) -> list[Difference]:
         x, y = x_by.get(name, []), y_by.get(name, [])
         if x == y:
             continue
-        if len(out) == MAX_QUERY_DIFFERENCES:
+        if len(out) == MAX_LISTED:
             unlisted += 1
             continue
         out.append(Difference("query", show(x), show(y), option="ignore_query", value=quote(name)))
     if unlisted:
-        # One line for the rest: 20,000 differing names once made a 688 KB explanation.
         out.append(Difference("query", f"{unlisted} more names", f"{unlisted} more names differ"))
     return out
 

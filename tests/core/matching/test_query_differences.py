@@ -4,6 +4,7 @@ order, for any two queries, with repeated names, redacted values and ignored nam
 
 from __future__ import annotations
 
+import json
 import time
 from urllib.parse import quote, urlencode
 
@@ -11,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from replayproxy.core.matching.differences import (
-    MAX_QUERY_DIFFERENCES,
+    MAX_LISTED,
     MatchOptions,
     _query_differences,
     diff_requests,
@@ -80,7 +81,7 @@ def test_a_shuffled_query_has_no_differences(a: list[tuple[str, str]]) -> None:
 def test_twenty_thousand_parameters_compare_in_linear_time() -> None:
     """20,000 parameters, all of one name and all differing (the old worst case: 29 s through
     the engine), and 20,000 distinct names all differing: each well under a second, with one
-    difference per differing name up to MAX_QUERY_DIFFERENCES."""
+    difference per differing name up to MAX_LISTED."""
     n = 20_000
     same_name = (
         _url([("p", str(i)) for i in range(n)]),
@@ -90,24 +91,35 @@ def test_twenty_thousand_parameters_compare_in_linear_time() -> None:
         _url([(f"p{i}", "a") for i in range(n)]),
         _url([(f"p{i}", "b") for i in range(n)]),
     )
-    for (recorded, requested), expected in ((same_name, 1), (distinct, MAX_QUERY_DIFFERENCES + 1)):
+    for (recorded, requested), expected in ((same_name, 1), (distinct, MAX_LISTED + 1)):
         started = time.perf_counter()
         diffs = diff_requests(
             request("GET", recorded, body=b""), request("GET", requested, body=b"")
         )
         assert time.perf_counter() - started < 1.0  # was minutes (quadratic) for `distinct`
         assert len(diffs) == expected
-    assert diffs[-1].recorded == f"{n - MAX_QUERY_DIFFERENCES} more names"
+    assert diffs[-1].recorded == f"{n - MAX_LISTED} more names"
 
 
 def test_past_the_listed_maximum_the_rest_are_counted_in_one_difference() -> None:
-    """MAX_QUERY_DIFFERENCES names are listed with their ignore_query fix, in order; the
+    """MAX_LISTED names are listed with their ignore_query fix, in order; the
     other differing names are one last Difference that counts them."""
-    names = MAX_QUERY_DIFFERENCES + 7
+    names = MAX_LISTED + 7
     diffs = _new(
         _url([(f"n{i:04d}", "a") for i in range(names)]),
         _url([(f"n{i:04d}", "b") for i in range(names)]),
         MatchOptions(),
     )
-    assert [d.value for d in diffs[:-1]] == [f"n{i:04d}" for i in range(MAX_QUERY_DIFFERENCES)]
+    assert [d.value for d in diffs[:-1]] == [f"n{i:04d}" for i in range(MAX_LISTED)]
     assert (diffs[-1].recorded, diffs[-1].option) == ("7 more names", None)
+
+
+def test_body_members_past_the_listed_maximum_are_counted_too() -> None:
+    """A JSON body differing in 20,000 members: MAX_LISTED pointers, then one count."""
+    doc = {f"k{i}": i for i in range(20_000)}
+    recorded = request(body=json.dumps(doc).encode())
+    requested = request(body=json.dumps({k: v + 1 for k, v in doc.items()}).encode())
+    diffs = diff_requests(recorded, requested)
+    assert [d.pointer for d in diffs[:3]] == ["/k0", "/k1", "/k2"]
+    assert len(diffs) == MAX_LISTED + 1
+    assert diffs[-1].recorded == f"{20_000 - MAX_LISTED} more members"
