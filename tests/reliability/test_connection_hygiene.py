@@ -49,9 +49,14 @@ def _low_limit() -> None:  # in the child, before exec: the issue's `ulimit -n 1
 
 
 @contextlib.contextmanager
-def _replay_cli(path: Path, *args: str) -> Iterator[tuple[str, subprocess.Popen[str], list[str]]]:
-    """``replayproxy replay PATH --upstream URL`` (the engine) under ``ulimit -n 1024``."""
-    cmd = [EXE, "replay", str(path), "--upstream", "https://api.openai.invalid"]
+def _replay_cli(
+    path: Path, *args: str, forward: bool = False
+) -> Iterator[tuple[str, subprocess.Popen[str], list[str]]]:
+    """``replayproxy replay PATH --upstream URL`` (the engine; ``forward``: mitmproxy as a
+    forward proxy) under ``ulimit -n 1024``."""
+    cmd = [EXE, "replay", str(path)]
+    if not forward:
+        cmd += ["--upstream", "https://api.openai.invalid"]
     cmd += ["--listen", "127.0.0.1:0", *args]
     proc = subprocess.Popen(
         cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_low_limit
