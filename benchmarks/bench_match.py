@@ -43,6 +43,7 @@ from replayproxy.engine.session import ReplaySession  # noqa: E402
 from replayproxy.testing import cassette, interaction  # noqa: E402
 
 URL = "http://api.example.invalid/v1/things"
+DEFAULTS = MatchOptions()
 
 
 def _get(query: str = "", headers: tuple[tuple[bytes, bytes], ...] = ()) -> Request:
@@ -146,10 +147,9 @@ def main() -> None:
     for name, (a, b) in cases.items():
         ua, ub = f"{URL}?{a}", f"{URL}?{b}"
         old, _ = _time(lambda ua=ua, ub=ub: _old_query_differences(ua, ub), 1)
-        options = MatchOptions()
 
         def new(ua: str = ua, ub: str = ub) -> object:
-            return _query_differences(query_pairs(ua, options), query_pairs(ub, options))
+            return _query_differences(query_pairs(ua, DEFAULTS), query_pairs(ub, DEFAULTS))
 
         fresh, _ = _time(new, repeat)
         print(f"{name:<44} {old * 1000:>10.1f} {fresh * 1000:>9.1f} {old / fresh:>6.0f}x")

@@ -165,7 +165,7 @@ class ClientLimits:
             return
         self.closed += 1
         try:
-            proxyserver: Any = ctx.master.addons.get("proxyserver")
+            proxyserver = _proxyserver()
             # Closing the socket: mitmproxy's reader sees the end and cleans up as for any
             # client that left. (Cancelling the handler, as its own watchdog does, left
             # clients closed to make room open: measured on 11.0.2.)
@@ -190,6 +190,11 @@ class ClientLimits:
             log.warning("replayproxy: %s", line)
 
 
+def _proxyserver() -> Any:
+    addons: Any = ctx.master.addons  # untyped in mitmproxy 11
+    return addons.get("proxyserver")
+
+
 def _now() -> float:
     return asyncio.get_running_loop().time()
 
@@ -199,8 +204,7 @@ def _write(client: connection.Client, status: str, line: str) -> None:
     body = f"replayproxy: {line}\n".encode()
     head = f"HTTP/1.1 {status}\r\ncontent-length: {len(body)}\r\nconnection: close\r\n\r\n"
     with contextlib.suppress(Exception):
-        proxyserver: Any = ctx.master.addons.get("proxyserver")
-        proxyserver.connections[client.id].transports[client].writer.write(head.encode() + body)
+        _proxyserver().connections[client.id].transports[client].writer.write(head.encode() + body)
 
 
 def _quiet_accept_errors(loop: asyncio.AbstractEventLoop, say: Callable[[str], None]) -> None:

@@ -183,7 +183,7 @@ def _body_differences(
             )
         ]
     a, b = comparable(a, recorded.path, options), comparable(b, requested.path, options)
-    out = []
+    out: list[Difference] = []
     unlisted = 0
     for path, x, y in _json_differences(a, b):
         if len(out) == MAX_LISTED:
