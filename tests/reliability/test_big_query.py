@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import signal
 import socket
 import threading
 import time
@@ -16,11 +17,13 @@ from pathlib import Path
 import httpx
 import pytest
 
+from replayproxy import store
 from replayproxy.core.cassette.model import Cassette, Request
 from replayproxy.engine.server import ReplayServer
 from replayproxy.engine.session import ReplaySession
 from replayproxy.mitm.stack import build_stack
 from replayproxy.testing import cassette, interaction
+from tests.reliability.test_connection_hygiene import _replay_cli
 
 N = 20_000
 QUERY = "&".join(f"p{i}=v{i}" for i in range(N))
@@ -111,3 +114,30 @@ def test_a_20000_parameter_query_is_answered_fast_beside_a_timed_stream(
         f"{shell}: stream gaps max {max(gaps) * 1000:.0f} ms (recorded {STREAM_GAP_S * 1000:.0f})"
     )
     assert max(gaps) < STREAM_GAP_S + 0.4
+
+
+@pytest.mark.parametrize("forward", [False, True], ids=["engine", "forward"])
+def test_sigint_during_a_big_match_ends_the_proxy_promptly(forward: bool, tmp_path: Path) -> None:
+    """``replayproxy replay`` gets SIGINT while it explains a 20,000-parameter miss: it ends
+    within a few seconds with its summary (the forward proxy once ignored SIGINT for 15 s)."""
+    path = tmp_path / "big.cassette"
+    store.save(path, _cassette())
+    args = ("--confdir", str(tmp_path / "conf")) if forward else ()
+    with _replay_cli(path, *args, forward=forward) as (url, proc, stderr):
+        proxy = {"proxy": url} if forward else {}
+        base = "http://api.openai.invalid" if forward else url
+        asker = threading.Thread(target=_quiet_raw_get, args=(base, proxy, OTHER), daemon=True)
+        asker.start()
+        time.sleep(0.2)
+        started = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        proc.wait(15)
+        took = time.monotonic() - started
+    print(f"{'forward' if forward else 'engine'}: ended {took * 1000:.0f} ms after SIGINT")
+    assert took < 5
+    assert "interaction" in "".join(stderr)  # the summary line
+
+
+def _quiet_raw_get(base: str, proxy: dict[str, str], query: str) -> None:
+    with contextlib.suppress(OSError):
+        _raw_get(base, proxy, query)
