@@ -107,13 +107,15 @@ def test_a_20000_parameter_query_is_answered_fast_beside_a_timed_stream(
     print(
         f"{shell}: 20,000-parameter GET hit {took[0] * 1000:.0f} ms, miss {took[1] * 1000:.0f} ms"
     )
-    assert max(took) < 1.0  # was 29 s (engine) and no answer in 30 s (forward, 50,000)
+    # Generous (a shared, loaded machine; ~0.1-0.8 s measured, docs/reliability.md): it was
+    # 29 s (engine) and no answer in 30 s (forward, 50,000 parameters).
+    assert max(took) < 5.0
     gaps = [b - a for a, b in itertools.pairwise(arrivals)]
     assert len(arrivals) >= 10, arrivals
     print(
         f"{shell}: stream gaps max {max(gaps) * 1000:.0f} ms (recorded {STREAM_GAP_S * 1000:.0f})"
     )
-    assert max(gaps) < STREAM_GAP_S + 0.4
+    assert max(gaps) < STREAM_GAP_S + 1.5  # once the whole stream came in one read, at 11 s
 
 
 @pytest.mark.parametrize("forward", [False, True], ids=["engine", "forward"])

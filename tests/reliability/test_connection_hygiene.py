@@ -114,7 +114,7 @@ def test_1100_half_sent_heads_leave_new_clients_answered_and_stderr_quiet(tmp_pa
             took = time.monotonic() - started
             print(f"new client answered in {took * 1000:.0f} ms after 1100 half-sent heads")
             assert answer.status_code == 200 and answer.text == '{"data": []}'
-            assert took < 1.5  # generous: ~10 ms measured
+            assert took < 3  # generous: 150-180 ms measured
             slow[0].settimeout(5)
             told = slow[0].recv(4096)  # the oldest was closed to make room, with a word
             assert told.startswith(b"HTTP/1.1 408 "), told

@@ -106,7 +106,7 @@ def test_1100_half_sent_heads_against_the_cli_proxy(tmp_path: Path) -> None:
             took = time.monotonic() - started
             print(f"forward: new client answered in {took * 1000:.0f} ms after 1100 half-sent")
             assert answer.text == '{"data": []}'
-            assert took < 3  # generous
+            assert took < 5  # generous: 170-330 ms measured
         finally:
             for sock in slow:
                 sock.close()

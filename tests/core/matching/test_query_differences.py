@@ -80,7 +80,7 @@ def test_a_shuffled_query_has_no_differences(a: list[tuple[str, str]]) -> None:
 
 def test_twenty_thousand_parameters_compare_in_linear_time() -> None:
     """20,000 parameters, all of one name and all differing (the old worst case: 29 s through
-    the engine), and 20,000 distinct names all differing: each well under a second, with one
+    the engine), and 20,000 distinct names all differing: each in seconds at most, with one
     difference per differing name up to MAX_LISTED."""
     n = 20_000
     same_name = (
@@ -96,7 +96,9 @@ def test_twenty_thousand_parameters_compare_in_linear_time() -> None:
         diffs = diff_requests(
             request("GET", recorded, body=b""), request("GET", requested, body=b"")
         )
-        assert time.perf_counter() - started < 1.0  # was minutes (quadratic) for `distinct`
+        # Generous (~0.15 s measured; a loaded machine took 1.4 s): the quadratic scan took
+        # 6.8 s for 5,000 distinct names, minutes for 20,000.
+        assert time.perf_counter() - started < 10.0
         assert len(diffs) == expected
     assert diffs[-1].recorded == f"{n - MAX_LISTED} more names"
 
