@@ -89,7 +89,8 @@ def test_a_20000_parameter_query_is_answered_fast_beside_a_timed_stream(
     shell: str, tmp_path: Path
 ) -> None:
     """While a stream with 100 ms gaps is served, the big GET (as recorded, then with every
-    value different) is answered in well under a second each time, and no gap of the stream
+    value different) is answered in well under a second each time (as measured; asserted
+    under a generous 5 s for a loaded machine), and no gap of the stream
     grows past a generous bound (a blocked loop once delivered it in one read)."""
     serving = _engine() if shell == "engine" else _forward(tmp_path)
     with serving as (base, proxy):
