@@ -274,8 +274,11 @@ async def _receive_all(
                     continue
                 text, message = isinstance(event.data, str), b"".join(parts)
                 parts, size = [], 0
-                memory.seen(len(message))
                 actions = conversation.client_message(text, message, *arrival_and_now(message))
+                # Not held while the connection waits for the next message: the release
+                # (a moment later) can only give back what nothing refers to any more.
+                memory.seen(len(message))
+                message = payload = b""
                 if conversation.miss is not None:
                     # An explained close goes out at once: the pending sends are dropped, the
                     # one the sender is waiting for too.

@@ -8,6 +8,10 @@ from __future__ import annotations
 import os
 import socket
 import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -115,3 +119,47 @@ def test_a_message_past_the_maximum_is_closed_with_1009(monkeypatch: pytest.Monk
         assert closed is not None and closed[0] == 1009, closed
         assert b"message larger than 1 MiB" in closed[1]
     assert len(failures) == 1 and "(closed 1009)" in failures[0].one_line()
+
+
+_SERVER = """
+import time
+from replayproxy.engine.server import ReplayServer
+from replayproxy.testing import cassette, realtime_turns, ws_interaction
+with ReplayServer(cassette(ws_interaction(realtime_turns())), speed=0) as server:
+    print(server.port, flush=True)
+    time.sleep(60)
+"""
+
+
+def _rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
+def test_a_big_message_memory_is_given_back() -> None:
+    """A 60 MiB client message (under the maximum) on a fresh server process: a moment after
+    it, with the connection still open, the process's RSS is back within 20 MiB of before
+    (it kept the message referenced while waiting for the next one: +61 MiB measured)."""
+    proc = subprocess.Popen([sys.executable, "-c", _SERVER], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        port = int(proc.stdout.readline())
+        time.sleep(0.5)
+        before = _rss_kib(proc.pid)
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+            _upgrade(sock)
+            size = 60 * 2**20
+            sock.sendall(b"\x82\xff" + struct.pack("!Q", size) + b"\0\0\0\0")  # zero mask
+            for _ in range(60):
+                sock.sendall(b"x" * 2**20)
+            deadline = time.monotonic() + 15  # the release comes a moment after the message
+            while _rss_kib(proc.pid) - before > 20 * 1024 and time.monotonic() < deadline:
+                time.sleep(0.25)
+            after = _rss_kib(proc.pid)
+        assert after - before < 20 * 1024, f"RSS {before} KiB before, {after} KiB after"
+    finally:
+        proc.kill()
+        proc.wait(10)
