@@ -265,9 +265,11 @@ class Origin:
                 try:
                     request = await read_request(reader, writer)
                 except BadRequest as e:
-                    # Never drop a connection without a word: say what was wrong, then close.
-                    text = f"replayproxy: bad request: {e}\n".encode()
-                    await _send_plain(writer, e.status, text)
+                    # Never drop a connection without a word: say what was wrong, then close
+                    # (unless the listener closed it to make room, and said so itself).
+                    if not writer.transport.is_closing():
+                        text = f"replayproxy: bad request: {e}\n".encode()
+                        await _send_plain(writer, e.status, text)
                     break
                 if request is None:
                     break
