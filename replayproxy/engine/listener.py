@@ -28,7 +28,6 @@ import contextlib
 import errno
 import logging
 import os
-import resource
 import socket
 import time
 from collections import OrderedDict
@@ -62,7 +61,12 @@ _OUT_OF_FDS = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 
 
 def descriptor_limit() -> int | None:
-    """The process's soft open-files limit (``ulimit -n``); ``None`` when unlimited."""
+    """The process's soft open-files limit (``ulimit -n``); ``None`` when unlimited or
+    unknown (Windows has no ``resource`` module)."""
+    try:
+        import resource
+    except ImportError:
+        return None
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     return None if soft == resource.RLIM_INFINITY else soft
 
