@@ -29,10 +29,13 @@ __all__ = [
     "CACHE_ITEM",
     "JOIN_MAX",
     "Compiled",
+    "Whole",
     "WritesCache",
     "compile_schedule",
     "has_body",
     "head_bytes",
+    "plain_response",
+    "plain_whole",
     "steps",
     "wire_headers",
 ]
@@ -69,6 +72,24 @@ def head_bytes(status: int, reason: str, headers: Sequence[Header]) -> bytes:
     lines = [f"HTTP/1.1 {status} {reason}".encode("latin-1")]
     lines += [k + b": " + v for k, v in headers]
     return b"\r\n".join(lines) + b"\r\n\r\n"
+
+
+Whole = tuple[int, tuple[Header, ...], bytes]
+"""A response sent whole (status, headers with its content-length, body): the explained 500s,
+the origin's own refusals."""
+
+
+def plain_whole(status: int, body: bytes) -> Whole:
+    """A whole ``text/plain`` response: status, headers and ``body``."""
+    return status, ((b"content-type", b"text/plain"), (b"content-length", b"%d" % len(body))), body
+
+
+def plain_response(status: int, body: bytes, *, close: bool = False) -> bytes:
+    """:func:`plain_whole` as HTTP/1.1 bytes (``close``: with ``connection: close``)."""
+    status, headers, body = plain_whole(status, body)
+    if close:
+        headers = (*headers, (b"connection", b"close"))
+    return head_bytes(status, "", headers) + body
 
 
 def _pieces(schedule: Schedule, method: str) -> Iterator[tuple[int, bytes | memoryview]]:

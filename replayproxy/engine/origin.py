@@ -29,13 +29,9 @@ Three ways in:
 - directly (:class:`~replayproxy.engine.server.ReplayServer`, no mitmproxy): the origin
   matches requests itself through a :class:`~replayproxy.engine.session.ReplaySession`.
 
-How a schedule is sent against the clock (:mod:`~replayproxy.engine.pacing`): its offsets
-count from the moment the *whole request* reached replayproxy. Directly, that is the socket
-read that delivered the request's last byte (stamped in ``data_received``, before this handler
-even wakes up); behind mitmproxy it is mitmproxy's own ``request.timestamp_end``, which the
-addon passes to :meth:`Origin.expect` as ``arrived``, at most
-:data:`~replayproxy.engine.pacing.ABSORB_MAX` before the origin read it
-(:func:`~replayproxy.engine.pacing.clock_start`).
+When the clock starts (:mod:`~replayproxy.engine.pacing`): directly, at the socket read that
+delivered the request's last byte (stamped in ``data_received``); behind mitmproxy at its
+``request.timestamp_end``, passed to :meth:`Origin.expect` as ``arrived``.
 """
 
 from __future__ import annotations
@@ -45,29 +41,38 @@ import contextlib
 import hmac
 import itertools
 import socket
-from collections.abc import Callable
-from dataclasses import dataclass, replace
-from urllib.parse import urlsplit, urlunsplit
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
-from replayproxy.core.cassette.model import Header, Request
+from replayproxy.core.cassette.model import Request
 from replayproxy.core.matching.matcher import Miss
 from replayproxy.core.replay import schedule_wire
+from replayproxy.core.replay.options import ConnectionLimits
 from replayproxy.core.replay.schedule import Schedule
+from replayproxy.core.replay.upstream import base_of, on_upstream
 from replayproxy.engine import resolving
 from replayproxy.engine.failsafe import (
     ReplayFailure,
     describe,
     failure_of,
     failure_response,
-    unmatched_response,
 )
 from replayproxy.engine.http1_reader import MAX_HEAD, BadRequest, StampedReader, read_request
-from replayproxy.engine.http1_writer import WritesCache, head_bytes, wire_headers
+from replayproxy.engine.http1_writer import (
+    Whole,
+    WritesCache,
+    head_bytes,
+    plain_response,
+    plain_whole,
+    wire_headers,
+)
 from replayproxy.engine.http2.dispatch import serve_unless_http1
+from replayproxy.engine.listener import LISTEN_BACKLOG, Listener, Slot, bind
 from replayproxy.engine.memory import ReleaseAfterBigBodies
 from replayproxy.engine.pacing import ABSORB_MAX, clock_start, execute
 from replayproxy.engine.session import Passthrough, ReplaySession
 from replayproxy.engine.websocket import WsServe, serve_websocket
+from replayproxy.errors import ReplayProxyError
 
 __all__ = [
     "ABSORB_MAX",
@@ -97,38 +102,10 @@ FAILURE_HEADER = "x-replayproxy-failure"
 """On an origin with a secret, the explained 500 also carries the failure's summary here, so
 the proxy can count it in its session (the proxy removes it before the client sees it)."""
 
-LISTEN_BACKLOG = 1024
-"""Connections the kernel completes before the origin accepts them. asyncio's default (100)
-is below a burst of 200 clients connecting at once: the ones past it had their SYN dropped
-and connected only on the retransmit, a second later."""
-
 WRITE_BUFFER_HIGH = 256 * 1024
 """Per connection, the origin stops writing while this many bytes wait for a slow reader
 (the transport's high-water mark); with one write of at most JOIN_MAX on top, a client that
 stops reading makes the origin hold at most ~320 KiB for it, whatever the body size."""
-
-
-def _base_of(upstream: str) -> tuple[str, str]:
-    """``(scheme, netloc)`` of ``upstream`` (``scheme://host[:port]``), default port left out,
-    the way mitmproxy's reverse mode shows the URL of a request it forwards there."""
-    base = urlsplit(upstream)
-    host = base.hostname or ""
-    host = f"[{host}]" if ":" in host else host
-    port = base.port
-    if port is not None and port != {"http": 80, "https": 443}.get(base.scheme):
-        host += f":{port}"
-    return base.scheme, host
-
-
-def _on_upstream(request: Request, base: tuple[str, str]) -> Request:
-    """``request`` as if sent to the upstream ``base`` (:func:`_base_of`)."""
-    target = urlsplit(request.url)
-    return replace(request, url=urlunsplit((*base, target.path or "/", target.query, "")))
-
-
-Whole = tuple[int, tuple[Header, ...], bytes]
-"""A response sent whole (status, headers with its content-length, body): the explained 500s,
-the origin's own refusals."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +128,12 @@ class Origin:
     It fails closed (:mod:`~replayproxy.engine.failsafe`): a request it cannot answer gets the
     explained 500, counted by ``fail`` (default: the session's ``fail``), and a request it
     cannot read gets a 400; it never drops a connection without a word.
+
+    Its connections are accepted by a :class:`~replayproxy.engine.listener.Listener` (at most
+    ``max_connections`` at once, no log flood when out of file descriptors). With a session
+    (base-URL mode, any client) it also times requests out as the session's
+    :class:`~replayproxy.core.replay.options.ConnectionLimits` say; behind mitmproxy (no
+    session) mitmproxy times its clients out and keeps its upstream connections as it likes.
     """
 
     def __init__(
@@ -168,11 +151,11 @@ class Origin:
         # Base-URL mode stands in for this host: requests are matched as if sent to it, as
         # mitmproxy's reverse mode shows them (matters for --match-host and explanations).
         self.upstream = upstream
-        self._upstream_base = None if upstream is None else _base_of(upstream)
+        self._upstream_base = None if upstream is None else base_of(upstream)
         # Where failures are counted: the addon's session (behind mitmproxy) or our own.
         self._fail = fail or (session.fail if session is not None else failure_of_request)
         self.port = 0
-        self._server: asyncio.Server | None = None
+        self._listener: Listener | None = None
         self._expected: dict[str, tuple[Schedule, str, float | None, WsServe | None]] = {}
         self._tokens = itertools.count(1)
         self._tasks: set[asyncio.Task[None]] = set()
@@ -184,26 +167,59 @@ class Origin:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def limits(self) -> ConnectionLimits:
+        """The connection limits served by: the session's (read for each connection: a server
+        kept across tests switches sessions), else the defaults."""
+        return ConnectionLimits() if self.session is None else self.session.limits
+
+    @property
+    def listener(self) -> Listener | None:
+        """What accepts the connections (its counts: ``refused``, ``evicted``), once started."""
+        return self._listener
+
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        sockets = bind(host, port)
+        self._listener = Listener(sockets, self._connect, lambda: self.limits.max_connections)
+        self._listener.start()
+        self.host, self.port = sockets[0].getsockname()[:2]
+
+    def _connect(self, sock: socket.socket, slot: Slot) -> None:
+        """Serve an accepted connection (the listener counts it in ``slot``)."""
         loop = asyncio.get_running_loop()
+        reader = StampedReader(limit=MAX_HEAD, loop=loop)
+        if self.session is not None:  # direct clients: any client, time them out
+            limits = self.limits
+            reader.watch(limits.head_timeout, limits.body_timeout)
+
+        def handle(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> Awaitable[None]:
+            return self._handle(r, w, slot)
 
         def protocol() -> asyncio.StreamReaderProtocol:  # asyncio.start_server, stamped reads
-            reader = StampedReader(limit=MAX_HEAD, loop=loop)
-            return asyncio.StreamReaderProtocol(reader, self._handle, loop=loop)
+            return asyncio.StreamReaderProtocol(reader, handle, loop=loop)
 
-        self._server = await loop.create_server(protocol, host, port, backlog=LISTEN_BACKLOG)
-        self.host, self.port = self._server.sockets[0].getsockname()[:2]
+        async def connect() -> None:
+            try:
+                transport, _ = await loop.connect_accepted_socket(protocol, sock)
+            except BaseException:
+                slot.closed()
+                sock.close()
+                raise
+            slot.transport = transport
+            slot.has_partial_head = lambda: reader.has_partial_request
+
+        task = loop.create_task(connect())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def close(self) -> None:
-        if self._server is not None:
-            self._server.close()
+        if self._listener is not None:
+            await self._listener.close()
         for task in list(self._tasks):
             task.cancel()
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
-        if self._server is not None:
-            await self._server.wait_closed()
-            self._server = None
+        self._listener = None
 
     def expect(
         self,
@@ -228,7 +244,9 @@ class Origin:
         """Drop a registered schedule that will not be asked for (the flow was killed)."""
         self._expected.pop(token, None)
 
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _handle(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, slot: Slot | None = None
+    ) -> None:
         task = asyncio.current_task()
         assert task is not None
         self._tasks.add(task)
@@ -240,6 +258,8 @@ class Origin:
         try:
             loop = asyncio.get_running_loop()
             ready = loop.time()  # from here on the next request could be read
+            if slot is not None:
+                slot.waiting()  # may be closed to make room for a new client
             # The first bytes say what the client speaks: HTTP/2 (h2c) and TLS are not HTTP/1.1.
             http1 = await serve_unless_http1(self, reader, writer)
             if http1 is None:
@@ -247,14 +267,21 @@ class Origin:
             reader = http1
             keep_alive = True
             while keep_alive:
+                if slot is not None:
+                    slot.waiting()  # may be closed to make room for a new client
                 try:
                     request = await read_request(reader, writer)
                 except BadRequest as e:
-                    # Never drop a connection without a word: say what was wrong, then close.
-                    await _send_plain(writer, 400, f"replayproxy: bad request: {e}\n".encode())
+                    # Never drop a connection without a word: say what was wrong, then close
+                    # (unless the listener closed it to make room, and said so itself).
+                    if not writer.transport.is_closing():
+                        text = f"replayproxy: bad request: {e}\n".encode()
+                        await _send_plain(writer, e.status, text)
                     break
                 if request is None:
                     break
+                if slot is not None:
+                    slot.busy()
                 # The read that completed the request; not earlier than when we could start on
                 # it (a pipelined request waited for the response before it).
                 now = loop.time()
@@ -276,6 +303,8 @@ class Origin:
             writer.transport.abort()
         finally:
             self._tasks.discard(task)
+            if slot is not None:
+                slot.closed()
             if not writer.transport.is_closing():
                 writer.close()
 
@@ -299,7 +328,12 @@ class Origin:
             return True
         t0 = clock_start(t0, job.arrived)
         if job.websocket is not None:
-            await serve_websocket(job.websocket, request, t0, reader, writer)
+            described = describe(request.method, request.url)
+
+            def protocol_error(line: str) -> None:
+                self._fail(described, ReplayProxyError(line))
+
+            await serve_websocket(job.websocket, request, t0, reader, writer, protocol_error)
             return False
         return await execute(job.schedule, writes, t0, reader, writer)
 
@@ -331,20 +365,21 @@ class Origin:
         elif token is not None:
             found = self._expected.pop(token, None)
             if found is None:
-                return _whole(500, b"replayproxy: unknown replay token\n")
+                return plain_whole(500, b"replayproxy: unknown replay token\n")
             schedule, method, arrived, websocket = found
         elif self.session is None:
-            return _whole(500, b"replayproxy: no replay session\n")
+            return plain_whole(500, b"replayproxy: no replay session\n")
         else:
             arrived = None
             if self._upstream_base is not None:
-                request = _on_upstream(request, self._upstream_base)
+                request = on_upstream(request, self._upstream_base)
             result = await resolving.resolve(self.session, request)
             if isinstance(result, Passthrough):
                 # Forwarding needs the mitmproxy shell; the direct server only ever replays.
-                return _whole(502, b"replayproxy: this replay server cannot forward or record\n")
+                text = b"replayproxy: this replay server cannot forward or record\n"
+                return plain_whole(502, text)
             if isinstance(result, Miss):
-                return unmatched_response(result, words=self.session.words)
+                return await resolving.explained(self.session, request, result)
             schedule, method, websocket = result.schedule, request.method.upper(), result.websocket
         return Planned(schedule, method, arrived, websocket)
 
@@ -358,19 +393,8 @@ def failure_of_request(request: str, exc: BaseException) -> ReplayFailure:
     return failure_of(exc, request)
 
 
-def _whole(status: int, body: bytes) -> Whole:
-    return status, ((b"content-type", b"text/plain"), (b"content-length", b"%d" % len(body))), body
-
-
-def _plain(status: int, body: bytes, *, close: bool = False) -> bytes:
-    status, headers, body = _whole(status, body)
-    if close:
-        headers = (*headers, (b"connection", b"close"))
-    return head_bytes(status, "", headers) + body
-
-
 async def _send_plain(writer: asyncio.StreamWriter, status: int, body: bytes) -> None:
     """Send a whole response before closing the connection (the peer may be gone already)."""
     with contextlib.suppress(ConnectionError):
-        writer.write(_plain(status, body, close=True))
+        writer.write(plain_response(status, body, close=True))
         await writer.drain()

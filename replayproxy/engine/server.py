@@ -20,7 +20,14 @@ from typing import Any, Self
 from replayproxy.core.cassette.model import Cassette
 from replayproxy.core.faults import FaultSpec
 from replayproxy.core.matching.differences import MatchOptions
-from replayproxy.core.replay.options import OPTIONS, Front, options_for, settings_from
+from replayproxy.core.replay.options import (
+    OPTIONS,
+    ConnectionLimits,
+    Front,
+    ReplaySettings,
+    options_for,
+    settings_from,
+)
 from replayproxy.engine import timers
 from replayproxy.engine.failsafe import ReplayFailure
 from replayproxy.engine.origin import Origin
@@ -46,8 +53,9 @@ def _words(name: str) -> str:
     return f"ReplayServer keyword {name!r}"
 
 
-def _match_options(options: MatchOptions | None, matching: dict[str, Any]) -> MatchOptions:
-    """The MatchOptions that the option table's keywords (``ignore_query=``...) ask for."""
+def _settings(options: MatchOptions | None, matching: dict[str, Any]) -> ReplaySettings:
+    """The settings that the option table's keywords (``ignore_query=``, ``head_timeout=``...)
+    ask for."""
     taken = {o.name for o in options_for(Front.SERVER)}
     for name in sorted(matching):
         if name not in taken and name in {o.name for o in OPTIONS}:
@@ -55,9 +63,10 @@ def _match_options(options: MatchOptions | None, matching: dict[str, Any]) -> Ma
                 f"{_words(name)}: the replay engine alone never forwards or records; record "
                 "with use_cassette(record_mode=...) or replayproxy replay --record-mode"
             )
-    if options is not None:
+    settings = settings_from(matching, where=_words)
+    if options is not None and settings.match != MatchOptions():
         raise UsageError("ReplayServer takes options=MatchOptions(...) or its keywords, not both")
-    return settings_from(matching, where=_words).match
+    return settings
 
 
 class ReplayServer:
@@ -77,8 +86,10 @@ class ReplayServer:
         options: :class:`~replayproxy.core.matching.matcher.MatchOptions`; or, instead, the
             matching options of the option table as keywords, named as everywhere else
             (``ignore_query=``, ``ignore_body_field=``, ``allow_repeats=``, ``match_host=``,
-            ``no_equivalence=``). The record options (``record_mode``, ``redact_header``...)
-            are refused: the engine alone never forwards, so it never records.
+            ``no_equivalence=``), and the connection limits ``head_timeout=``,
+            ``body_timeout=``, ``max_connections=`` (docs/reliability.md). The record options
+            (``record_mode``, ``redact_header``...) are refused: the engine alone never
+            forwards, so it never records.
         equivalence: ``False`` compares request bodies exactly instead of treating requests
             the provider documents as identical as equal (overrides ``options.equivalence``).
         on_miss: called (on the server thread) with each
@@ -115,8 +126,10 @@ class ReplayServer:
         upstream: str | None = None,
         **matching: Any,
     ) -> None:
+        limits = ConnectionLimits()
         if matching:
-            options = _match_options(options, matching)
+            settings = _settings(options, matching)
+            options, limits = options or settings.match, settings.connections
         if equivalence is not None:
             options = dataclasses.replace(options or MatchOptions(), equivalence=equivalence)
         session = ReplaySession(
@@ -126,6 +139,7 @@ class ReplayServer:
             options=options,
             on_miss=on_miss,
             on_error=on_error or _log_failure,
+            connection_limits=limits,
         )
         self._setup(session, host, port, upstream)
 

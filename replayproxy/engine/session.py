@@ -35,7 +35,7 @@ from replayproxy.core.matching.explanation import CLI_WORDS, Words
 from replayproxy.core.matching.matcher import Matcher, Miss
 from replayproxy.core.replay import resume
 from replayproxy.core.replay.checks import check_speed  # re-exported: checked there, once
-from replayproxy.core.replay.options import RecordSettings, ReplaySettings
+from replayproxy.core.replay.options import ConnectionLimits, RecordSettings, ReplaySettings
 from replayproxy.core.replay.record_mode import (
     RecordMode,
     RecordPolicy,
@@ -140,7 +140,8 @@ class ReplaySession:
     the file exists decides the :class:`~replayproxy.core.replay.record_mode.RecordPolicy`, and new
     interactions are appended to it. ``missing_ok``: in ``none`` mode, a missing file is an
     empty cassette (every request a miss) instead of an error; :attr:`exists` tells which.
-    ``record_settings``: how what it forwards is recorded (redaction; read by the recorder).
+    ``record_settings``: how what it forwards is recorded (redaction; read by the recorder);
+    ``connection_limits``: timeouts and the connection bound of the shell serving it.
     """
 
     def __init__(
@@ -156,8 +157,10 @@ class ReplaySession:
         missing_ok: bool = False,
         on_error: ErrorHandler | None = None,
         record_settings: RecordSettings | None = None,
+        connection_limits: ConnectionLimits | None = None,
     ) -> None:
         mode = parse_record_mode(record_mode)
+        self.limits = connection_limits or ConnectionLimits()  # read by the shells serving it
         self.record_settings = record_settings or RecordSettings()
         self.path: Path | None = None if isinstance(cassette, Cassette) else Path(cassette)
         if self.path is None and mode is not RecordMode.NONE:
@@ -212,6 +215,7 @@ class ReplaySession:
             options=settings.match,
             record_mode=settings.record_mode,
             record_settings=settings.record,
+            connection_limits=settings.connections,
             **kwargs,
         )
 

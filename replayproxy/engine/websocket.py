@@ -12,6 +12,13 @@ Server frames are built here rather than by wsproto so that a message can be sen
 fragments the schedule asks for (continuation frames may split a UTF-8 character: RFC 6455
 §5.6 only requires the reassembled text to be valid).
 
+Client protocol errors (invalid UTF-8, an unmasked frame, RSV bits, a reserved opcode, a bad
+close code, a 2^63+ length: what wsproto reports) are answered as RFC 6455 §7.4 says, with a
+close frame carrying 1002 or 1007 and wsproto's reason, and a message longer than
+:data:`MAX_MESSAGE` with 1009; each is told to ``on_protocol_error`` (the origin counts it
+as a replay failure and logs its line). A big message's memory is given back after it
+(:mod:`~replayproxy.engine.memory`): a 300 MB message once left 202-666 MiB held.
+
 When the clock of a turn starts: recorded delays count from when the client's message reached
 the recording proxy, so on replay they count from when it reached replayproxy. Directly, that
 is when the engine has the complete message. Behind mitmproxy the message is first parsed,
@@ -37,9 +44,24 @@ from wsproto.utilities import LocalProtocolError, generate_accept_token
 from replayproxy.core.cassette.model import Header, Request
 from replayproxy.core.replay.schedule import Head
 from replayproxy.core.websocket.conversation import Close, Conversation, Send, WsPlan
+from replayproxy.engine.memory import ReleaseAfterBigBodies
 from replayproxy.engine.sockets import reset_after_drain
 
-__all__ = ["ClientArrivals", "WsServe", "encode_frames", "is_upgrade", "serve_websocket"]
+__all__ = [
+    "MAX_MESSAGE",
+    "ClientArrivals",
+    "WsServe",
+    "encode_frames",
+    "is_upgrade",
+    "serve_websocket",
+]
+
+MAX_MESSAGE = 64 * 2**20
+"""The longest client message (bytes, all its fragments) the engine takes; a longer one is
+closed with 1009 (message too big). Replayed messages are matched, never relayed, and no
+provider's realtime API takes messages near this size."""
+
+ProtocolErrorHandler = Callable[[str], object]
 
 _OP_CONT, _OP_TEXT, _OP_BINARY = 0x0, 0x1, 0x2
 # Recorded headers the replayed handshake must not repeat: the accept token is per key, an
@@ -148,8 +170,10 @@ async def serve_websocket(
     t0: float,
     reader: asyncio.StreamReader,
     writer: asyncio.StreamWriter,
+    on_protocol_error: ProtocolErrorHandler | None = None,
 ) -> None:
-    """Answer the upgrade ``request`` (arrived at loop time ``t0``) and replay the session."""
+    """Answer the upgrade ``request`` (arrived at loop time ``t0``) and replay the session;
+    ``on_protocol_error`` is told each client protocol error (one line, with the close code)."""
     loop = asyncio.get_running_loop()
 
     def now_ns() -> int:
@@ -186,7 +210,15 @@ async def serve_websocket(
     sender = asyncio.create_task(_send_all(queue, conn, writer, t0, ws.on_drop, missed))
     try:
         await _receive_all(
-            conversation, conn, reader, writer, queue, arrival_and_now, ws.on_miss, missed
+            conversation,
+            conn,
+            reader,
+            writer,
+            queue,
+            arrival_and_now,
+            ws.on_miss,
+            missed,
+            on_protocol_error,
         )
     finally:
         if not sender.done():
@@ -207,8 +239,23 @@ async def _receive_all(
     arrival_and_now: Callable[[bytes], tuple[int, int]],
     on_miss: Callable[[str], object] | None,
     missed: _Wakeup,
+    on_protocol_error: ProtocolErrorHandler | None = None,
 ) -> None:
     parts: list[bytes] = []
+    size = 0
+    memory = ReleaseAfterBigBodies()
+
+    async def refuse(code: int, reason: str) -> None:
+        """Close with ``code`` (our close frame first), tell it, stop receiving."""
+        _drain(queue)
+        missed.set()
+        if on_protocol_error is not None:
+            on_protocol_error(f"WebSocket protocol error from the client: {reason} (closed {code})")
+        with contextlib.suppress(LocalProtocolError, ConnectionError):
+            writer.write(conn.send(wse.CloseConnection(code=code, reason=reason[:120])))
+            await writer.drain()
+        writer.close()
+
     while True:
         data = await reader.read(65536)
         if writer.transport.is_closing():
@@ -217,12 +264,21 @@ async def _receive_all(
         for event in conn.events():
             if isinstance(event, wse.Message):
                 payload = event.data.encode() if isinstance(event.data, str) else event.data
+                size += len(payload)
+                if size > MAX_MESSAGE:
+                    parts = []
+                    await refuse(1009, f"message larger than {MAX_MESSAGE // 2**20} MiB")
+                    return
                 parts.append(bytes(payload))
                 if not event.message_finished:
                     continue
                 text, message = isinstance(event.data, str), b"".join(parts)
-                parts = []
+                parts, size = [], 0
                 actions = conversation.client_message(text, message, *arrival_and_now(message))
+                # Not held while the connection waits for the next message: the release
+                # (a moment later) can only give back what nothing refers to any more.
+                memory.seen(len(message))
+                message = payload = b""
                 if conversation.miss is not None:
                     # An explained close goes out at once: the pending sends are dropped, the
                     # one the sender is waiting for too.
@@ -236,6 +292,11 @@ async def _receive_all(
                 with contextlib.suppress(LocalProtocolError):
                     writer.write(conn.send(event.response()))
             elif isinstance(event, wse.CloseConnection):
+                if data and conn.state is ConnectionState.OPEN:
+                    # wsproto found a protocol error (it reports one as a close event, the
+                    # connection still open): we close, with its code (1002, 1007).
+                    await refuse(event.code, event.reason or "invalid frame")
+                    return
                 # The client closes (or the TCP connection ended): answer the close, stop.
                 _drain(queue)
                 if conn.state is ConnectionState.REMOTE_CLOSING:

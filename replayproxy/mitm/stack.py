@@ -10,7 +10,9 @@ mitmproxy with :func:`build_stack`, so they cannot drift apart:
   session that forwarded them;
 - ``connection_strategy=lazy``: replay never resolves or connects to the recorded host
   (docs/mitmproxy-internals.md §2);
-- the upstream trust bundle (:func:`~replayproxy.mitm.trust.trust_bundle`) for recording.
+- the upstream trust bundle (:func:`~replayproxy.mitm.trust.trust_bundle`) for recording;
+- :class:`~replayproxy.mitm.client_limits.ClientLimits` first: the head and body timeouts and
+  the connection bound of the session being served (mitmproxy's own watchdog waits 600 s).
 
 Usage::
 
@@ -27,9 +29,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from replayproxy.core.replay.options import ConnectionLimits
 from replayproxy.engine.session import ReplaySession
 from replayproxy.mitm.addons.recorder import Recorder
 from replayproxy.mitm.addons.replayer import Replayer
+from replayproxy.mitm.client_limits import ClientLimits
 from replayproxy.mitm.embedded import DEFAULT_CONFDIR, EmbeddedProxy
 
 __all__ = ["MitmStack", "build_stack", "proxy_mode"]
@@ -91,7 +95,12 @@ def build_stack(
     if records is None:
         records = session is not None and session.policy.records
     replayer = Replayer(session, origin_process=origin_process)
-    addons: list[object] = [replayer]
+
+    def limits() -> ConnectionLimits:  # the session served now (a host switches sessions)
+        served = replayer.session
+        return ConnectionLimits() if served is None else served.limits
+
+    addons: list[object] = [ClientLimits(limits), replayer]
     if records:
         addons.append(Recorder(sink=replayer))
     addons.extend(extra_addons)

@@ -28,6 +28,9 @@ def session(
 def test_a_small_fault_free_cassette_resolves_on_the_loop() -> None:
     """Up to INLINE_MAX_INTERACTIONS interactions, no fault, a body up to INLINE_MAX_BODY."""
     small = replace(IT.request, body=b"x" * resolving.INLINE_MAX_BODY)
+    room = resolving.INLINE_MAX_HEAD - resolving.head_size(small)
+    small = replace(small, url=small.url + "?q=" + "x" * (room - 3))
+    assert resolving.head_size(small) == resolving.INLINE_MAX_HEAD
     assert resolving.resolves_inline(session(resolving.INLINE_MAX_INTERACTIONS), small)
 
 
@@ -44,11 +47,19 @@ def test_a_small_fault_free_cassette_resolves_on_the_loop() -> None:
             lambda: (session(), replace(IT.request, body=b"x" * (resolving.INLINE_MAX_BODY + 1))),
             id="a-big-body",
         ),
+        pytest.param(
+            lambda: (session(), replace(IT.request, url=IT.request.url + "?" + "p=1&" * 512)),
+            id="a-long-query",
+        ),
+        pytest.param(
+            lambda: (session(), replace(IT.request, headers=((b"x-h", b"v" * 2048),))),
+            id="big-headers",
+        ),
     ],
 )
 def test_anything_that_can_be_slow_resolves_on_a_worker_thread(slow: object) -> None:
     """A fault (the session's or one stored in the cassette), more interactions than the
-    bound, or a bigger body: off the loop."""
+    bound, a bigger body, or a head (query, headers) past INLINE_MAX_HEAD: off the loop."""
     s, request = slow()  # type: ignore[operator]
     assert not resolving.resolves_inline(s, request)
 

@@ -199,9 +199,16 @@ class Matcher:
                 used_up=True,
                 host=host_of(request.url),
             )
+        # Each query parsed once (the keys hold them), not once per pair compared.
         diffs = [
-            diff_requests(i.request, request, self.options, parse=self._bodies.get)
-            for i in self.interactions
+            diff_requests(
+                i.request,
+                request,
+                self.options,
+                parse=self._bodies.get,
+                queries=(self._keys[n].query, key.query),
+            )
+            for n, i in enumerate(self.interactions)
         ]
         if not diffs:
             return Miss(describe_request(request), None, (), host=host_of(request.url))
@@ -217,7 +224,11 @@ class Matcher:
             ),
         )
         explained = explain_differences(
-            self.interactions[nearest].request, request, self.options, parse=self._bodies.get
+            self.interactions[nearest].request,
+            request,
+            self.options,
+            parse=self._bodies.get,
+            diffs=diffs[nearest],
         )
         return Miss(describe_request(request), nearest, explained, host=host)
 

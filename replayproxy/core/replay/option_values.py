@@ -10,6 +10,7 @@ spelled the option in the place they set it (``option --redact-header``, ``marke
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from replayproxy.core import faults as faults_mod
@@ -20,10 +21,12 @@ from replayproxy.errors import UsageError
 
 __all__ = [
     "body_fields_to_redact",
+    "connection_count",
     "fault_specs",
     "flag",
     "names_to_redact",
     "record_mode",
+    "seconds",
     "strings",
 ]
 
@@ -84,3 +87,25 @@ def body_fields_to_redact(value: Any) -> tuple[str | tuple[str, str], ...]:
     except ValueError as e:
         raise UsageError(f"invalid body field to redact: {e}") from None
     return items
+
+
+def seconds(value: Any) -> float:
+    """A timeout in seconds (a number or its text): finite and above 0."""
+    try:
+        got = float(value)
+    except (TypeError, ValueError):
+        raise UsageError(f"a timeout must be a number of seconds, got {value!r}") from None
+    if not math.isfinite(got) or got <= 0:
+        raise UsageError(f"a timeout must be a finite number of seconds > 0, got {value!r}")
+    return got
+
+
+def connection_count(value: Any) -> int:
+    """A number of connections (a whole number or its text): at least 1."""
+    try:
+        got = float(value)
+    except (TypeError, ValueError):
+        raise UsageError(f"a connection count must be a whole number, got {value!r}") from None
+    if not got.is_integer() or got < 1:
+        raise UsageError(f"a connection count must be a whole number >= 1, got {value!r}")
+    return int(got)

@@ -37,6 +37,7 @@ __all__ = [
     "OPTIONS",
     "RECORD_OPTIONS",
     "REPLAY_OPTIONS",
+    "ConnectionLimits",
     "Front",
     "Group",
     "Kind",
@@ -131,6 +132,33 @@ OPTIONS: tuple[OptionDef, ...] = (
         parse=parse.flag,
     ),
     OptionDef(
+        "head_timeout",
+        Kind.NUMBER,
+        10.0,
+        "Seconds a client has to send a whole request head, and to start its next request on "
+        "a kept-alive connection; then the connection is closed (a half-sent head gets a 408).",
+        metavar="SECONDS",
+        parse=parse.seconds,
+    ),
+    OptionDef(
+        "body_timeout",
+        Kind.NUMBER,
+        30.0,
+        "Seconds a request body may pause between reads before the request is refused with "
+        "a 408 and its connection closed.",
+        metavar="SECONDS",
+        parse=parse.seconds,
+    ),
+    OptionDef(
+        "max_connections",
+        Kind.NUMBER,
+        1000,
+        "Client connections served at once (lowered to fit the open-files limit). Past it, "
+        "the connection idle longest is closed for the new one, or the new one gets a 503.",
+        metavar="N",
+        parse=parse.connection_count,
+    ),
+    OptionDef(
         "redact_header",
         Kind.LIST,
         (),
@@ -211,6 +239,18 @@ class RecordSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class ConnectionLimits:
+    """How long a client may take and how many may connect at once (docs/reliability.md):
+    ``head_timeout`` seconds for a request head (and for the next one on a kept-alive
+    connection), ``body_timeout`` seconds of silence inside a request body, at most
+    ``max_connections`` client connections (fewer if the open-files limit is lower)."""
+
+    head_timeout: float = 10.0
+    body_timeout: float = 30.0
+    max_connections: int = 1000
+
+
+@dataclass(frozen=True, slots=True)
 class ReplaySettings:
     """Validated settings: what a :class:`~replayproxy.engine.session.ReplaySession` is built
     from, whichever interface the user set them in."""
@@ -220,6 +260,7 @@ class ReplaySettings:
     faults: tuple[FaultSpec, ...] = ()
     match: MatchOptions = field(default_factory=MatchOptions)
     record: RecordSettings = field(default_factory=RecordSettings)
+    connections: ConnectionLimits = field(default_factory=ConnectionLimits)
 
 
 def python_words(name: str) -> str:
@@ -289,4 +330,7 @@ def settings_from(
             equivalence=not got["no_equivalence"],
         ),
         record=RecordSettings(redactor=redactor, tls_failures=got["record_tls_failures"]),
+        connections=ConnectionLimits(
+            got["head_timeout"], got["body_timeout"], got["max_connections"]
+        ),
     )

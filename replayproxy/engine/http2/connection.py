@@ -41,7 +41,8 @@ from replayproxy.engine.pacing import clock_start, late_start, sleep_until
 from replayproxy.engine.sockets import until_sent
 
 if TYPE_CHECKING:
-    from replayproxy.engine.origin import Origin, Planned, Whole
+    from replayproxy.engine.http1_writer import Whole
+    from replayproxy.engine.origin import Origin, Planned
 
 __all__ = ["MAX_CONCURRENT_STREAMS", "RECEIVE_WINDOW", "serve_h2"]
 

@@ -3,9 +3,9 @@
 The origin listens on plain TCP. Before reading a request it looks at the connection's first
 bytes (:func:`~replayproxy.core.wire.preface.classify`): the HTTP/2 preface is served as h2c
 (:mod:`~replayproxy.engine.http2.connection`); a TLS ClientHello, which a plain listener cannot
-answer, gets one log line saying so and the connection closed at once (the client fails
-immediately instead of waiting for a ServerHello that never comes); anything else is read as
-HTTP/1.1.
+answer, gets one log line saying so, then the HTTP/1.1 reader's 400 and the connection closed at
+once (the client fails immediately instead of waiting for a ServerHello that never comes);
+anything else is read as HTTP/1.1.
 
 :func:`sniff` reads what the client has sent so far and gives it back to the same reader, so
 the HTTP/1.1 reader (and ``h2``, which wants the preface too) reads the connection from its
@@ -39,13 +39,19 @@ async def sniff(reader: asyncio.StreamReader) -> tuple[Preface, asyncio.StreamRe
     (``reader`` itself, unless the client has already ended its side of the connection)."""
     seen = b""
     kind = Preface.NEED_MORE
-    while kind is Preface.NEED_MORE:
-        data = await reader.read(_EVERYTHING)
-        if not data:  # the client left (or half-closed) before saying enough: HTTP/1.1 decides
-            kind = Preface.HTTP1
-            break
-        seen += data
-        kind = classify(seen)
+    if isinstance(reader, StampedReader):
+        reader.reading("head")  # a client that stays silent here times out like in a head
+    try:
+        while kind is Preface.NEED_MORE:
+            data = await reader.read(_EVERYTHING)
+            if not data:  # the client left (or half-closed) before saying enough: HTTP/1.1
+                kind = Preface.HTTP1
+                break
+            seen += data
+            kind = classify(seen)
+    finally:
+        if isinstance(reader, StampedReader):
+            reader.reading("")
     if not seen:
         return kind, reader
     stamped = reader.received_at if isinstance(reader, StampedReader) else None
@@ -64,8 +70,9 @@ async def sniff(reader: asyncio.StreamReader) -> tuple[Preface, asyncio.StreamRe
 async def serve_unless_http1(
     origin: Origin, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
 ) -> asyncio.StreamReader | None:
-    """Serve the connection if it is not HTTP/1.x (h2c served, TLS refused) and return
-    ``None``; else return the reader for the HTTP/1.1 loop (holding the bytes looked at)."""
+    """Serve the connection as h2c and return ``None`` if it speaks HTTP/2; else return the
+    reader for the HTTP/1.1 loop (holding the bytes looked at). A TLS ClientHello is logged
+    here and left to that loop, whose first-byte check answers it with a 400 and closes."""
     kind, reader = await sniff(reader)
     if kind is Preface.HTTP1:
         return reader
@@ -76,6 +83,6 @@ async def serve_unless_http1(
             "https://",
             origin.url,
         )
-        return None  # the origin closes the connection
+        return reader  # the HTTP/1 reader answers its first byte with a 400 saying so, and closes
     await serve_h2(origin, reader, writer)
     return None

@@ -65,7 +65,6 @@ from replayproxy.engine.failsafe import (
     describe,
     failure_of,
     failure_response,
-    unmatched_response,
 )
 from replayproxy.engine.memory import ReleaseAfterBigBodies
 from replayproxy.engine.origin import Origin
@@ -182,7 +181,8 @@ class Replayer:
             return
         # On a worker thread unless cheap: a big body or a fault that builds many writes must
         # not stall every other stream on mitmproxy's loop.
-        result = await resolving.resolve(session, request_of(flow.request))
+        request = request_of(flow.request)
+        result = await resolving.resolve(session, request)
         if isinstance(result, Passthrough):
             # Left as the client sent it: mitmproxy forwards it, the Recorder (added after
             # this addon, with this addon as its sink) records it into `session`.
@@ -190,7 +190,7 @@ class Replayer:
             self._forwarded.add(flow, session)
             return
         if isinstance(result, Miss):
-            status, headers, body = unmatched_response(result, words=session.words)
+            status, headers, body = await resolving.explained(session, request, result)
             flow.response = http.Response.make(status, body, headers)
             return
         whole = None if result.websocket is not None else instant_body(result.schedule)
