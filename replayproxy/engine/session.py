@@ -230,6 +230,8 @@ class ReplaySession:
         :attr:`requests`."""
         try:
             result = self._resolve(request)
+            if isinstance(result, Passthrough) and self.sink is not None:
+                self.sink.open(self.errors.append)  # before forwarding: fail while nothing left
         except BaseException:
             self._see(request, None)  # answered with the explained 500 by the shell
             raise

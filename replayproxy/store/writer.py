@@ -69,7 +69,7 @@ class CassetteWriter:
         self.version = codec.FORMAT_VERSION
         self.failed: str | None = None
         """Why a write failed (``strerror``); ``None`` while every write succeeded."""
-        self._failed_at = 0
+        self.failed_at = 0
         self._lock = threading.Lock()
         flags = os.O_RDWR | os.O_APPEND | os.O_CREAT
         flags |= {
@@ -134,7 +134,7 @@ class CassetteWriter:
             if self.failed is not None:
                 raise CassetteWriteError(
                     f"not recording {_described(self.count, interaction)}: recording stopped "
-                    f"when interaction #{self._failed_at} could not be written ({self.failed})",
+                    f"when interaction #{self.failed_at} could not be written ({self.failed})",
                     path=self.path,
                 )
             assert self._fd is not None, "writer is closed"
@@ -150,7 +150,7 @@ class CassetteWriter:
         """Under both locks: cut the partial record off and stop; the one-line error."""
         assert self._fd is not None
         self.failed = e.strerror or type(e).__name__
-        self._failed_at = self.count
+        self.failed_at = self.count
         kept = f"the {self.count} interaction(s) before it are kept"
         try:
             os.ftruncate(self._fd, start)
