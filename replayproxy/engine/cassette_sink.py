@@ -3,9 +3,10 @@ request is forwarded.
 
 A session in a record mode (:mod:`replayproxy.core.replay.record_mode`) may record nothing at all (a
 test that makes no request, ``once`` with every request replayed...). The file is therefore
-opened only when the session first decides to forward a request (:meth:`CassetteSink.open`,
-before the request leaves), so such a session never creates, empties or touches a cassette,
-and a target that cannot be written (a read-only directory) fails that request before any
+created (or, for ``all``, replaced) only by the first interaction, so such a session never
+creates, empties or touches a cassette; but it is checked writable when the session first
+decides to forward a request (:meth:`CassetteSink.open`, before the request leaves), so a
+target that cannot be written (a read-only directory) fails that request before any
 credentials go upstream. Appending goes through :class:`replayproxy.store.CassetteWriter`: one
 ``os.write`` per interaction, so a killed test run loses at most the interaction in flight, and
 a failed write (disk full) stops the recording: :meth:`CassetteSink.open` refuses from then on,
@@ -32,7 +33,7 @@ from pathlib import Path
 from replayproxy.core.cassette.model import Interaction
 from replayproxy.core.replay.cassette_write import CassetteWrite
 from replayproxy.errors import CassetteError, CassetteExistsError, CassetteWriteError
-from replayproxy.store import CassetteWriter
+from replayproxy.store import CassetteWriter, check_writable
 
 __all__ = ["CassetteSink"]
 
@@ -62,32 +63,36 @@ class CassetteSink:
         recorded (``None`` while every write succeeded)."""
         self._writer: CassetteWriter | None = None
         self._reported = False
+        self._checked = False
         self._lock = threading.Lock()
 
     def open(self, report: Callable[[str], None] | None = None) -> None:
-        """Open the cassette for writing unless it is open (idempotent; thread-safe).
+        """Make sure the cassette can be written (idempotent; thread-safe), without changing it.
 
         Called before a request is forwarded, so a target that cannot be written fails that
-        request, not its recording. Raises :class:`~replayproxy.errors.CassetteError` (the
-        first time also passed to ``report``), and once a write has failed
-        :class:`~replayproxy.errors.CassetteWriteError` every time: the recording has stopped.
+        request, not its recording: the file is opened for writing if it exists, else a file is
+        created and removed beside it (:func:`replayproxy.store.check_writable`); the cassette
+        itself is created, or replaced (``all``), by the first interaction. Raises
+        :class:`~replayproxy.errors.CassetteError` (the first time also passed to ``report``),
+        and once a write has failed :class:`~replayproxy.errors.CassetteWriteError` every
+        time: the recording has stopped.
         """
         with self._lock:
             try:
-                self._open()
+                self._check()
             except CassetteError as e:
                 if report is not None and not self._reported:
                     self._reported = True
                     report(str(e))
                 raise
 
-    def _open(self) -> None:
+    def _check(self) -> None:
         if self.failed is not None:
             raise CassetteWriteError(
                 f"recording stopped when {self.failed}; nothing more is recorded or forwarded",
                 path=self.path,
             )
-        if self._writer is not None:
+        if self._checked:
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -95,30 +100,33 @@ class CassetteSink:
             raise CassetteError(
                 f"cannot create directory {self.path.parent} ({e.strerror})", path=self.path
             ) from None
+        check_writable(self.temporary if self.replaces else self.path)
+        self._checked = True
+
+    def _open(self) -> CassetteWriter:
+        self._check()
+        if self._writer is not None:
+            return self._writer
         if self.replaces:
-            self._writer = CassetteWriter(
-                self.temporary, CassetteWrite.OVERWRITE, on_warning=self._on_warning
-            )
-            return
+            target, mode = self.temporary, CassetteWrite.OVERWRITE
+        else:
+            target, mode = self.path, self.write_mode
         try:
-            self._writer = CassetteWriter(self.path, self.write_mode, on_warning=self._on_warning)
+            self._writer = CassetteWriter(target, mode, on_warning=self._on_warning)
         except CassetteExistsError:
             # Created since this session found none: another writer records into it too.
-            self._writer = CassetteWriter(
-                self.path, CassetteWrite.APPEND, on_warning=self._on_warning
-            )
+            self._writer = CassetteWriter(target, CassetteWrite.APPEND, on_warning=self._on_warning)
+        return self._writer
 
     def append(self, interaction: Interaction) -> None:
         """Write ``interaction`` (loadable as soon as this returns); a failed write raises
         :class:`~replayproxy.errors.CassetteWriteError` and stops the recording."""
         with self._lock:
-            self._open()
-            assert self._writer is not None
+            writer = self._open()
             try:
-                self._writer.append(interaction)
+                writer.append(interaction)
             except CassetteWriteError:
                 if self.failed is None:
-                    writer = self._writer
                     self.failed = f"interaction #{writer.failed_at} could not be written "
                     self.failed += f"({writer.failed})"
                 raise

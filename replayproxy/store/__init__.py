@@ -25,6 +25,7 @@ from replayproxy.errors import CassetteError
 from replayproxy.store.files import (
     MAX_CASSETTE_BYTES,
     WarningHandler,
+    check_writable,
     decode,
     default_warn,
     named,
@@ -34,7 +35,15 @@ from replayproxy.store.files import (
 from replayproxy.store.repair import Repair, repair
 from replayproxy.store.writer import CassetteWriter
 
-__all__ = ["MAX_CASSETTE_BYTES", "CassetteWriter", "Repair", "load", "repair", "save"]
+__all__ = [
+    "MAX_CASSETTE_BYTES",
+    "CassetteWriter",
+    "Repair",
+    "check_writable",
+    "load",
+    "repair",
+    "save",
+]
 
 
 def load(path: str | os.PathLike[str], *, on_warning: WarningHandler | None = None) -> Cassette:

@@ -25,6 +25,7 @@ __all__ = [
     "MAX_CASSETTE_BYTES",
     "PROBE_BYTES",
     "WarningHandler",
+    "check_writable",
     "decode",
     "default_warn",
     "locked",
@@ -162,3 +163,22 @@ def write_atomically(p: Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def check_writable(path: Path) -> None:
+    """Raise the one-line :class:`CassetteError` a writer would, if ``path`` cannot be written,
+    without changing it: an existing file is opened for writing (not truncated), else a file is
+    created and removed in its directory (permission bits do not stop root, a read-only
+    mount or a full inode table does)."""
+    try:
+        if path.exists():
+            os.close(os.open(path, os.O_WRONLY | os.O_APPEND))
+            return
+        directory = path.parent if str(path.parent) else Path(".")
+        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".probe", dir=directory)
+        os.close(fd)
+        os.unlink(probe)
+    except IsADirectoryError:
+        raise CassetteError("is a directory, not a cassette file", path=path) from None
+    except OSError as e:
+        raise CassetteError(f"cannot open for writing ({e.strerror})", path=path) from None

@@ -133,6 +133,7 @@ class Recorder:
         self.writer: CassetteWriter | None = None
         self.settings = RecordSettings()  # from the options; a sink gives its own per flow
         self.count = 0
+        self.requests = 0  # requests seen, recorded or not
         self.failure: str | None = None
         """Why recording stopped (the cassette could not be opened or written), one line."""
         self._flows: dict[str, _InFlight] = {}
@@ -214,6 +215,7 @@ class Recorder:
             self._master.event_loop.call_later(5.0, self._readers.pop, data.server.id, None)
 
     def request(self, flow: http.HTTPFlow) -> None:
+        self.requests += 1
         if self.sink is None and self.failure is not None and flow.response is None:
             # Never forward what cannot be recorded: the client learns why, the upstream
             # (and the credentials in the request) are not reached.
@@ -377,6 +379,7 @@ class Recorder:
             writer = self.writer
             if writer is None:
                 return
+            failed: CassetteWriteError | None = None
             try:
                 writer.append(interaction)
             except CassetteWriteError as e:
@@ -387,7 +390,6 @@ class Recorder:
                 logger.error("not recorded: %s", e)
                 return
             else:
-                failed = None
                 self.count += 1
         if failed is not None:
             self._stop(str(failed))
