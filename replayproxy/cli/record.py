@@ -30,7 +30,7 @@ from replayproxy.cli._options import record_options
 from replayproxy.core.replay.cassette_write import CassetteWrite
 from replayproxy.core.replay.checks import check_upstream
 from replayproxy.core.replay.options import RECORD_OPTIONS, Kind
-from replayproxy.errors import CassetteError, UsageError
+from replayproxy.errors import UsageError
 from replayproxy.mitm.trust import trust_bundle
 
 __all__ = ["COMMANDS", "record"]
@@ -127,9 +127,10 @@ def record(
             confdir=confdir,
             options=options,
         ).start()
-        if recorder.failure is not None:  # the cassette cannot be opened: serve nothing
+        if recorder.failure is not None:
+            # The cassette cannot be opened (its error line is out already): serve nothing.
             proxy.stop()
-            raise CassetteError(recorder.failure.removeprefix(f"{cassette}: "), path=cassette)
+            sys.exit(2)
         try:
             # Entered only now: startup errors are already one line from start().
             with mitmproxy_warnings():
