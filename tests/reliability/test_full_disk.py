@@ -120,9 +120,10 @@ def test_replay_record_mode_with_a_command_on_a_full_disk(tmp_path: Path) -> Non
     cassette keeps every interaction written before the failure, readable."""
     client = (
         "import httpx, os, time\n"
+        "url = os.environ['REPLAYPROXY_URL'] + '/v1/chat/completions'\n"
         "for n in range(20):\n"
-        "    r = httpx.post(os.environ['REPLAYPROXY_URL'] + '/v1/chat/completions', timeout=30,\n"
-        "                   json={'model': 'm', 'stream': True, 'messages': [{'content': str(n)}]})\n"
+        "    body = {'model': 'm', 'stream': True, 'messages': [{'content': str(n)}]}\n"
+        "    r = httpx.post(url, json=body, timeout=30)\n"
         "    print(r.status_code, flush=True)\n"
         "    time.sleep(0.3)\n"
     )
