@@ -90,10 +90,14 @@ def test_use_cassette_raises_on_exit_and_forwards_nothing(
     """``use_cassette(record_mode="once")`` on a read-only target: the client gets the
     explained 500, and leaving the block raises the one line."""
     cassette = read_only / "c.cassette"
-    with pytest.raises(ReplayProxyError) as caught:
-        with use_cassette(cassette, upstream=upstream.url, record_mode="once") as rp:
-            r = httpx.post(rp.url + "/v1/x", json={}, headers={"authorization": "Bearer sk"})
-            assert r.status_code == 500
+    statuses = []
+    with (
+        pytest.raises(ReplayProxyError) as caught,
+        use_cassette(cassette, upstream=upstream.url, record_mode="once") as rp,
+    ):
+        r = httpx.post(rp.url + "/v1/x", json={}, headers={"authorization": "Bearer sk"})
+        statuses.append(r.status_code)
+    assert statuses == [500]
     assert str(caught.value) == (
         f"recording failed: {cassette}: cannot open for writing (Read-only file system)"
     )
