@@ -70,6 +70,8 @@ class CassetteWriter:
         self.failed: str | None = None
         """Why a write failed (``strerror``); ``None`` while every write succeeded."""
         self.failed_at = 0
+        self._end = 0  # where our last record ended: the file is never shorter, unless cut
+        self._last: tuple[int, bytes] = (0, b"")  # where our last record starts, its first bytes
         self._lock = threading.Lock()
         flags = os.O_RDWR | os.O_APPEND | os.O_CREAT
         flags |= {
@@ -101,7 +103,9 @@ class CassetteWriter:
         assert self._fd is not None
         size = os.fstat(self._fd).st_size
         if size == 0:
-            self._write(codec.encode_header(meta))
+            header = codec.encode_header(meta)
+            self._write(header)
+            self._end = len(header)
             return
         data = read_bounded(self.path, self._fd, size)
         decoded = decode(self.path, data)  # refuses a damaged or foreign file, cuts nothing
@@ -110,6 +114,7 @@ class CassetteWriter:
         if decoded.torn_at is not None:
             warn(torn_message(self.path, decoded) + "; cutting it off before appending")
             os.ftruncate(self._fd, decoded.torn_at)
+        self._end = min(size, decoded.torn_at or size)
 
     def _write(self, data: bytes) -> None:
         assert self._fd is not None, "writer is closed"
@@ -140,11 +145,29 @@ class CassetteWriter:
             assert self._fd is not None, "writer is closed"
             with locked(self._fd):
                 start = os.fstat(self._fd).st_size  # O_APPEND: this record starts at the end
+                if self._lost(start):
+                    # Another writer truncated the file (two sessions replacing one cassette,
+                    # record mode all): what we wrote is gone; say so rather than go on.
+                    self.failed = f"another writer cut the file to {start} bytes"
+                    self.failed_at = self.count
+                    raise CassetteWriteError(
+                        f"cannot write {_described(self.count, interaction)}: "
+                        f"{self.failed}, losing interactions recorded here (two recorders "
+                        "replacing one cassette?); recording stopped",
+                        path=self.path,
+                    )
                 try:
                     self._write(data)
                 except OSError as e:
                     raise self._failed(interaction, start, e) from None
+                self._end, self._last = start + len(data), (start, data[:64])
             self.count += 1
+
+    def _lost(self, size: int) -> bool:
+        """Under the lock: whether our last record is no longer where we wrote it (its first
+        bytes hold a v2 record's CRC, so another record there differs)."""
+        at, head = self._last
+        return size < self._end or (bool(head) and os.pread(self._fd or 0, len(head), at) != head)
 
     def _failed(self, interaction: Interaction, start: int, e: OSError) -> CassetteWriteError:
         """Under both locks: cut the partial record off and stop; the one-line error."""

@@ -43,32 +43,57 @@ def _env(go: Path) -> dict[str, str]:
     return env
 
 
-@pytest.mark.parametrize("mode", ["once", "new_episodes"])
-def test_two_recorders_of_one_missing_cassette_keep_every_interaction(
-    tmp_path: Path, mode: str
-) -> None:
-    """Both processes exit 0 and the cassette holds all ten interactions, readable."""
+def _start(mode: str, upstream: str, cassette: Path, go: Path, name: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [REPLAYPROXY, "replay", "--record-mode", mode, "--upstream", upstream,
+         "--listen", "127.0.0.1:0", str(cassette), "--", sys.executable, "-c", CLIENT, name],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(go),
+    )  # fmt: skip
+
+
+def _record_both(tmp_path: Path, mode: str) -> tuple[list[int], list[str], list[bytes]]:
+    """Run the two recorders at once: their exit statuses, stderr, and the prompts kept."""
     cassette, go = tmp_path / "shared.cassette", tmp_path / "go"
     with Simulator() as sim:
-        procs = [
-            subprocess.Popen(
-                [REPLAYPROXY, "replay", "--record-mode", mode, "--upstream", sim.url,
-                 "--listen", "127.0.0.1:0", str(cassette),
-                 "--", sys.executable, "-c", CLIENT, name],
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(go),
-            )  # fmt: skip
-            for name in ("a", "b")
-        ]
+        procs = [_start(mode, sim.url, cassette, go, name) for name in ("a", "b")]
         for proc in procs:  # both listening (their commands wait for `go`)
             assert proc.stdout is not None
             assert proc.stdout.readline().startswith("listening on ")
         time.sleep(0.1)
         go.touch()
-        results = [proc.communicate(timeout=120) for proc in procs]
-    for proc, (_, err) in zip(procs, results, strict=True):
-        assert proc.returncode == 0, err
+        errs = [proc.communicate(timeout=120)[1] for proc in procs]
     prompts = sorted(
         i.request.body.split(b'"content":"')[1].split(b'"')[0]
         for i in store.load(cassette).interactions
     )
-    assert prompts == sorted(f"{name}{n}".encode() for name in "ab" for n in range(5))
+    return [proc.returncode for proc in procs], errs, prompts
+
+
+EVERY = sorted(f"{name}{n}".encode() for name in "ab" for n in range(5))
+
+
+@pytest.mark.parametrize("mode", ["once", "new_episodes"])
+def test_two_recorders_of_one_missing_cassette_keep_every_interaction(
+    tmp_path: Path, mode: str
+) -> None:
+    """Both processes exit 0 and the cassette holds all ten interactions, readable."""
+    statuses, errs, prompts = _record_both(tmp_path, mode)
+    assert statuses == [0, 0], errs
+    assert prompts == EVERY
+
+
+def test_two_recorders_replacing_one_cassette_never_lose_silently(tmp_path: Path) -> None:
+    """Record mode ``all`` twice at once: each replaces the cassette, so one may cut the
+    other's records off; then that one stops, saying so, and its run fails (3, or its
+    command's own status: the requests after it get the explained 500). Either way, nothing
+    is missing without a failed run."""
+    store.save(tmp_path / "shared.cassette", store.load(_OLD))
+    statuses, errs, prompts = _record_both(tmp_path, "all")
+    if prompts != EVERY:
+        assert any(status != 0 for status in statuses), (statuses, errs, prompts)
+        assert any("another writer cut the file" in err for err in errs), errs
+    else:
+        assert statuses == [0, 0], errs
+
+
+_OLD = Path(__file__).parents[2] / "cassettes" / "gemini-text.cassette"

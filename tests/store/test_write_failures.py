@@ -158,3 +158,21 @@ def test_check_writable_refuses_a_directory_and_changes_nothing(tmp_path: Path) 
     fresh = tmp_path / "new.cassette"
     store.check_writable(fresh)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.cassette"]
+
+
+def test_a_writer_whose_file_another_writer_cut_stops_loudly(tmp_path: Path) -> None:
+    """Two writers replacing one cassette (record mode ``all`` in two processes): the one whose
+    records the other's truncation removed fails its next append, naming what happened,
+    instead of going on with a cassette that silently lost them."""
+    path = tmp_path / "c.cassette"
+    first = store.CassetteWriter(path, "overwrite")
+    first.append(_interaction(0))
+    with store.CassetteWriter(path, "overwrite") as second:  # truncates: #0 is gone
+        second.append(_interaction(1))
+        with pytest.raises(CassetteWriteError) as caught:
+            first.append(_interaction(2))
+        second.append(_interaction(3))  # the writer that replaced it goes on
+    first.close()
+    assert "another writer cut the file" in str(caught.value)
+    assert "two recorders replacing one cassette?" in str(caught.value)
+    assert [i.request.url[-1] for i in _load_clean(path)] == ["1", "3"]
