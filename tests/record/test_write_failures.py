@@ -16,6 +16,7 @@ import sys
 import time
 import warnings
 from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -24,6 +25,7 @@ import pytest
 from replayproxy import store
 from replayproxy.errors import ReplayProxyError
 from replayproxy.harness.context import use_cassette
+from replayproxy.harness.hosts import HostPool
 from replayproxy.mitm.addons.recorder import Recorder
 from replayproxy.mitm.embedded import EmbeddedProxy
 from replayproxy.store import writer as writer_module
@@ -52,6 +54,17 @@ def _disk_full_after(records: int) -> Callable[[int, memoryview], int]:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     return write
+
+
+@pytest.fixture
+def pool() -> Iterator[HostPool]:
+    """A pool of our own, closed after the test (one embedded mitmproxy per process: the
+    default pool would keep its proxy running for the CLI tests that follow)."""
+    p = HostPool()
+    try:
+        yield p
+    finally:
+        p.close()
 
 
 def _until(done: Callable[[], object], timeout: float = 5.0) -> None:
@@ -103,7 +116,7 @@ def test_recorder_stops_and_refuses_after_a_failed_write(
 
 
 def test_use_cassette_recording_into_a_full_disk_raises_on_exit(
-    tmp_path: Path, plain_sim: Simulator, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, plain_sim: Simulator, monkeypatch: pytest.MonkeyPatch, pool: HostPool
 ) -> None:
     """Record mode ``once`` through ``use_cassette()``: after the failed write the next request
     is not forwarded (explained 500), and leaving the block raises the line."""
@@ -112,7 +125,7 @@ def test_use_cassette_recording_into_a_full_disk_raises_on_exit(
     statuses = []
     with (
         pytest.raises(ReplayProxyError) as caught,
-        use_cassette(cassette, upstream=plain_sim.url, record_mode="once") as rp,
+        use_cassette(cassette, upstream=plain_sim.url, record_mode="once", pool=pool) as rp,
     ):
         for n in range(3):
             statuses.append(httpx.post(rp.url + PATH, json=_body(n), timeout=10).status_code)

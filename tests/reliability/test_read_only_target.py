@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -19,6 +20,7 @@ import pytest
 from replayproxy.cli._common import RECORDING_FAILED_EXIT_STATUS
 from replayproxy.errors import ReplayProxyError
 from replayproxy.harness.context import use_cassette
+from replayproxy.harness.hosts import HostPool
 from replayproxy.testing import CountingUpstream
 
 from .mounts import tmpfs
@@ -39,7 +41,18 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture
-def read_only(tmp_path: Path) -> Path:
+def pool() -> Iterator[HostPool]:
+    """A pool of our own, closed after the test (one embedded mitmproxy per process: the
+    default pool would keep its proxy running for the CLI tests that follow)."""
+    p = HostPool()
+    try:
+        yield p
+    finally:
+        p.close()
+
+
+@pytest.fixture
+def read_only(tmp_path: Path) -> Iterator[Path]:
     with tmpfs(tmp_path / "ro", read_only=True) as where:
         yield where
 
@@ -85,7 +98,7 @@ def test_replay_record_mode_to_a_read_only_target_forwards_nothing(
 
 
 def test_use_cassette_raises_on_exit_and_forwards_nothing(
-    read_only: Path, upstream: CountingUpstream
+    read_only: Path, upstream: CountingUpstream, pool: HostPool
 ) -> None:
     """``use_cassette(record_mode="once")`` on a read-only target: the client gets the
     explained 500, and leaving the block raises the one line."""
@@ -93,7 +106,7 @@ def test_use_cassette_raises_on_exit_and_forwards_nothing(
     statuses = []
     with (
         pytest.raises(ReplayProxyError) as caught,
-        use_cassette(cassette, upstream=upstream.url, record_mode="once") as rp,
+        use_cassette(cassette, upstream=upstream.url, record_mode="once", pool=pool) as rp,
     ):
         r = httpx.post(rp.url + "/v1/x", json={}, headers={"authorization": "Bearer sk"})
         statuses.append(r.status_code)
