@@ -15,8 +15,7 @@ import subprocess
 import sys
 import time
 import warnings
-from collections.abc import Callable
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
