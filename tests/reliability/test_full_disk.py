@@ -86,17 +86,22 @@ def test_record_stops_at_the_first_failed_write_and_exits_3(tmp_path: Path) -> N
         filler = _fill(disk, leave=350_000)  # room for about three ~100 KB interactions
         proc, url = _start("record", "--upstream", sim.url, str(cassette))
         statuses: list[int] = []
-        with httpx.Client(timeout=30) as client:
-            for n in range(20):
-                statuses.append(client.post(url + PATH, json=_body(n)).status_code)
-                if statuses[-1] != 200:
-                    break
-                time.sleep(0.3)  # the recorder writes once the response ended
-            reached = len(sim.served)
-            filler.unlink()  # space again: the recording stays stopped
-            refused = client.post(url + PATH, json=_body(99))
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=30)
+        try:
+            with httpx.Client(timeout=30) as client:
+                for n in range(20):
+                    statuses.append(client.post(url + PATH, json=_body(n)).status_code)
+                    if statuses[-1] != 200:
+                        break
+                    time.sleep(0.3)  # the recorder writes once the response ended
+                reached = len(sim.served)
+                filler.unlink()  # space again: the recording stays stopped
+                refused = client.post(url + PATH, json=_body(99))
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:  # a failed step above: leave nothing running
+                proc.kill()
+                proc.communicate()
         assert statuses[-1] == 503, statuses
         assert refused.status_code == 503
         assert "not forwarded, recording stopped" in refused.text

@@ -88,8 +88,13 @@ class Running:
         return int(code or 0), body
 
     def stop(self) -> tuple[int, str]:
+        """SIGINT, then its exit status and stderr (killed if it does not stop in 30 s)."""
         self.proc.send_signal(2)
-        _, err = self.proc.communicate(timeout=30)
+        try:
+            _, err = self.proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            _, err = self.proc.communicate()
         return self.proc.returncode, err
 
 
@@ -98,8 +103,11 @@ def _record(sim: Simulator, cassette: Path, confdir: Path, *, upstream: str | No
     mode = ["--upstream", upstream] if upstream is not None else []
     rec = Running("record", *mode, str(cassette), confdir=confdir)
     base = rec.url if upstream is not None else _url(sim)
-    assert rec.post(base + PATH)[0] == 200
-    status, err = rec.stop()
+    try:
+        code, body = rec.post(base + PATH)
+    finally:
+        status, err = rec.stop()
+    assert code == 200, body
     assert status == 0, err
     assert "does not parse" not in err
 
@@ -107,8 +115,10 @@ def _record(sim: Simulator, cassette: Path, confdir: Path, *, upstream: str | No
 def _replay(cassette: Path, confdir: Path, *args: str) -> tuple[int, bytes, str]:
     rep = Running("replay", *args, str(cassette), confdir=confdir)
     base = rep.url if "--upstream" in args else cassette_base(cassette)
-    code, body = rep.post(base + PATH)
-    status, err = rep.stop()
+    try:
+        code, body = rep.post(base + PATH)
+    finally:
+        status, err = rep.stop()
     assert status == 0, err
     return code, body, err
 
