@@ -56,12 +56,18 @@ def _record_both(tmp_path: Path, mode: str) -> tuple[list[int], list[str], list[
     cassette, go = tmp_path / "shared.cassette", tmp_path / "go"
     with Simulator() as sim:
         procs = [_start(mode, sim.url, cassette, go, name) for name in ("a", "b")]
-        for proc in procs:  # both listening (their commands wait for `go`)
-            assert proc.stdout is not None
-            assert proc.stdout.readline().startswith("listening on ")
-        time.sleep(0.1)
-        go.touch()
-        errs = [proc.communicate(timeout=120)[1] for proc in procs]
+        try:
+            for proc in procs:  # both listening (their commands wait for `go`)
+                assert proc.stdout is not None
+                assert proc.stdout.readline().startswith("listening on ")
+            time.sleep(0.1)
+            go.touch()
+            errs = [proc.communicate(timeout=120)[1] for proc in procs]
+        finally:
+            for proc in procs:  # a failed step above: leave nothing running
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.communicate()
     prompts = sorted(
         i.request.body.split(b'"content":"')[1].split(b'"')[0]
         for i in store.load(cassette).interactions
