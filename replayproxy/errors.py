@@ -19,6 +19,7 @@ __all__ = [
     "CassetteFormatError",
     "CassetteVersionError",
     "CassetteWarning",
+    "CassetteWriteError",
     "FaultSpecError",
     "ReplayProxyError",
     "UpstreamError",
@@ -68,6 +69,11 @@ class CassetteFormatError(CassetteError):
 
 class CassetteVersionError(CassetteError):
     """The cassette declares a format version this replayproxy cannot read."""
+
+
+class CassetteWriteError(CassetteError):
+    """Writing a recorded interaction failed (disk full, I/O error, read-only): recording stops,
+    and the cassette keeps every interaction written before it."""
 
 
 class CassetteExistsError(CassetteError, UsageError):

@@ -49,7 +49,9 @@ __all__ = [
     "CA_ENV_VARS",
     "DEFAULT_LISTEN",
     "NODE_PROXY_ENV",
+    "NOTHING_RECORDED_EXIT_STATUS",
     "PROXY_ENV_VARS",
+    "RECORDING_FAILED_EXIT_STATUS",
     "Listener",
     "child_env",
     "command_argument",
@@ -81,6 +83,14 @@ class Listener(Protocol):
 
 
 DEFAULT_LISTEN = "127.0.0.1:8080"
+
+RECORDING_FAILED_EXIT_STATUS = 3
+"""Exit status of ``record`` and ``replay --record-mode ...`` (with or without ``-- COMMAND``,
+unless the command itself failed) when an interaction could not be written (disk full, I/O
+error, read-only): the cassette keeps every interaction before it, and nothing after."""
+
+NOTHING_RECORDED_EXIT_STATUS = 1
+"""Exit status of ``record`` when no interaction was recorded (no request reached the proxy)."""
 
 
 # -- --listen ------------------------------------------------------------------------------

@@ -16,6 +16,8 @@ from typing import Any
 import click
 
 from replayproxy.cli._common import (
+    NOTHING_RECORDED_EXIT_STATUS,
+    RECORDING_FAILED_EXIT_STATUS,
     command_argument,
     confdir_option,
     listen_option,
@@ -125,6 +127,10 @@ def record(
             confdir=confdir,
             options=options,
         ).start()
+        if recorder.failure is not None:
+            # The cassette cannot be opened (its error line is out already): serve nothing.
+            proxy.stop()
+            sys.exit(2)
         try:
             # Entered only now: startup errors are already one line from start().
             with mitmproxy_warnings():
@@ -133,7 +139,33 @@ def record(
             proxy.stop()
             noun = "interaction" if recorder.count == 1 else "interactions"
             click.echo(f"{recorder.count} {noun} recorded to {cassette}", err=True)
-    sys.exit(status)
+    sys.exit(_exit_status(recorder, status, cassette, forward=forward, command=command))
+
+
+def _exit_status(
+    recorder: Any, status: int, cassette: str, *, forward: bool, command: Sequence[str]
+) -> int:
+    """The command's status, else :data:`RECORDING_FAILED_EXIT_STATUS` when a write failed
+    (its line was printed as it happened) or :data:`NOTHING_RECORDED_EXIT_STATUS` with a
+    line saying why nothing was recorded."""
+    if status != 0:
+        return status
+    if recorder.failure is not None:
+        click.echo(f"error: recording failed: {recorder.failure}", err=True)
+        return RECORDING_FAILED_EXIT_STATUS
+    if recorder.count == 0:
+        why = "no request reached the proxy"
+        if recorder.requests:
+            why = f"{recorder.requests} request(s) reached the proxy, none recorded (see above)"
+        elif command:
+            why += " while the command ran" + (
+                " (does its client ignore HTTPS_PROXY? docs/clients.md)"
+                if forward
+                else " (point its base URL at $REPLAYPROXY_URL)"
+            )
+        click.echo(f"error: nothing recorded to {cassette}: {why}", err=True)
+        return NOTHING_RECORDED_EXIT_STATUS
+    return status
 
 
 COMMANDS = [record]

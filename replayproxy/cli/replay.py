@@ -36,6 +36,7 @@ from typing import Any
 import click
 
 from replayproxy.cli._common import (
+    RECORDING_FAILED_EXIT_STATUS,
     Listener,
     command_argument,
     confdir_option,
@@ -219,7 +220,7 @@ def finish(
     """The run's exit status from the command's ``status`` and what the session saw, and the
     lines for stderr: the summary, replay errors, a bypass warning (see the module doc)."""
     summary = session.summary()
-    lines = [summary.line(), *(f"error: {error}" for error in session.errors)]
+    lines = [summary.line(), *(f"error: recording failed: {error}" for error in session.errors)]
     reached = summary.served or summary.unmatched or summary.new or summary.errors or session.errors
     bypassed = bool(command) and bool(summary.recorded) and not reached
     if bypassed:
@@ -227,8 +228,8 @@ def finish(
         lines.append(f"{label}: {bypass_hint(forward, summary.recorded)}")
     if command and status == 0 and summary.unmatched and not allow_unmatched:
         status = UNMATCHED_EXIT_STATUS
-    if command and status == 0 and session.errors:
-        status = UNMATCHED_EXIT_STATUS
+    if status == 0 and session.errors:  # a recording failed: lost, whether a command ran or not
+        status = RECORDING_FAILED_EXIT_STATUS
     if bypassed and fail_if_bypassed and status == 0:
         status = BYPASSED_EXIT_STATUS
     if command and status == 0 and summary.errors:

@@ -27,9 +27,8 @@ from typing import Any
 
 from replayproxy import store
 from replayproxy.core import faults as faults_mod
-from replayproxy.core.cassette import validate
 from replayproxy.core.cassette.model import Cassette, Interaction, Request
-from replayproxy.core.faults import FaultSpec
+from replayproxy.core.faults import FaultSpec, stored
 from replayproxy.core.matching.differences import MatchOptions, describe_request
 from replayproxy.core.matching.explanation import CLI_WORDS, Words
 from replayproxy.core.matching.matcher import Matcher, Miss
@@ -56,7 +55,7 @@ from replayproxy.engine.failsafe import (
     unmatched_response,
 )
 from replayproxy.engine.websocket import WsServe
-from replayproxy.errors import CassetteFormatError, FaultSpecError, ReplayProxyError, UsageError
+from replayproxy.errors import ReplayProxyError, UsageError
 
 __all__ = [
     "UNMATCHED_EXPLANATION_HEADER",
@@ -111,26 +110,9 @@ def parse_faults(specs: Sequence[str | FaultSpec]) -> tuple[FaultSpec, ...]:
 
 
 def check_stored_faults(cassette: Cassette, source: str | os.PathLike[str] | None = None) -> None:
-    """Check ``cassette`` before replay starts: every field (as loading a file does; a cassette
-    built in code has not been through a loader) and every stored fault, so that a bad one
-    stops replay up front, naming the interaction, instead of failing requests later or
-    writing an injected header to a client. Raises CassetteFormatError."""
-    path = None if source is None else os.fspath(source)
-    for i, interaction in enumerate(cassette.interactions):
-        if source is None:
-            try:
-                validate.check_interaction(interaction)
-            except validate.InvalidField as e:  # built in code: no file to name
-                raise CassetteFormatError(f"interaction {i}: {e}") from None
-        for text in interaction.faults:
-            try:
-                faults_mod.parse(text)
-            except FaultSpecError as e:
-                req = interaction.request
-                raise CassetteFormatError(
-                    f"interaction {i} ({req.method} {req.path}): stored fault {text[:60]!r}: {e}",
-                    path=path,
-                ) from None
+    """:func:`~replayproxy.core.faults.stored.check_stored_faults`; ``source``: the file it was
+    loaded from (``None``: built in code, so every field is checked too)."""
+    stored.check_stored_faults(cassette, None if source is None else os.fspath(source))
 
 
 class ReplaySession:
@@ -234,6 +216,8 @@ class ReplaySession:
         :attr:`requests`."""
         try:
             result = self._resolve(request)
+            if isinstance(result, Passthrough) and self.sink is not None:
+                self.sink.open(self.errors.append)  # before forwarding: fail while nothing left
         except BaseException:
             self._see(request, None)  # answered with the explained 500 by the shell
             raise

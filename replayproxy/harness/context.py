@@ -48,6 +48,7 @@ from replayproxy.core.replay.checks import check_upstream
 from replayproxy.core.replay.options import settings_from
 from replayproxy.core.replay.shell import Shell, choose_shell
 from replayproxy.engine.session import ReplaySession, SeenRequest, Summary
+from replayproxy.errors import ReplayProxyError
 from replayproxy.harness.env import child_env, patched_environ
 from replayproxy.harness.hosts import EngineHost, HostPool, MitmHost
 
@@ -88,6 +89,9 @@ class CassetteUse:
     words: Words = PYTHON_WORDS
     """How fixes are spelt in :meth:`explain` and in the explained 500 clients get (set with
     :meth:`speak`: ``use_cassette()``'s keywords by default, pytest's inside pytest)."""
+    explained: int = field(default=0, init=False, repr=False)
+    """How many recording errors :meth:`explain` has shown (``use_cassette()`` raises on exit
+    for the rest)."""
 
     def speak(self, words: Words) -> None:
         """Spell fixes in ``words`` from now on, here and in the 500 bodies the replay sends.
@@ -123,7 +127,9 @@ class CassetteUse:
         if not self.proxy_mode:
             words = dataclasses.replace(words, host=False)
         parts = [m.explain(words) for m in self.session.misses]
-        parts += [f"replayproxy: recording failed: {e}" for e in self.session.errors]
+        errors = list(self.session.errors)
+        parts += [f"replayproxy: recording failed: {e}" for e in errors]
+        self.explained = max(self.explained, len(errors))
         if parts and not self.session.exists and self.session.policy.replay:
             parts.insert(
                 0,
@@ -173,7 +179,11 @@ def use_cassette(
     run on each recorded interaction after the redaction; ``None`` leaves it out.
 
     A cassette that does not exist is, with record mode ``none``, an empty one: every request
-    is a miss explained by :meth:`CassetteUse.explain`.
+    is a miss explained by :meth:`CassetteUse.explain`. When recording fails (the cassette
+    cannot be written: a read-only directory, a full disk), the requests it would have
+    forwarded are not sent, and leaving the block raises a one-line
+    :class:`~replayproxy.errors.ReplayProxyError` unless :meth:`CassetteUse.explain` already
+    showed the failure.
     """
     settings = settings_from(options)
     hooks = RecordHooks(before_record_request, before_record_response)
@@ -198,3 +208,13 @@ def use_cassette(
     finally:
         host.deactivate(session)
         session.close()
+    _raise_unexplained(use)
+
+
+def _raise_unexplained(use: CassetteUse) -> None:
+    """A block that ended normally while recording failed must not pass for a good recording:
+    raise the first failure :meth:`CassetteUse.explain` has not shown (one line)."""
+    errors = use.session.errors[use.explained :]
+    if errors:
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise ReplayProxyError(f"recording failed: {errors[0]}{more}")

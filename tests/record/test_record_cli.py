@@ -16,6 +16,7 @@ from click.testing import CliRunner
 
 from replayproxy import store
 from replayproxy.cli import cli
+from replayproxy.cli._common import NOTHING_RECORDED_EXIT_STATUS
 from replayproxy.cli.addon_path import script_path
 from replayproxy.core.cassette.model import EndKind
 from replayproxy.errors import CassetteWarning
@@ -61,12 +62,17 @@ def test_forward_mode_child_env_and_exit_status(tmp_path: Path, confdir: Path) -
 
 
 def test_reverse_mode_child_env(tmp_path: Path, plain_sim: Simulator) -> None:
-    """Reverse mode: no proxy variables; REPLAYPROXY_URL is the base URL and bypasses proxies."""
+    """Reverse mode: no proxy variables; REPLAYPROXY_URL is the base URL and bypasses proxies.
+    The command sent no request, so the run fails with the line saying so."""
     cassette = tmp_path / "c.cassette"
     env = clean_env(NO_PROXY="example.com", HTTPS_PROXY="http://corporate.invalid:3128")
     args = ["--upstream", plain_sim.url, str(cassette), "--", sys.executable, "-c", PRINT_ENV]
     done = run_record(args, env)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == NOTHING_RECORDED_EXIT_STATUS, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"error: nothing recorded to {cassette}: no request reached the proxy while the "
+        "command ran (point its base URL at $REPLAYPROXY_URL)"
+    )
     assert not any(line.startswith("ca-cert ") for line in done.stdout.splitlines())
     child = _child_env(done.stdout)
     assert child["REPLAYPROXY_URL"].startswith("http://127.0.0.1:")
@@ -291,7 +297,8 @@ def test_tls_trust_problems_are_explained_on_stderr(
     done = run_record(
         ["--confdir", str(confdir), str(cassette), "--", "sh", "-c", script], clean_env()
     )
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == NOTHING_RECORDED_EXIT_STATUS, done.stderr
+    assert "none recorded" in done.stderr.strip().splitlines()[-1]
     assert (
         "warning: mitmproxy: Server TLS handshake failed. Certificate verify failed" in done.stderr
     )

@@ -91,12 +91,14 @@ def policy_for(mode: RecordMode, cassette_exists: bool) -> RecordPolicy:
         return RecordPolicy(mode, replay=True, forward_misses=False, write_mode=None)
     if mode is RecordMode.NEW_EPISODES and cassette_exists:
         return RecordPolicy(mode, replay=True, forward_misses=True, write_mode=CassetteWrite.APPEND)
-    # once / new_episodes without a cassette, all and rewrite: record everything into a fresh
-    # file (overwrite, not new: the file may exist, and `all` replaces it).
+    # once / new_episodes without a cassette: record everything into a new file (the session's
+    # sink appends to it should another writer create it meanwhile: xdist workers sharing one
+    # cassette); all and rewrite: into a fresh file (overwrite: `all` replaces the cassette).
+    fresh = mode in (RecordMode.ONCE, RecordMode.NEW_EPISODES)
     return RecordPolicy(
         mode,
         replay=False,
         forward_misses=True,
-        write_mode=CassetteWrite.OVERWRITE,
+        write_mode=CassetteWrite.NEW if fresh else CassetteWrite.OVERWRITE,
         replaces=mode is RecordMode.REWRITE,
     )

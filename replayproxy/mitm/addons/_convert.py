@@ -8,15 +8,36 @@ from mitmproxy import http
 from replayproxy.core.cassette.assembly import ResponseHead
 from replayproxy.core.cassette.model import Request
 
-__all__ = ["frame_h2_for_h1_client", "head_of", "request_of"]
+__all__ = ["frame_h2_for_h1_client", "head_of", "request_of", "url_of"]
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def url_of(flow_request: http.Request) -> str:
+    """The request's full URL, an IPv6 host in brackets (RFC 3986 §3.2.2).
+
+    mitmproxy's ``Request.url`` joins host and port as they are (``http://::1:8000/v1``, which
+    no URL parser reads back), so a request to an IPv6 upstream could be neither recorded nor
+    matched; its other hosts it writes like this.
+    """
+    host = flow_request.host
+    if ":" not in host or flow_request.first_line_format == "authority":
+        return flow_request.url
+    scheme, port = flow_request.scheme, flow_request.port
+    authority = f"[{host.strip('[]')}]"
+    if port != _DEFAULT_PORTS.get(scheme):
+        authority += f":{port}"
+    path = "" if flow_request.path == "*" else flow_request.path
+    return f"{scheme}://{authority}{path}"
 
 
 def request_of(flow_request: http.Request) -> Request:
     """The model :class:`Request` of a mitmproxy request: full URL (in reverse mode the
-    upstream URL), headers as raw ``(bytes, bytes)`` pairs in wire order, body as sent."""
+    upstream URL; :func:`url_of`), headers as raw ``(bytes, bytes)`` pairs in wire order, body
+    as sent."""
     return Request(
         method=flow_request.method,
-        url=flow_request.url,
+        url=url_of(flow_request),
         http_version=flow_request.http_version,
         headers=tuple((bytes(k), bytes(v)) for k, v in flow_request.headers.fields),
         body=flow_request.raw_content or b"",

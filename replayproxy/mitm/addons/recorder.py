@@ -7,14 +7,9 @@ the first two are the record group of the option table, :mod:`replayproxy.core.r
 - ``replayproxy_write_mode``: the write mode (not a record mode): ``new`` (refuse an existing
   file), ``append``, ``overwrite``. Its old name, ``replayproxy_record_mode``, still works, with
   a warning.
-- ``replayproxy_redact_headers``: more header names to redact (the defaults always apply).
-- ``replayproxy_redact_query``: more query parameters to redact (``key``, ``api_key`` and
-  ``access_token`` always apply).
-- ``replayproxy_redact_body_field``: JSON pointers of body fields to redact, in requests and
-  responses (``/user``, ``/messages/*/name``).
-- ``replayproxy_no_redact``: keep secrets (explicit opt-out, off by default).
-- ``replayproxy_record_tls_failures``: also record requests that failed because the upstream's
-  certificate was not trusted (off: they are a setup problem, reported with the fix).
+- the record group's redaction and failed-TLS options (``replayproxy_redact_headers``,
+  ``..._redact_query``, ``..._redact_body_field``, ``..._no_redact``,
+  ``..._record_tls_failures``): see :data:`~replayproxy.core.replay.options.RECORD_OPTIONS`.
 
 With a ``sink`` (record modes: the :class:`~replayproxy.mitm.addons.replayer.Replayer`, added
 before the recorder), only the flows ``sink.wants(flow)`` are recorded, each handed to
@@ -39,6 +34,12 @@ How a flow is recorded (hooks run on mitmproxy's event loop):
   in flight). Whichever hook comes first wins: mitmproxy 11.0.2 on Python 3.11 can fire both.
 - ``done``: flows still in flight are written with ``EndKind.ERROR`` ("recording stopped").
 
+A write that fails (disk full, I/O error, read-only; :class:`~replayproxy.errors.
+CassetteWriteError`) stops the recording: one error line names the file and the interaction,
+:attr:`Recorder.failure` keeps it, and every later request is answered with a 503 that says so
+instead of being forwarded unrecorded. A cassette that cannot be opened at ``running`` does the
+same (``replayproxy record`` then stops before serving).
+
 An upstream TCP RST looks like EOF to mitmproxy on HTTP/1. To record it as ``reset``, the
 ``server_connected`` hook keeps the upstream connection's asyncio ``StreamReader``: when the
 socket is reset, asyncio stores the ``ConnectionResetError`` there (``StreamReaderProtocol.
@@ -48,10 +49,8 @@ connection_lost``), which the ``error`` hook then reads
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -69,7 +68,7 @@ from replayproxy.core.cassette.assembly import (
 from replayproxy.core.cassette.model import Ending, EndKind, Interaction, Request
 from replayproxy.core.replay.options import RecordSettings
 from replayproxy.core.websocket.model import WsClose, WsCloseKind, WsMessage
-from replayproxy.errors import CassetteError
+from replayproxy.errors import CassetteError, CassetteWriteError
 from replayproxy.mitm.addons import ws_record
 from replayproxy.mitm.addons._connections import reader_of, upstream_reset
 from replayproxy.mitm.addons._convert import frame_h2_for_h1_client, head_of, request_of
@@ -134,6 +133,9 @@ class Recorder:
         self.writer: CassetteWriter | None = None
         self.settings = RecordSettings()  # from the options; a sink gives its own per flow
         self.count = 0
+        self.requests = 0  # requests seen, recorded or not
+        self.failure: str | None = None
+        """Why recording stopped (the cassette could not be opened or written), one line."""
         self._flows: dict[str, _InFlight] = {}
         self._readers: dict[str, Any] = {}  # server connection id -> asyncio.StreamReader
         self._master: Any = None
@@ -169,7 +171,7 @@ class Recorder:
         try:
             self._open()
         except CassetteError as e:
-            logger.error("%s", e)
+            self._stop(str(e))
 
     def _open(self) -> None:
         target = self._target
@@ -178,19 +180,25 @@ class Recorder:
         self._close()
         if target is None:
             return
-        created = not os.path.exists(target[0])
+        # Created mode 0600 by the writer: cassettes hold prompts and answers.
         self.writer = CassetteWriter(target[0], target[1], on_warning=logger.warning)
-        if created:
-            # Cassettes hold prompts and answers: readable by the owner only, like `save`'s.
-            with contextlib.suppress(OSError):
-                os.chmod(target[0], 0o600)
         logger.info("recording to %s", target[0])
 
     def _close(self) -> None:
         with self._lock:
             writer, self.writer = self.writer, None
         if writer is not None:
-            writer.close()
+            try:
+                writer.close()
+            except CassetteWriteError as e:
+                self._stop(str(e))
+
+    def _stop(self, line: str) -> None:
+        """Recording failed: say so once as an error, and refuse what would go unrecorded."""
+        logger.error("%s", line)
+        with self._lock:
+            if self.failure is None:
+                self.failure = line
 
     # -- hooks -------------------------------------------------------------------------------
 
@@ -207,6 +215,13 @@ class Recorder:
             self._master.event_loop.call_later(5.0, self._readers.pop, data.server.id, None)
 
     def request(self, flow: http.HTTPFlow) -> None:
+        self.requests += 1
+        if self.sink is None and self.failure is not None and flow.response is None:
+            # Never forward what cannot be recorded: the client learns why, the upstream
+            # (and the credentials in the request) are not reached.
+            text = f"replayproxy: not forwarded, recording stopped: {self.failure}\n"
+            flow.response = http.Response.make(503, text.encode(), {"content-type": "text/plain"})
+            return
         if (self.writer is None) if self.sink is None else not self.sink.wants(flow):
             return
         settings = self.settings if self.sink is None else self.sink.record_settings(flow)
@@ -364,13 +379,20 @@ class Recorder:
             writer = self.writer
             if writer is None:
                 return
+            failed: CassetteWriteError | None = None
             try:
                 writer.append(interaction)
+            except CassetteWriteError as e:
+                failed = e
             except CassetteError as e:
                 # An interaction the format cannot hold (a status outside 100-599, say): one
                 # line, and the cassette stays loadable.
                 logger.error("not recorded: %s", e)
                 return
-            self.count += 1
+            else:
+                self.count += 1
+        if failed is not None:
+            self._stop(str(failed))
+            return
         if self.on_record is not None:
             self.on_record(interaction)

@@ -25,9 +25,9 @@ from replayproxy.errors import FaultSpecError, UsageError
     [
         ("none", False, True, False, None),
         ("none", True, True, False, None),
-        ("once", False, False, True, CassetteWrite.OVERWRITE),
+        ("once", False, False, True, CassetteWrite.NEW),
         ("once", True, True, False, None),
-        ("new_episodes", False, False, True, CassetteWrite.OVERWRITE),
+        ("new_episodes", False, False, True, CassetteWrite.NEW),
         ("new_episodes", True, True, True, CassetteWrite.APPEND),
         ("all", False, False, True, CassetteWrite.OVERWRITE),
         ("all", True, False, True, CassetteWrite.OVERWRITE),
