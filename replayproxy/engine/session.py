@@ -35,7 +35,7 @@ from replayproxy.core.matching.explanation import CLI_WORDS, Words
 from replayproxy.core.matching.matcher import Matcher, Miss
 from replayproxy.core.replay import resume
 from replayproxy.core.replay.checks import check_speed  # re-exported: checked there, once
-from replayproxy.core.replay.options import RecordSettings, ReplaySettings
+from replayproxy.core.replay.options import HttpVersion, RecordSettings, ReplaySettings
 from replayproxy.core.replay.record_mode import (
     RecordMode,
     RecordPolicy,
@@ -140,7 +140,8 @@ class ReplaySession:
     the file exists decides the :class:`~replayproxy.core.replay.record_mode.RecordPolicy`, and new
     interactions are appended to it. ``missing_ok``: in ``none`` mode, a missing file is an
     empty cassette (every request a miss) instead of an error; :attr:`exists` tells which.
-    ``record_settings``: how what it forwards is recorded (redaction; read by the recorder).
+    ``record_settings``: how what it forwards is recorded (redaction; read by the recorder);
+    ``http_version``: the HTTP version a TLS client gets in forward mode (``mitm/addons/_alpn``).
     """
 
     def __init__(
@@ -156,6 +157,7 @@ class ReplaySession:
         missing_ok: bool = False,
         on_error: ErrorHandler | None = None,
         record_settings: RecordSettings | None = None,
+        http_version: HttpVersion | str = HttpVersion.RECORDED,
     ) -> None:
         mode = parse_record_mode(record_mode)
         self.record_settings = record_settings or RecordSettings()
@@ -182,6 +184,7 @@ class ReplaySession:
         self.options = options or MatchOptions()
         self.on_miss = on_miss
         self.on_error = on_error
+        self.http_version = HttpVersion(http_version)
         self.words: Words = CLI_WORDS  # how the explained 500 spells fixes; set by the front
         self._matcher = Matcher(cassette.interactions, self.options, self._servings)
         self._seen = SeenLog()
@@ -212,6 +215,7 @@ class ReplaySession:
             options=settings.match,
             record_mode=settings.record_mode,
             record_settings=settings.record,
+            http_version=settings.http_version,
             **kwargs,
         )
 

@@ -36,6 +36,7 @@ SAMPLES: dict[str, Any] = {
     "allow_repeats": True,
     "match_host": True,
     "no_equivalence": True,
+    "http_version": "client",
     "redact_header": ["x-custom-key"],
     "redact_query": ["session"],
     "redact_body_field": ["/user"],
