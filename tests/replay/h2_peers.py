@@ -21,7 +21,7 @@ from typing import Any
 import h2.config
 import h2.connection
 import h2.events
-import h2.settings
+import h2.exceptions
 
 __all__ = ["H2Reply", "H2Upstream", "h2_get_through_proxy"]
 
@@ -113,6 +113,7 @@ class H2Reply:
     frames: list[bytes] = field(default_factory=list)
     reset: int | None = None  # RST_STREAM error code
     goaway: int | None = None  # GOAWAY error code
+    after: str = ""  # with ping_after: "open" (PING answered), "goaway N" or "closed"
 
     @property
     def body(self) -> bytes:
@@ -127,10 +128,12 @@ def h2_get_through_proxy(
     *,
     post: bytes = b"",
     offers: Sequence[str] = ("h2", "http/1.1"),
+    ping_after: bool = False,
 ) -> H2Reply:
     """``GET`` (or ``POST`` with ``post``) ``https://host/path`` through the HTTP proxy on
     127.0.0.1:``proxy_port``, offering ``offers`` in ALPN; reads HTTP/2 frames if h2 was chosen
-    (else returns the ALPN alone)."""
+    (else returns the ALPN alone). ``ping_after``: then send a PING to learn whether the
+    connection outlived the stream (:attr:`H2Reply.after`)."""
     raw = socket.create_connection(("127.0.0.1", proxy_port), timeout=10)
     raw.sendall(f"CONNECT {host}:443 HTTP/1.1\r\nHost: {host}:443\r\n\r\n".encode())
     answer = b""
@@ -145,11 +148,32 @@ def h2_get_through_proxy(
         reply = H2Reply(tls.selected_alpn_protocol())
         if reply.alpn != "h2":
             return reply
-        _h2_exchange(tls, host, path, post, reply)
+        conn = _h2_exchange(tls, host, path, post, reply)
+        if ping_after and reply.goaway is None:
+            reply.after = _ping(tls, conn)
         return reply
 
 
-def _h2_exchange(tls: ssl.SSLSocket, host: str, path: str, post: bytes, reply: H2Reply) -> None:
+def _ping(tls: ssl.SSLSocket, conn: h2.connection.H2Connection) -> str:
+    """Whether the connection still answers a PING."""
+    try:
+        conn.ping(b"replay!!")
+        tls.sendall(conn.data_to_send())
+        tls.settimeout(3)
+        while data := tls.recv(65536):
+            for event in conn.receive_data(data):
+                if isinstance(event, h2.events.PingAckReceived):
+                    return "open"
+                if isinstance(event, h2.events.ConnectionTerminated):
+                    return f"goaway {int(event.error_code)}"
+    except (OSError, h2.exceptions.ProtocolError):
+        pass
+    return "closed"
+
+
+def _h2_exchange(
+    tls: ssl.SSLSocket, host: str, path: str, post: bytes, reply: H2Reply
+) -> h2.connection.H2Connection:
     conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
     conn.initiate_connection()
     method = "POST" if post else "GET"
@@ -164,7 +188,7 @@ def _h2_exchange(tls: ssl.SSLSocket, host: str, path: str, post: bytes, reply: H
     while True:
         data = tls.recv(65536)
         if not data:
-            return
+            return conn
         for event in conn.receive_data(data):
             if isinstance(event, h2.events.ResponseReceived):
                 reply.status = int(dict(event.headers)[b":status"])
@@ -174,10 +198,10 @@ def _h2_exchange(tls: ssl.SSLSocket, host: str, path: str, post: bytes, reply: H
                 conn.acknowledge_received_data(event.flow_controlled_length, stream)
             elif isinstance(event, h2.events.StreamReset):
                 reply.reset = int(event.error_code)
-                return
+                return conn
             elif isinstance(event, h2.events.ConnectionTerminated):
                 reply.goaway = int(event.error_code)
-                return
+                return conn
             elif isinstance(event, h2.events.StreamEnded):
-                return
+                return conn
         tls.sendall(conn.data_to_send())
