@@ -192,3 +192,20 @@ def test_a_client_without_h2_gets_http11_from_an_h2_recording(
     serve(proxy, h2_recording, "2")
     reply = h2_get_through_proxy(proxy.port, "127.0.0.1", str(proxy.ca_cert), offers=["http/1.1"])
     assert reply.alpn == "http/1.1"
+
+
+@pytest.mark.parametrize(
+    ("fault", "frames", "reset"),
+    [("reset:events=2", 2, 2), ("close:events=2", 2, 2), ("truncate:events=2", 2, None)],
+)
+def test_faults_over_h2_as_documented(
+    proxy: EmbeddedProxy, h2_recording: Cassette, fault: str, frames: int, reset: int | None
+) -> None:
+    """Over HTTP/2 a reset or a close is RST_STREAM INTERNAL_ERROR (2) after the frames
+    before it, a truncation a clean END_STREAM; the connection stays open either way
+    (docs/replay.md, "HTTP/2")."""
+    replayer = proxy.addons[0]
+    assert isinstance(replayer, Replayer)
+    replayer.use(ReplaySession(h2_recording, speed=0, faults=[fault]))
+    reply = h2_get_through_proxy(proxy.port, "127.0.0.1", str(proxy.ca_cert), ping_after=True)
+    assert (reply.alpn, len(reply.frames), reply.reset, reply.after) == ("h2", frames, reset, "open")
