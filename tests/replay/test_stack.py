@@ -17,6 +17,7 @@ from replayproxy.core.replay.record_mode import RecordMode
 from replayproxy.engine.session import ReplaySession
 from replayproxy.harness.hosts import HostPool
 from replayproxy.mitm import stack as stack_mod
+from replayproxy.mitm.addons._alpn import AlpnChoice
 from replayproxy.mitm.addons.recorder import Recorder
 from replayproxy.mitm.addons.replayer import Replayer
 from replayproxy.mitm.stack import MitmStack, build_stack, proxy_mode
@@ -28,14 +29,17 @@ UPSTREAM = "https://api.openai.invalid"
 
 
 def test_a_replaying_stack_is_the_replayer_alone_and_never_connects() -> None:
-    """Replay only: the replayer, extra addons after it, connection_strategy=lazy, no CA."""
+    """Replay only: the replayer and its ALPN choice, extra addons after them,
+    connection_strategy=lazy, no CA."""
     session = ReplaySession(cassette(interaction([b"data: 1\n\n"])), speed=0)
     probe = object()
     stack = build_stack(session, UPSTREAM, extra_addons=[probe])
     replayer = stack.replayer
     assert isinstance(replayer, Replayer) and replayer.session is session
     assert replayer.process is None
-    assert stack.addons == (replayer, probe)
+    alpn = stack.addons[1]
+    assert isinstance(alpn, AlpnChoice) and alpn._serving is replayer
+    assert stack.addons == (replayer, alpn, probe)
     assert dict(stack.options) == {"connection_strategy": "lazy"}
     assert stack.mode == f"reverse:{UPSTREAM}"
 
@@ -45,7 +49,7 @@ def test_a_recording_stack_adds_the_recorder_with_the_replayer_as_its_sink(tmp_p
     the trusted CA bundle becomes mitmproxy's upstream trust."""
     session = ReplaySession(tmp_path / "new.cassette", speed=0, record_mode=RecordMode.ONCE)
     stack = build_stack(session, None, trusted_ca="/ca.pem", origin_process=True)
-    replayer, recorder = stack.addons
+    replayer, _, recorder = stack.addons
     assert replayer is stack.replayer and isinstance(recorder, Recorder)
     assert recorder.sink is replayer
     assert stack.replayer.process is not None
@@ -55,8 +59,8 @@ def test_a_recording_stack_adds_the_recorder_with_the_replayer_as_its_sink(tmp_p
     }
     assert stack.mode == "regular"
     idle = build_stack(None, None, records=True)
-    assert [type(a) for a in idle.addons] == [Replayer, Recorder]
-    assert [type(a) for a in build_stack(None, None).addons] == [Replayer]
+    assert [type(a) for a in idle.addons] == [Replayer, AlpnChoice, Recorder]
+    assert [type(a) for a in build_stack(None, None).addons] == [Replayer, AlpnChoice]
 
 
 def test_the_mode_is_forward_without_an_upstream_and_reverse_with_one() -> None:
@@ -145,7 +149,7 @@ def test_the_replay_fixture_runs_a_build_stack_stack(replay_proxy: ReplayTarget)
     stack = replay_proxy.stack
     assert isinstance(stack, MitmStack)
     assert replay_proxy.proxy.addons == list(stack.addons)
-    assert stack.addons == (replay_proxy.replayer, replay_proxy.probe)
+    assert stack.addons == (replay_proxy.replayer, stack.addons[1], replay_proxy.probe)
     assert replay_proxy.proxy.options == {"connection_strategy": "lazy"}
 
 
