@@ -81,7 +81,8 @@ func main() {
 			total += n
 		}
 		if err != nil {
-			fmt.Printf("%s %d, %d reads, %d bytes, then %v\n", r.Proto, r.StatusCode, reads, total, err)
+			fmt.Printf("%s %d, %d reads, %d bytes, then %v\n",
+				r.Proto, r.StatusCode, reads, total, err)
 			return
 		}
 	}

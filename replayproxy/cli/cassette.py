@@ -62,10 +62,8 @@ def show(path: str, as_json: bool) -> None:
     if as_json:
         print_json([dataclasses.asdict(r) for r in rows])
         return
-    table = [
-        ["#", "METHOD", "URL", "STATUS", "HTTP", "FRAMES", "BYTES", "TTFB", "DURATION"]
-        + ["END", "FAULTS"]
-    ]
+    columns = ["#", "METHOD", "URL", "STATUS", "HTTP", "FRAMES", "BYTES", "TTFB", "DURATION"]
+    table = [[*columns, "END", "FAULTS"]]
     for r in rows:
         end = r.end + (f" ({r.end_message})" if r.end_message else "")
         table.append(

@@ -19,9 +19,9 @@ import pytest
 from replayproxy import store
 from replayproxy.core.cassette.model import Cassette
 from replayproxy.engine.session import ReplaySession
+from replayproxy.mitm.addons.replayer import Replayer
 from replayproxy.mitm.embedded import EmbeddedProxy
 from replayproxy.mitm.stack import build_stack
-from replayproxy.mitm.addons.replayer import Replayer
 from replayproxy.testing import cassette, interaction, request, sse_frames
 from tests.record.helpers import recording
 from tests.replay.h2_peers import FRAMES, H2Upstream, h2_get_through_proxy
@@ -30,6 +30,7 @@ HOST = "api.openai.invalid"  # does not resolve: replay must never look it up
 URL = f"https://{HOST}/v1/chat/completions"
 H1_FRAMES = sse_frames(5, size=40)
 
+CURL = ("curl", "-sS", "--max-time", "10")
 needs_curl = pytest.mark.skipif(shutil.which("curl") is None, reason="curl not installed")
 
 
@@ -77,9 +78,9 @@ def h1_cassette() -> Cassette:
 def curl(proxy: EmbeddedProxy, url: str, *flags: str) -> tuple[str, bytes]:
     """curl through the proxy: (``%{http_version}``, body)."""
     marker = b"\n--http-version="
+    write_out = marker.decode() + "%{http_version}"
     out = subprocess.run(
-        ["curl", "-sS", "--max-time", "10", "-x", proxy.url, "--cacert", str(proxy.ca_cert)]
-        + [*flags, "-w", marker.decode() + "%{http_version}", url],
+        [*CURL, "-x", proxy.url, "--cacert", str(proxy.ca_cert), *flags, "-w", write_out, url],
         capture_output=True,
         check=True,
     ).stdout
@@ -208,4 +209,5 @@ def test_faults_over_h2_as_documented(
     assert isinstance(replayer, Replayer)
     replayer.use(ReplaySession(h2_recording, speed=0, faults=[fault]))
     reply = h2_get_through_proxy(proxy.port, "127.0.0.1", str(proxy.ca_cert), ping_after=True)
-    assert (reply.alpn, len(reply.frames), reply.reset, reply.after) == ("h2", frames, reset, "open")
+    got = (reply.alpn, len(reply.frames), reply.reset, reply.after)
+    assert got == ("h2", frames, reset, "open")

@@ -65,9 +65,11 @@ RECORDED = [(1, 7), (0, 7), (0, 12), (1, 2), (0, 4), (2, 1), (0, 9)]
 
 def test_the_engine_sends_each_fragment_as_recorded() -> None:
     """Base-URL mode: every fragment boundary as recorded, even inside a UTF-8 character."""
-    with ReplayServer(CASSETTE, speed=0) as server:
-        with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
-            got = _frames(sock, f"127.0.0.1:{server.port}", len(RECORDED))
+    with (
+        ReplayServer(CASSETTE, speed=0) as server,
+        socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock,
+    ):
+        got = _frames(sock, f"127.0.0.1:{server.port}", len(RECORDED))
     assert got == RECORDED
 
 

@@ -51,7 +51,6 @@ class HttpVersion(enum.StrEnum):
     HTTP2 = "2"
     """HTTP/2 whenever the client offers it."""
 
-
     @classmethod
     def _missing_(cls, value: object) -> HttpVersion:
         # HttpVersion("2.0") and the other spellings; anything else is the one-line error.
