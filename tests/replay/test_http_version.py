@@ -6,9 +6,11 @@ local h2 server over TLS, and real clients (curl, httpx, our own h2 frame reader
 
 from __future__ import annotations
 
+import os
 import shutil
 import ssl
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -57,8 +59,9 @@ def h2_recording(
 
 
 @pytest.fixture(scope="module")
-def proxy(confdir: Path) -> Iterator[EmbeddedProxy]:
-    """The forward replay proxy, as the CLI builds it (origin in a child process)."""
+def proxy(confdir: Path, h2_recording: Cassette) -> Iterator[EmbeddedProxy]:
+    """The forward replay proxy, as the CLI builds it (origin in a child process); after the
+    recording (one embedded mitmproxy per process at a time)."""
     stack = build_stack(None, None, origin_process=True)
     with stack.proxy(confdir=confdir) as running:
         yield running
@@ -211,3 +214,26 @@ def test_faults_over_h2_as_documented(
     reply = h2_get_through_proxy(proxy.port, "127.0.0.1", str(proxy.ca_cert), ping_after=True)
     got = (reply.alpn, len(reply.frames), reply.reset, reply.after)
     assert got == ("h2", frames, reset, "open")
+
+
+@needs_curl
+@pytest.mark.parametrize(("flag", "expected"), [((), "1.1"), (("--http-version", "client"), "2")])
+def test_the_cli_takes_http_version(
+    tmp_path: Path, confdir: Path, flag: tuple[str, ...], expected: str
+) -> None:
+    """replayproxy replay -- curl --http2: HTTP/1.1 for an HTTP/1.1 recording by default,
+    HTTP/2 with --http-version client (curl's preference, as before)."""
+    path = tmp_path / "h1.cassette"
+    store.save(path, h1_cassette())
+    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
+    curl_cmd = [*CURL, "--http2", "-o", os.devnull, "-w", "%{http_version}", URL]
+    done = subprocess.run(
+        [sys.executable, "-m", "replayproxy", "replay", str(path), "--listen", "127.0.0.1:0"]
+        + ["--confdir", str(confdir), "--speed", "0", *flag, "--", *curl_cmd],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == expected
