@@ -227,9 +227,9 @@ def test_the_cli_takes_http_version(
     store.save(path, h1_cassette())
     env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
     curl_cmd = [*CURL, "--http2", "-o", os.devnull, "-w", "%{http_version}", URL]
+    replay = ["replay", str(path), "--listen", "127.0.0.1:0", "--confdir", str(confdir)]
     done = subprocess.run(
-        [sys.executable, "-m", "replayproxy", "replay", str(path), "--listen", "127.0.0.1:0"]
-        + ["--confdir", str(confdir), "--speed", "0", *flag, "--", *curl_cmd],
+        [sys.executable, "-m", "replayproxy", *replay, "--speed", "0", *flag, "--", *curl_cmd],
         capture_output=True,
         text=True,
         timeout=60,
