@@ -45,7 +45,7 @@ class HttpVersion(enum.StrEnum):
     """HTTP/2 when the host's interactions were recorded over HTTP/2 and the client offers h2;
     HTTP/1.1 otherwise."""
     CLIENT = "client"
-    """The client's preference, as mitmproxy picks it (replayproxy 0.1's behaviour)."""
+    """The client's preference, as mitmproxy picks it (the behaviour before this option)."""
     HTTP1 = "1.1"
     """HTTP/1.1 whenever the client offers it."""
     HTTP2 = "2"
