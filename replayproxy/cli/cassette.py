@@ -56,16 +56,16 @@ def cassette() -> None:
 @click.argument("path", metavar="CASSETTE")
 @json_option
 def show(path: str, as_json: bool) -> None:
-    """One line per interaction: method, URL, status, frames, bytes, timing, ending, faults."""
+    """One line per interaction: method, URL, status, HTTP version, frames, bytes, timing,
+    ending, faults."""
     c = load_cassette(path)
     rows = interaction_rows(c)
     if as_json:  # what an import lost, per interaction (null: nothing, or recorded)
         losses = lost(c)
         print_json([{**dataclasses.asdict(r), "lost": losses.get(r.index)} for r in rows])
         return
-    table = [
-        ["#", "METHOD", "URL", "STATUS", "FRAMES", "BYTES", "TTFB", "DURATION", "END", "FAULTS"]
-    ]
+    columns = ["#", "METHOD", "URL", "STATUS", "HTTP", "FRAMES", "BYTES", "TTFB", "DURATION"]
+    table = [[*columns, "END", "FAULTS"]]
     for r in rows:
         end = r.end + (f" ({r.end_message})" if r.end_message else "")
         table.append(
@@ -74,6 +74,7 @@ def show(path: str, as_json: bool) -> None:
                 r.method,
                 r.url,
                 "-" if r.status is None else str(r.status),
+                r.http_version.removeprefix("HTTP/"),
                 str(r.frames),
                 str(r.bytes),
                 "-" if r.ttfb_ns is None else format_ns(r.ttfb_ns),
@@ -82,7 +83,7 @@ def show(path: str, as_json: bool) -> None:
                 " ".join(r.faults) or "-",
             ]
         )
-    for line in format_table(table, right={0, 3, 4, 5, 6, 7}):
+    for line in format_table(table, right={0, 3, 5, 6, 7, 8}):
         click.echo(line)
     for line in import_notes(c):
         click.echo(line)

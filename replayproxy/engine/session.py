@@ -34,7 +34,12 @@ from replayproxy.core.matching.explanation import CLI_WORDS, Words
 from replayproxy.core.matching.matcher import Matcher, Miss
 from replayproxy.core.replay import resume
 from replayproxy.core.replay.checks import check_speed  # re-exported: checked there, once
-from replayproxy.core.replay.options import ConnectionLimits, RecordSettings, ReplaySettings
+from replayproxy.core.replay.options import (
+    ConnectionLimits,
+    HttpVersion,
+    RecordSettings,
+    ReplaySettings,
+)
 from replayproxy.core.replay.record_mode import (
     RecordMode,
     RecordPolicy,
@@ -124,6 +129,7 @@ class ReplaySession:
     empty cassette (every request a miss) instead of an error; :attr:`exists` tells which.
     ``record_settings``: how what it forwards is recorded (redaction; read by the recorder);
     ``connection_limits``: timeouts and the connection bound of the shell serving it.
+    ``http_version``: the HTTP version a TLS client gets in forward mode (``mitm/addons/_alpn``).
     """
 
     def __init__(
@@ -140,6 +146,7 @@ class ReplaySession:
         on_error: ErrorHandler | None = None,
         record_settings: RecordSettings | None = None,
         connection_limits: ConnectionLimits | None = None,
+        http_version: HttpVersion | str = HttpVersion.RECORDED,
     ) -> None:
         mode = parse_record_mode(record_mode)
         self.limits = connection_limits or ConnectionLimits()  # read by the shells serving it
@@ -167,6 +174,7 @@ class ReplaySession:
         self.options = options or MatchOptions()
         self.on_miss = on_miss
         self.on_error = on_error
+        self.http_version = HttpVersion(http_version)
         self.words: Words = CLI_WORDS  # how the explained 500 spells fixes; set by the front
         self._matcher = Matcher(cassette.interactions, self.options, self._servings)
         self._seen = SeenLog()
@@ -198,6 +206,7 @@ class ReplaySession:
             record_mode=settings.record_mode,
             record_settings=settings.record,
             connection_limits=settings.connections,
+            http_version=settings.http_version,
             **kwargs,
         )
 

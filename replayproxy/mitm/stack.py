@@ -4,7 +4,9 @@ The CLI (``replay``), the Python API and pytest plugin
 (:class:`~replayproxy.harness.hosts.MitmHost`) and the replay tests all build the embedded
 mitmproxy with :func:`build_stack`, so they cannot drift apart:
 
-- the :class:`~replayproxy.mitm.addons.replayer.Replayer` first;
+- the :class:`~replayproxy.mitm.addons.replayer.Replayer` first, then the
+  :class:`~replayproxy.mitm.addons._alpn.AlpnChoice` answering each TLS client with the HTTP
+  version its session's ``http_version`` asks for (by default the recorded one);
 - when a session may record, the :class:`~replayproxy.mitm.addons.recorder.Recorder` after it,
   with the replayer as its sink: it records only the flows the replayer forwarded, into the
   session that forwarded them;
@@ -31,6 +33,7 @@ from typing import Any
 
 from replayproxy.core.replay.options import ConnectionLimits
 from replayproxy.engine.session import ReplaySession
+from replayproxy.mitm.addons._alpn import AlpnChoice
 from replayproxy.mitm.addons.recorder import Recorder
 from replayproxy.mitm.addons.replayer import Replayer
 from replayproxy.mitm.client_limits import ClientLimits
@@ -100,7 +103,7 @@ def build_stack(
         served = replayer.session
         return ConnectionLimits() if served is None else served.limits
 
-    addons: list[object] = [ClientLimits(limits), replayer]
+    addons: list[object] = [ClientLimits(limits), replayer, AlpnChoice(replayer)]
     if records:
         addons.append(Recorder(sink=replayer))
     addons.extend(extra_addons)

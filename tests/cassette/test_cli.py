@@ -76,11 +76,13 @@ def test_show_lists_one_line_per_interaction(sample: Path) -> None:
     code, out, _ = rp("cassette", "show", str(sample))
     lines = out.splitlines()
     assert code == 0 and len(lines) == 4
-    assert lines[1].split()[:6] == ["0", "POST", "https://api.example.test/v1/chat/completions",
-                                    "200", "4", "101"]  # fmt: skip
-    assert lines[3].split()[3:5] == ["-", "0"] and "no_response (connection refused)" in lines[3]
+    assert lines[1].split()[:7] == ["0", "POST", "https://api.example.test/v1/chat/completions",
+                                    "200", "1.1", "4", "101"]  # fmt: skip
+    assert lines[3].split()[3:6] == ["-", "1.1", "0"]
+    assert "no_response (connection refused)" in lines[3]
     rows = json.loads(rp("cassette", "show", str(sample), "--json")[1])
     assert [r["end"] for r in rows] == ["complete", "complete", "no_response"]
+    assert [r["http_version"] for r in rows] == ["HTTP/1.1"] * 3
 
 
 def test_frames_prints_offsets_gaps_sizes_and_escaped_bytes(sample: Path) -> None:

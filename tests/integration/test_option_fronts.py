@@ -40,6 +40,7 @@ SAMPLES: dict[str, Any] = {
     "head_timeout": "5",
     "body_timeout": "7.5",
     "max_connections": "100",
+    "http_version": "client",
     "redact_header": ["x-custom-key"],
     "redact_query": ["session"],
     "redact_body_field": ["/user"],

@@ -52,8 +52,9 @@ def test_frames_arrive_as_recorded_chunks_at_recorded_gaps(
 # with a real TCP RST (the replayer's error hook); a close is mitmproxy's FIN without the chunk
 # terminator. Forward mode is TLS: CPython's ssl reports an RST as a ragged EOF
 # (SSLEOFError, suppressed by default), so httpx and requests cannot tell it from a FIN there,
-# exactly as against a real TLS server; curl (OpenSSL) can over HTTP/1.1. By default curl
-# negotiates h2 with mitmproxy and both endings become RST_STREAM (exit 92).
+# exactly as against a real TLS server; curl (OpenSSL) can over HTTP/1.1. curl prefers h2, but
+# these cassettes were recorded over HTTP/1.1, so it is answered over HTTP/1.1 (http_version
+# recorded); over HTTP/2 both endings become RST_STREAM (exit 92, tests/replay/test_http_version).
 ENDINGS = {
     "recorded-reset": (EndKind.RESET, ()),
     "fault-reset": (EndKind.COMPLETE, ("reset:events=2",)),
@@ -63,8 +64,8 @@ ENDINGS = {
 SEEN = {  # (mode, reset?) -> httpx, requests, curl (default), curl --http1.1
     ("reverse", True): ("reset", "reset", 56, 56),
     ("reverse", False): ("incomplete", "incomplete", 18, 18),
-    ("forward", True): ("incomplete", "incomplete", 92, 56),
-    ("forward", False): ("incomplete", "incomplete", 92, 18),
+    ("forward", True): ("incomplete", "incomplete", 56, 56),
+    ("forward", False): ("incomplete", "incomplete", 18, 18),
 }
 
 

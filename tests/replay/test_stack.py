@@ -17,6 +17,7 @@ from replayproxy.core.replay.record_mode import RecordMode
 from replayproxy.engine.session import ReplaySession
 from replayproxy.harness.hosts import HostPool
 from replayproxy.mitm import stack as stack_mod
+from replayproxy.mitm.addons._alpn import AlpnChoice
 from replayproxy.mitm.addons.recorder import Recorder
 from replayproxy.mitm.addons.replayer import Replayer
 from replayproxy.mitm.client_limits import ClientLimits
@@ -29,7 +30,7 @@ UPSTREAM = "https://api.openai.invalid"
 
 
 def test_a_replaying_stack_is_the_replayer_alone_and_never_connects() -> None:
-    """Replay only: the client limits, the replayer, extra addons after it,
+    """Replay only: the client limits, the replayer and its ALPN choice, extra addons after them,
     connection_strategy=lazy, no CA."""
     session = ReplaySession(cassette(interaction([b"data: 1\n\n"])), speed=0)
     probe = object()
@@ -37,8 +38,10 @@ def test_a_replaying_stack_is_the_replayer_alone_and_never_connects() -> None:
     replayer = stack.replayer
     assert isinstance(replayer, Replayer) and replayer.session is session
     assert replayer.process is None
-    limits, *rest = stack.addons
-    assert isinstance(limits, ClientLimits) and tuple(rest) == (replayer, probe)
+    limits, replayer_, alpn, *rest = stack.addons
+    assert isinstance(limits, ClientLimits) and replayer_ is replayer
+    assert isinstance(alpn, AlpnChoice) and alpn._serving is replayer
+    assert tuple(rest) == (probe,)
     assert dict(stack.options) == {"connection_strategy": "lazy"}
     assert stack.mode == f"reverse:{UPSTREAM}"
 
@@ -48,7 +51,7 @@ def test_a_recording_stack_adds_the_recorder_with_the_replayer_as_its_sink(tmp_p
     the trusted CA bundle becomes mitmproxy's upstream trust."""
     session = ReplaySession(tmp_path / "new.cassette", speed=0, record_mode=RecordMode.ONCE)
     stack = build_stack(session, None, trusted_ca="/ca.pem", origin_process=True)
-    _, replayer, recorder = stack.addons
+    _, replayer, _, recorder = stack.addons
     assert replayer is stack.replayer and isinstance(recorder, Recorder)
     assert recorder.sink is replayer
     assert stack.replayer.process is not None
@@ -58,8 +61,8 @@ def test_a_recording_stack_adds_the_recorder_with_the_replayer_as_its_sink(tmp_p
     }
     assert stack.mode == "regular"
     idle = build_stack(None, None, records=True)
-    assert [type(a) for a in idle.addons] == [ClientLimits, Replayer, Recorder]
-    assert [type(a) for a in build_stack(None, None).addons] == [ClientLimits, Replayer]
+    assert [type(a) for a in idle.addons] == [ClientLimits, Replayer, AlpnChoice, Recorder]
+    assert [type(a) for a in build_stack(None, None).addons] == [ClientLimits, Replayer, AlpnChoice]
 
 
 def test_the_mode_is_forward_without_an_upstream_and_reverse_with_one() -> None:
@@ -148,7 +151,7 @@ def test_the_replay_fixture_runs_a_build_stack_stack(replay_proxy: ReplayTarget)
     stack = replay_proxy.stack
     assert isinstance(stack, MitmStack)
     assert replay_proxy.proxy.addons == list(stack.addons)
-    assert stack.addons[1:] == (replay_proxy.replayer, replay_proxy.probe)
+    assert stack.addons[1:] == (replay_proxy.replayer, stack.addons[2], replay_proxy.probe)
     assert replay_proxy.proxy.options == {"connection_strategy": "lazy"}
 
 

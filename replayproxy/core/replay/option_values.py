@@ -16,6 +16,7 @@ from typing import Any
 from replayproxy.core import faults as faults_mod
 from replayproxy.core.faults import FaultSpec
 from replayproxy.core.redaction.body_fields import parse_pointers
+from replayproxy.core.replay.http_version import HttpVersion, parse_http_version
 from replayproxy.core.replay.record_mode import RecordMode, parse_record_mode
 from replayproxy.errors import UsageError
 
@@ -24,6 +25,7 @@ __all__ = [
     "connection_count",
     "fault_specs",
     "flag",
+    "http_version",
     "names_to_redact",
     "record_mode",
     "seconds",
@@ -42,6 +44,11 @@ def strings(value: Any) -> tuple[str, ...]:
 def flag(value: Any) -> bool:
     """A switch: any truthy value turns it on."""
     return bool(value)
+
+
+def http_version(value: Any) -> HttpVersion:
+    """``recorded``, ``client``, ``1.1`` or ``2``."""
+    return parse_http_version(value)
 
 
 def record_mode(value: Any) -> RecordMode:

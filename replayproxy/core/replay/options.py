@@ -29,6 +29,7 @@ from replayproxy.core.redaction.hooks import RecordHooks
 from replayproxy.core.redaction.secrets import NO_REDACTION, Redactor
 from replayproxy.core.replay import option_values as parse
 from replayproxy.core.replay.checks import check_speed
+from replayproxy.core.replay.http_version import HttpVersion
 from replayproxy.core.replay.option_def import Front, Group, Kind, OptionDef
 from replayproxy.core.replay.record_mode import RecordMode
 from replayproxy.errors import UsageError
@@ -40,6 +41,7 @@ __all__ = [
     "ConnectionLimits",
     "Front",
     "Group",
+    "HttpVersion",
     "Kind",
     "OptionDef",
     "RecordSettings",
@@ -159,6 +161,17 @@ OPTIONS: tuple[OptionDef, ...] = (
         parse=parse.connection_count,
     ),
     OptionDef(
+        "http_version",
+        Kind.TEXT,
+        HttpVersion.RECORDED.value,
+        "Forward mode: the HTTP version a TLS client is answered with. recorded: HTTP/2 when "
+        "the host's interactions were recorded over HTTP/2 and the client offers h2, else "
+        "HTTP/1.1; client: the client's preference; 1.1 / 2: that one when the client offers it.",
+        metavar="VERSION",
+        choices=tuple(v.value for v in HttpVersion),
+        parse=parse.http_version,
+    ),
+    OptionDef(
         "redact_header",
         Kind.LIST,
         (),
@@ -261,6 +274,7 @@ class ReplaySettings:
     match: MatchOptions = field(default_factory=MatchOptions)
     record: RecordSettings = field(default_factory=RecordSettings)
     connections: ConnectionLimits = field(default_factory=ConnectionLimits)
+    http_version: HttpVersion = HttpVersion.RECORDED
 
 
 def python_words(name: str) -> str:
@@ -333,4 +347,5 @@ def settings_from(
         connections=ConnectionLimits(
             got["head_timeout"], got["body_timeout"], got["max_connections"]
         ),
+        http_version=got["http_version"],
     )

@@ -77,6 +77,9 @@ class InteractionRow:
     method: str
     url: str
     status: int | None
+    http_version: str
+    """The response's HTTP version as recorded (``HTTP/2.0``: over HTTP/2), else the
+    request's; forward replay answers with it by default (the ``http_version`` option)."""
     frames: int
     bytes: int
     ttfb_ns: int | None
@@ -99,6 +102,7 @@ def interaction_row(index: int, interaction: Interaction) -> InteractionRow:
         method=interaction.request.method,
         url=interaction.request.url,
         status=None if resp is None else resp.status,
+        http_version=interaction.request.http_version if resp is None else resp.http_version,
         frames=len(interaction.frames),
         bytes=sum(len(f.data) for f in interaction.frames),
         ttfb_ns=None if resp is None else resp.head_offset_ns,

@@ -97,6 +97,7 @@ def test_show_rows_of_the_sample() -> None:
         method="POST",
         url="https://api.example.test/v1/chat/completions",
         status=200,
+        http_version="HTTP/1.1",
         frames=4,
         bytes=len(first.frames[0].data) + 25 + 34 + 14,
         ttfb_ns=50 * MS,
@@ -107,9 +108,19 @@ def test_show_rows_of_the_sample() -> None:
     )
     assert rows[1].index == 1 and rows[1].frames == 3
     assert rows[2] == InteractionRow(
-        2, "GET", "https://api.example.test/v1/models", None, 0, 0, None, 3 * MS,
+        2, "GET", "https://api.example.test/v1/models", None, "HTTP/1.1", 0, 0, None, 3 * MS,
         "no_response", "connection refused", (),
     )  # fmt: skip
+
+
+def test_show_says_the_recorded_http_version() -> None:
+    """A response recorded over HTTP/2 says HTTP/2.0; without a response, the request's."""
+    item = interaction()
+    assert item.response is not None
+    h2 = replace(item, response=replace(item.response, http_version="HTTP/2.0"))
+    assert interaction_row(0, h2).http_version == "HTTP/2.0"
+    refused = replace(item, request=replace(item.request, http_version="HTTP/2.0"), response=None)
+    assert interaction_row(1, refused).http_version == "HTTP/2.0"
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,66 @@
+"""The HTTP version a TLS client is answered with in forward mode: the ALPN protocol the
+replay session's ``http_version`` option asks for, decided in
+:func:`~replayproxy.core.replay.http_version.choose_alpn`.
+
+mitmproxy chooses the client's ALPN protocol in ``alpn_select_callback``
+(``mitmproxy/addons/tlsconfig.py``, the same in 11.0.2 and 12.x): the connection's
+``client.alpn`` if set, else the upstream's (none under ``connection_strategy=lazy``), else
+the client's first offer it speaks. ``TlsConfig.tls_start_client`` hands it ``client.alpn``
+as read after ``tls_clienthello``, the hook that sees the client's offers and SNI first; so
+setting ``client.alpn`` there picks the protocol, and mitmproxy still builds the TLS context
+(certificate, ciphers) as always. After the handshake mitmproxy overwrites ``client.alpn``
+with what was negotiated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from mitmproxy import ctx, tls
+
+from replayproxy.core.cassette.model import Cassette
+from replayproxy.core.replay.http_version import choose_alpn, recorded_versions, versions_by_host
+from replayproxy.engine.session import ReplaySession
+
+__all__ = ["AlpnChoice"]
+
+
+class _Serving(Protocol):
+    """What :class:`AlpnChoice` reads: the replayer's current session (switched per test)."""
+
+    session: ReplaySession | None
+
+
+class AlpnChoice:
+    """Answer each TLS client with the HTTP version its session's ``http_version`` asks for."""
+
+    def __init__(self, serving: _Serving) -> None:
+        self._serving = serving
+        # The versions per host of the cassette last seen (a cassette is immutable; sessions
+        # switch per test, so one entry is enough).
+        self._cached: tuple[Cassette, Mapping[str, frozenset[str]]] | None = None
+
+    def tls_clienthello(self, data: tls.ClientHelloData) -> None:
+        session = self._serving.session
+        if session is None:
+            return
+        hello = data.client_hello
+        host = hello.sni
+        if not host and data.context.server.address:
+            host = data.context.server.address[0]  # the CONNECT target
+        recorded = recorded_versions(
+            self._by_host(session.cassette), host, match_host=session.options.match_host
+        )
+        opts: Any = ctx.options
+        alpn = choose_alpn(
+            session.http_version, recorded, tuple(hello.alpn_protocols), http2=opts.http2
+        )
+        if alpn is not None:
+            data.context.client.alpn = alpn
+
+    def _by_host(self, cassette: Cassette) -> Mapping[str, frozenset[str]]:
+        cached = self._cached
+        if cached is None or cached[0] is not cassette:
+            cached = self._cached = (cassette, versions_by_host(cassette.interactions))
+        return cached[1]
