@@ -14,7 +14,8 @@ providers replayproxy targets: ``authorization`` (OpenAI, Bearer tokens), ``x-ap
 ``api_key`` and ``access_token`` query parameters.
 
 JSON body fields are redacted by pointer (``body_fields``,
-:mod:`replayproxy.core.redaction.body_fields`), in request and response bodies alike.
+:mod:`replayproxy.core.redaction.body_fields`), in request and response bodies alike, through
+their ``Content-Encoding`` (:mod:`replayproxy.core.redaction.encoded`).
 
 A name (or pointer) may come with a replacement of its own (VCR.py's ``("authorization",
 "XXX")``): :meth:`Redactor.with_extra` takes ``(name, replacement)`` pairs beside plain names,
@@ -31,12 +32,8 @@ from dataclasses import field as dc_field
 from urllib.parse import quote_plus, unquote_plus
 
 from replayproxy.core.cassette.model import Header, Interaction, Request, Response
-from replayproxy.core.redaction.body_fields import (
-    Pointer,
-    parse_pointers,
-    redact_body,
-    redact_frames,
-)
+from replayproxy.core.redaction.body_fields import Pointer, parse_pointers
+from replayproxy.core.redaction.encoded import redact_request_body, redact_response_body
 
 __all__ = [
     "DEFAULT_HEADERS",
@@ -188,18 +185,18 @@ class Redactor:
         )
 
     def request(self, request: Request) -> Request:
+        request = redact_request_body(request, self._pointers, self._body)
         return replace(
             request,
             url=redact_url(request.url, self.query_params, dict(self.query_values)),
             headers=redact_headers(request.headers, self.headers, dict(self.header_values)),
-            body=redact_body(request.body, self._pointers, self._body),
         )
 
     def response(self, response: Response) -> Response:
+        response = redact_response_body(response, self._pointers, self._body)
         return replace(
             response,
             headers=redact_headers(response.headers, self.headers, dict(self.header_values)),
-            frames=redact_frames(response.frames, self._pointers, self._body),
         )
 
     def url(self, url: str) -> str:
