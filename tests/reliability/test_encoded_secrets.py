@@ -86,21 +86,21 @@ def gzip_upstream() -> Iterator[str]:
     server.server_close()
 
 
-_CLIENT = f"""
+_CLIENT = """
 import gzip, json, os, sys, httpx
 base = os.environ["REPLAYPROXY_URL"]
 with httpx.Client(timeout=20) as c:
-    token = c.post(base + "/token", json={{"grant": "x"}})
+    token = c.post(base + "/token", json={"grant": "x"})
     token.raise_for_status()
-    body = json.dumps({{"api_key": os.environ["API_KEY"], "model": "m"}}).encode()
-    headers = {{"content-type": "application/json"}}
+    body = json.dumps({"api_key": os.environ["API_KEY"], "model": "m"}).encode()
+    headers = {"content-type": "application/json"}
     if os.environ.get("GZIP_REQUEST"):
         body = gzip.compress(body)
         headers["content-encoding"] = "gzip"
     with c.stream("POST", base + "/v1/stream", content=body, headers=headers) as r:
         r.raise_for_status()
         events = [line for line in r.iter_lines() if line]
-    json.dump({{"token": token.json(), "events": events}}, sys.stdout)
+    json.dump({"token": token.json(), "events": events}, sys.stdout)
 """
 
 
@@ -121,7 +121,8 @@ def test_gzipped_bodies_are_redacted_through_the_real_proxy(
          "--confdir", str(tmp_path / "conf"), "--redact-body-field", "/access_token",
          "--redact-body-field", "/token", "--redact-body-field", "/api_key",
          "--", sys.executable, "-c", _CLIENT],
-        capture_output=True, timeout=90, env={**env, "API_KEY": REQUEST_SECRET, "GZIP_REQUEST": "1"},
+        capture_output=True, timeout=90,
+        env={**env, "API_KEY": REQUEST_SECRET, "GZIP_REQUEST": "1"},
     )  # fmt: skip
     assert rec.returncode == 0, rec.stderr.decode()
     live = json.loads(rec.stdout.splitlines()[-1])
