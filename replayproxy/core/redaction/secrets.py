@@ -26,6 +26,8 @@ when matching (docs/pytest.md).
 
 from __future__ import annotations
 
+import itertools
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from dataclasses import field as dc_field
@@ -41,11 +43,14 @@ __all__ = [
     "NO_REDACTION",
     "REDACTED",
     "REDACTED_TEXT",
+    "SECRET_WORDS",
     "Redactor",
     "Replaceable",
     "is_redacted",
+    "is_secret_name",
     "redact_headers",
     "redact_url",
+    "secret_query_names",
 ]
 
 REDACTED = b"<redacted>"
@@ -69,6 +74,46 @@ DEFAULT_HEADERS: frozenset[str] = frozenset(
     }
 )
 DEFAULT_QUERY_PARAMS: frozenset[str] = frozenset({"key", "api_key", "access_token"})
+
+SECRET_WORDS: frozenset[str] = frozenset(
+    {
+        "apikey",
+        "auth",
+        "authorization",
+        "bearer",
+        "cookie",
+        "credential",
+        "credentials",
+        "passphrase",
+        "passwd",
+        "password",
+        "pwd",
+        "secret",
+        "token",
+    }
+)
+"""Words that make a name a secret's (``api_key``, ``refreshToken``, ``client-secret``,
+``password``): text people read (a miss explanation) never shows the value of a JSON member or
+query parameter so named. ``token`` as a word, so ``max_tokens`` is not one."""
+
+_SECRET_PAIRS = frozenset(
+    {("api", "key"), ("access", "key"), ("private", "key"), ("secret", "key"), ("session", "id")}
+)
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_WORD_SPLIT = re.compile(r"[^a-z0-9]+")
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether ``name`` (a JSON member, a query parameter, a header) names a secret: one of the
+    always-redacted header and query names, or a name with a word of :data:`SECRET_WORDS`, or
+    ``api key``/``access key``/``private key``/``secret key``/``session id`` in it."""
+    lower = name.strip().lower()
+    if lower in DEFAULT_HEADERS or lower in DEFAULT_QUERY_PARAMS:
+        return True
+    words = [w for w in _WORD_SPLIT.split(_CAMEL.sub(" ", name.strip()).lower()) if w]
+    if any(w in SECRET_WORDS for w in words) or "".join(words) in SECRET_WORDS:
+        return True
+    return any(pair in _SECRET_PAIRS for pair in itertools.pairwise(words))
 
 
 def is_redacted(value: bytes | str) -> bool:
@@ -104,6 +149,18 @@ def _redact_query(query: str, params: frozenset[str], values: Mapping[str, str])
             field = f"{name}={quote_plus(values[lower]) if lower in values else REDACTED_TEXT}"
         out.append(field)
     return "&".join(out)
+
+
+def secret_query_names(url: str) -> frozenset[str]:
+    """The query parameters of ``url`` named like secrets (:func:`is_secret_name`), lower-case
+    and decoded, as :func:`redact_url` takes them."""
+    start = url.find("?")
+    if start < 0:
+        return frozenset()
+    end = url.find("#", start)
+    query = url[start + 1 : end if end >= 0 else len(url)]
+    names = (unquote_plus(field.partition("=")[0]).lower() for field in query.split("&"))
+    return frozenset(n for n in names if is_secret_name(n))
 
 
 def redact_url(url: str, params: frozenset[str], values: Mapping[str, str] | None = None) -> str:
