@@ -76,6 +76,17 @@ class Difference:
         )
 
 
+def _encodable(text: str) -> str:
+    """``text`` with lone surrogates escaped (``\\ud800``): JSON may hold them (``"\\ud800"``
+    parses to one), UTF-8 may not, and the explanation is written as UTF-8 to stderr and to
+    the 500 body."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
 def _masked(text: str) -> str:
     return text if text == "(absent)" else REDACTED_TEXT
 
@@ -212,7 +223,7 @@ class Miss:
     @property
     def options(self) -> tuple[str, ...]:
         """:attr:`fixes` as command-line flags (``--ignore-query b``)."""
-        return tuple(CLI_WORDS.flag(f) for f in self.fixes)
+        return tuple(_encodable(CLI_WORDS.flag(f)) for f in self.fixes)
 
     @property
     def fixable(self) -> bool:
@@ -232,7 +243,8 @@ class Miss:
 
     def _target(self, words: Words = CLI_WORDS) -> str:
         request = redact_url(self.request, secret_query_names(self.request))
-        return f"{request} (host {self.host})" if self.host and words.host else request
+        target = f"{request} (host {self.host})" if self.host and words.host else request
+        return _encodable(target)
 
     def explain(self, words: Words = CLI_WORDS) -> str:
         """A multi-line, human-readable explanation (the unmatched response's message), its
@@ -268,7 +280,7 @@ class Miss:
         note = note_for(self.request)  # a request a known client sends by itself: how to stop it
         if note is not None:
             lines.append(note)
-        return "\n".join(lines)
+        return _encodable("\n".join(lines))
 
     def _advice(self, words: Words) -> list[str]:
         fixes = self.fixes
@@ -306,7 +318,7 @@ class Miss:
     def one_line(self) -> str:
         """A one-line summary, for stderr."""
         if self.reason:
-            return f"cannot serve {self._target()} (#{self.nearest}): {self.reason}"
+            return _encodable(f"cannot serve {self._target()} (#{self.nearest}): {self.reason}")
         if self.nearest is None:
             return f"unmatched {self._target()}: the cassette is empty"
         if self.used_up:
@@ -318,4 +330,6 @@ class Miss:
         diffs = "; ".join(str(d) for d in shown[:_LISTED])
         more = f"; ... and {len(shown) - _LISTED} more" if len(shown) > _LISTED else ""
         fix = f" (add {' '.join(self.options)})" if self.options else ""
-        return f"unmatched {self._target()}: nearest #{self.nearest} differs in {diffs}{more}{fix}"
+        return _encodable(
+            f"unmatched {self._target()}: nearest #{self.nearest} differs in {diffs}{more}{fix}"
+        )
