@@ -11,8 +11,11 @@ import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from replayproxy.core.cassette import codec, validate
 from replayproxy.core.cassette.model import Cassette
@@ -134,3 +137,41 @@ def test_cassette_import_says_one_line(tmp_path: Path, old: str, new: str) -> No
     err = run.stderr.decode()
     assert run.returncode == 2 and err.startswith("error: ") and err.count("\n") == 1, err
     assert "out of range" in err and "Traceback" not in err and not out.exists()
+
+
+# -- URLs in the text form's request lines -----------------------------------------------------
+
+URL_TEXT = """replayproxy-cassette-text 1
+interaction 0
+  request GET {url} HTTP/1.1
+  response 200 OK HTTP/1.1 +5ms
+  end complete +99ms
+"""
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["http://[::1", "http://[::1]:99999/", "http://[zz]/x", "http://a:-1/", "http://a]/",
+     "http://user@[::1/", "http:///x", "//a/b", "http:"],
+)  # fmt: skip
+def test_a_bad_request_url_is_one_line(url: str) -> None:
+    """Brackets, ports, hosts that do not parse: one line naming the URL."""
+    with pytest.raises(CassetteFormatError) as e:
+        loads(URL_TEXT.format(url=url))
+    assert "request.url" in str(e.value) and "\n" not in str(e.value)
+
+
+_URL_PIECES = [*"htps:/[]@%.-_?#=&19afz", "::1", "xn--", "%25", "99999"]
+
+
+@given(st.lists(st.sampled_from(_URL_PIECES), max_size=30).map("".join))
+def test_any_request_url_loads_or_is_one_line(tail: str) -> None:
+    """``http://`` followed by anything: a cassette whose URL every reader can split (host and
+    port included), or one CassetteFormatError line; never another exception."""
+    try:
+        cassette = loads(URL_TEXT.format(url="http://" + tail))
+    except CassetteFormatError as e:
+        assert "\n" not in str(e)
+        return
+    parts = urlsplit(cassette.interactions[0].request.url)
+    parts.hostname, parts.port  # noqa: B018 -- neither raises for a URL that loaded
