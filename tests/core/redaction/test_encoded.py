@@ -7,11 +7,12 @@ import gzip
 import json
 import zlib
 from collections.abc import Callable
+from importlib import import_module
+from importlib.util import find_spec
 from typing import Any
 
 import brotli  # type: ignore[import-untyped]
 import pytest
-import zstandard
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -26,13 +27,29 @@ def _raw_deflate(data: bytes) -> bytes:
     return c.compress(data) + c.flush()
 
 
+def _zstd_compress() -> Callable[[bytes], bytes]:
+    """zstd as mitmproxy 11 (``zstandard``) or mitmproxy 12 (``backports.zstd``) installs it."""
+    if find_spec("zstandard") is not None:
+        zstandard: Any = import_module("zstandard")
+        return lambda d: bytes(zstandard.ZstdCompressor().compress(d))
+    zstd: Any = import_module("backports.zstd")
+    return lambda d: bytes(zstd.compress(d))
+
+
 ENCODERS: dict[str, Callable[[bytes], bytes]] = {
     "gzip": gzip.compress,
     "x-gzip": gzip.compress,
     "deflate": zlib.compress,
+    "raw-deflate": _raw_deflate,  # sent as "deflate" (some servers do): see _coding()
     "br": brotli.compress,
-    "zstd": lambda d: zstandard.ZstdCompressor().compress(d),
+    "zstd": _zstd_compress(),
 }
+
+
+def _coding(name: str) -> str:
+    return "deflate" if name == "raw-deflate" else name
+
+
 SECRET = "sk-SECRET-9f8e7d"
 REDACTOR = Redactor.with_extra(body_fields=["/access_token", "/api_key"])
 
@@ -66,7 +83,7 @@ def test_any_encoded_response_loses_the_field_and_keeps_the_rest(
     plain = json.dumps(doc).encode()
     body = ENCODERS[coding](plain)
     parts = data.draw(splits(body))
-    stored = REDACTOR.response(_response(body, coding, parts))
+    stored = REDACTOR.response(_response(body, _coding(coding), parts))
     assert SECRET.encode() not in stored.body
     assert stored.header("content-encoding") is None
     assert stored.header("content-length") == str(len(stored.body))
@@ -84,7 +101,7 @@ def test_a_streamed_encoded_event_stream_is_redacted_per_data_line(
     events = [{"n": i, "access_token": f"{SECRET}{i}"} for i in range(3)]
     plain = b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events)
     body = ENCODERS[coding](plain)
-    stored = REDACTOR.response(_response(body, coding, data.draw(splits(body))))
+    stored = REDACTOR.response(_response(body, _coding(coding), data.draw(splits(body))))
     assert SECRET.encode() not in stored.body
     lines = [line for line in stored.body.split(b"\n") if line]
     assert [json.loads(line[6:]) for line in lines] == [
@@ -100,7 +117,10 @@ def test_an_encoded_request_body_is_stored_decoded_and_redacted(coding: str) -> 
     request = Request(
         "POST",
         "https://api.example/v1/x",
-        headers=((b"content-encoding", coding.encode()), (b"content-length", b"%d" % len(body))),
+        headers=(
+            (b"content-encoding", _coding(coding).encode()),
+            (b"content-length", b"%d" % len(body)),
+        ),
         body=body,
     )
     stored = REDACTOR.request(request)
@@ -112,9 +132,11 @@ def test_an_encoded_request_body_is_stored_decoded_and_redacted(coding: str) -> 
 def test_an_encoded_body_with_nothing_to_redact_is_kept_byte_for_byte(coding: str) -> None:
     """No field to redact: the encoded bytes, frames and headers stay as received."""
     body = ENCODERS[coding](b'{"model": "m"}')
-    response = _response(body, coding, [body[:3], body[3:]])
+    response = _response(body, _coding(coding), [body[:3], body[3:]])
     assert REDACTOR.response(response) == response
-    request = Request("POST", "http://h/", headers=((b"content-encoding", coding.encode()),))
+    request = Request(
+        "POST", "http://h/", headers=((b"content-encoding", _coding(coding).encode()),)
+    )
     request = Request(request.method, request.url, headers=request.headers, body=body)
     assert REDACTOR.request(request) == request
 
