@@ -137,11 +137,13 @@ def test_gzipped_bodies_are_redacted_through_the_real_proxy(
     assert stream.request.header("content-encoding") is None
     assert json.loads(stream.request.body) == {"api_key": "<redacted>", "model": "m"}
     assert len(stream.response.frames) >= 3  # still one frame per event read, with its time
+    text = tmp_path / "gzip.txt"
     exported = subprocess.run(
-        [EXE, "cassette", "export", str(cassette), "-o", "-"], capture_output=True, timeout=60
+        [EXE, "cassette", "export", str(cassette), "-o", str(text)], capture_output=True, timeout=60
     )
     assert exported.returncode == 0, exported.stderr.decode()
-    _scan(exported.stdout, "the export")
+    _scan(text.read_bytes() + exported.stderr, "the export")
+    assert b"<redacted>" in text.read_bytes()
 
     # Matching compares request bodies as sent, so the replayed client sends its JSON plain
     # (the recorded one, stored decoded, has the redacted api_key as a wildcard).
