@@ -1,7 +1,9 @@
 """``replayproxy check``: check cassettes (or a raw captured body) against each provider's
 stream contract, or against an application's own contract (``--contract FILE``). Exit status 0
 when no errors (warnings allowed unless ``--strict``), 1 when a stream breaks a rule, 2 on bad
-usage (via the CLI group).
+usage (via the CLI group), 3 when the ``--contract`` file cannot be used (unreadable, malformed,
+or beyond the limits of ``core/check/contract.py``): a CI job can tell a broken stream from a
+broken contract.
 """
 
 from __future__ import annotations
@@ -15,9 +17,13 @@ import click
 
 from replayproxy.checking import InteractionReport, check_cassette, check_stream, load_contract
 from replayproxy.core.check import PROVIDERS, RULES, Violation, request_options
+from replayproxy.core.check.contract import Contract
 from replayproxy.errors import UsageError
 
-__all__ = ["COMMANDS", "check_command"]
+__all__ = ["BAD_CONTRACT", "COMMANDS", "check_command"]
+
+BAD_CONTRACT = 3
+"""The exit status for a ``--contract`` file that cannot be used (not for a broken contract)."""
 
 
 def _violation_json(v: Violation) -> dict[str, Any]:
@@ -141,7 +147,7 @@ def check_command(
     replayproxy check --contract turn.toml app.cassette --path '/chat*' -i 2
 
     Exit status: 0 no errors, 1 a stream breaks a rule (or a warning, with --strict),
-    2 bad usage.
+    2 bad usage, 3 the --contract file cannot be used.
     """  # fmt: skip
     if list_rules:
         _list_rules()
@@ -156,7 +162,7 @@ def check_command(
         raise UsageError(
             "--content-encoding is for --stdin; a cassette's interactions carry their own"
         )
-    contract = load_contract(contract_file) if contract_file is not None else None
+    contract = _contract(contract_file) if contract_file is not None else None
     if from_stdin:
         body = sys.stdin.buffer.read()
         request = request_options(request_file.read_bytes()) if request_file else None
@@ -214,6 +220,15 @@ def check_command(
         where = ", ".join(map(str, cassettes))
         raise UsageError(f"{' '.join(what)} selects no interaction of {where}")
     sys.exit(_status(everything, strict))
+
+
+def _contract(path: Path) -> Contract:
+    """The ``--contract`` file, or exit :data:`BAD_CONTRACT` with its one-line error."""
+    try:
+        return load_contract(path)
+    except UsageError as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(BAD_CONTRACT)
 
 
 def _print_cassette(path: Path, reports: list[InteractionReport]) -> None:

@@ -46,6 +46,7 @@ from replayproxy.cli._common import (
     setup_logging,
     warn_if_exposed,
 )
+from replayproxy.cli._isolate import isolate_replay
 from replayproxy.cli._options import replay_options
 from replayproxy.core.matching.matcher import Miss
 from replayproxy.core.replay.checks import check_upstream
@@ -121,6 +122,13 @@ def _warn(message: str) -> None:
     is_flag=True,
     help="With -- COMMAND, do not fail the run because of unmatched requests.",
 )
+@click.option(
+    "--isolate",
+    is_flag=True,
+    help="Linux: run the proxy and -- COMMAND in a new network namespace with only loopback, "
+    "so nothing (C extensions, subprocesses, raw sockets) reaches the network. Record mode "
+    "none only.",
+)
 @command_argument
 def replay(
     cassette: str,
@@ -130,6 +138,7 @@ def replay(
     upstream_ca: str | None,
     fail_if_bypassed: bool,
     allow_unmatched: bool,
+    isolate: bool,
     command: tuple[str, ...],
     **replay_values: Any,
 ) -> None:
@@ -151,12 +160,17 @@ def replay(
     what matches, append the rest), all (record everything again, replacing it).
     A one-line summary goes to stderr on exit.
 
+    With --isolate (Linux) the proxy and the command run in a new network namespace
+    that has only loopback: nothing reaches the network, whatever the code.
+
     Each recording is served once per run: restart, or pass --allow-repeats, to ask
     again. With -- COMMAND the command runs with HTTPS_PROXY, the CA variables and
     NODE_USE_ENV_PROXY=1 set (forward mode) or REPLAYPROXY_URL (base-URL mode).
     """
     setup_logging()
     settings = settings_from(replay_values)
+    if isolate:  # first: the namespace must exist before any socket, thread or child does
+        isolate_replay(command, settings.record_mode.value)
     session = ReplaySession.from_settings(
         cassette,
         settings,

@@ -258,6 +258,7 @@ class ReplaySession:
         with self._lock:
             result = self._matcher.match(request)
             if isinstance(result, Miss):
+                result = result.hiding(self.record_settings.redactor.body_fields)
                 if self.policy.forward_misses:
                     return Passthrough(describe_request(request))
                 self.misses.append(result)

@@ -35,7 +35,14 @@ from replayproxy.core.cassette.model import (
     Response,
 )
 from replayproxy.core.cassette.validate import MAX_OFFSET_NS
-from replayproxy.core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
+from replayproxy.core.websocket.model import (
+    MAX_CLOSE_CODE,
+    MIN_CLOSE_CODE,
+    WebSocketSession,
+    WsClose,
+    WsCloseKind,
+    WsMessage,
+)
 from replayproxy.testing.builders import MS, interaction, stream_interaction
 from replayproxy.testing.streams import STREAMS
 
@@ -239,21 +246,21 @@ def cassettes() -> SearchStrategy[Cassette]:
 
 # -- WebSocket sessions ---------------------------------------------------------------------
 
-_int64 = st.integers(-(2**63), 2**63 - 1)
-
 
 def ws_messages() -> SearchStrategy[WsMessage]:
-    """Messages at any int64 offset, either direction, text or binary, up to 40 bytes."""
-    return st.builds(WsMessage, _int64, st.booleans(), st.booleans(), st.binary(max_size=40))
+    """Messages at any offset a cassette may hold (:func:`offsets`), either direction, text or
+    binary, up to 40 bytes."""
+    return st.builds(WsMessage, offsets(), st.booleans(), st.booleans(), st.binary(max_size=40))
 
 
 def ws_closes() -> SearchStrategy[WsClose]:
-    """Closes of any kind, code, reason and side."""
+    """Closes of any kind, offset, close code (any a close frame holds, or none), reason and
+    side."""
     return st.builds(
         WsClose,
-        _int64,
+        offsets(),
         st.sampled_from(list(WsCloseKind)),
-        st.one_of(st.none(), st.integers(0, 4999)),
+        st.one_of(st.none(), st.integers(MIN_CLOSE_CODE, MAX_CLOSE_CODE)),
         st.text(max_size=20),
         st.one_of(st.none(), st.booleans()),
     )

@@ -168,7 +168,7 @@ def test_stdin_names_the_dialect_and_its_notes() -> None:
 
 def test_contract_from_stdin_and_exit_statuses(tmp_path: Path) -> None:
     """--contract checks an application stream: exit 0 when it keeps the contract, 1 when it
-    breaks it, 2 for a bad contract file or --contract with --provider."""
+    breaks it, 3 for a bad contract file, 2 for --contract with --provider."""
     examples = ROOT / "docs" / "examples"
     contract = str(examples / "chat-turn.contract.toml")
     body = (examples / "chat-turn.sse").read_bytes()
@@ -183,7 +183,7 @@ def test_contract_from_stdin_and_exit_statuses(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text("[events]\norder = 'a ('\n")
     code, _, err = run("--stdin", "--contract", str(bad), stdin=body)
-    assert code == 2 and err.startswith("error: ") and "ends where an event name" in err
+    assert code == 3 and err.startswith("error: ") and "ends where an event name" in err
     assert err.count("\n") == 1
     code, _, err = run("--stdin", "--contract", contract, "--provider", "sse", stdin=body)
     assert code == 2 and "not both" in err

@@ -55,7 +55,7 @@ SAMPLES: dict[str, Any] = {
 _RECORD_ONLY = {"cassette", "upstream", "upstream_ca", "insecure_upstream", "listen", "confdir"}
 _RECORD_ONLY |= {"append", "overwrite", "command"}
 _REPLAY_ONLY = {"cassette", "upstream", "upstream_ca", "listen", "confdir", "command"}
-_REPLAY_ONLY |= {"fail_if_bypassed", "allow_unmatched"}
+_REPLAY_ONLY |= {"fail_if_bypassed", "allow_unmatched", "isolate"}
 
 
 def test_every_option_has_a_sample_value() -> None:

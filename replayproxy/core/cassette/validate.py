@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from urllib.parse import urlsplit
 
 from replayproxy.core.cassette.model import Ending, Frame, Header, Interaction, Request, Response
+from replayproxy.core.websocket.model import MAX_CLOSE_CODE, MIN_CLOSE_CODE, WebSocketSession
 
 __all__ = [
     "MAX_OFFSET_NS",
@@ -31,6 +32,7 @@ __all__ = [
     "check_offset",
     "check_request",
     "check_response",
+    "check_websocket",
 ]
 
 MAX_OFFSET_NS = 2**53
@@ -168,6 +170,30 @@ def check_end(end: Ending) -> None:
     _utf8(end.message, "end.message")
 
 
+def check_close_code(code: int | None, field: str = "websocket.close.code") -> None:
+    """A WebSocket close code: ``None`` (none was sent) or what a close frame's 2 bytes hold."""
+    if code is None:
+        return
+    if isinstance(code, bool) or not isinstance(code, int):
+        raise InvalidField(field, f"must be an integer, got {type(code).__name__}")
+    if not MIN_CLOSE_CODE <= code <= MAX_CLOSE_CODE:
+        shown = str(code) if len(str(code)) <= 20 else str(code)[:20] + "..."
+        raise InvalidField(
+            field, f"{shown} is not a WebSocket close code ({MIN_CLOSE_CODE}-{MAX_CLOSE_CODE})"
+        )
+
+
+def check_websocket(session: WebSocketSession) -> None:
+    """Message and close offsets in range like frame offsets (0 to :data:`MAX_OFFSET_NS`: a
+    message at 2^63 ns would be an endless wait), and a close code that fits a close frame."""
+    for i, m in enumerate(session.messages):
+        if type(m.offset_ns) is not int or not 0 <= m.offset_ns <= MAX_OFFSET_NS:
+            check_offset(m.offset_ns, f"websocket.messages[{i}].offset_ns")
+    check_offset(session.close.offset_ns, "websocket.close.offset_ns")
+    check_close_code(session.close.code)
+    _utf8(session.close.reason, "websocket.close.reason")
+
+
 def check_interaction(interaction: Interaction) -> None:
     """Every field group of one interaction; raises :class:`InvalidField` on the first problem."""
     check_request(interaction.request)
@@ -179,6 +205,8 @@ def check_interaction(interaction: Interaction) -> None:
     recorded_at = interaction.recorded_at
     if recorded_at is not None and not math.isfinite(recorded_at):
         raise InvalidField("recorded_at", f"is not a finite number ({recorded_at})")
+    if interaction.websocket is not None:
+        check_websocket(interaction.websocket)
 
 
 def check_meta(meta: Iterable[tuple[str, str]]) -> None:

@@ -9,6 +9,13 @@ must arrive incrementally, which fields must match the stored record, which term
 follow an incomplete upstream stream, and which fields change between runs (``volatile``). The
 format is documented in docs/checker.md. Pure: text in, a contract out; a bad contract is a
 one-line :class:`UsageError`.
+
+A contract is a small hand-written file, so its size and shape are bounded before anything
+recurses over it: at most :data:`MAX_CONTRACT_CHARS` characters, tables and arrays nested at
+most :data:`MAX_CONTRACT_DEPTH` deep (the parsers recurse once per level: 500 nested TOML
+arrays or 5000 JSON ones raised ``RecursionError``), and an ``order`` of at most
+:data:`MAX_ORDER_CHARS` characters whose parentheses nest at most :data:`MAX_ORDER_DEPTH` deep
+(its parser recurses per parenthesis). Each limit is a one-line :class:`UsageError` naming it.
 """
 
 from __future__ import annotations
@@ -20,10 +27,33 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from replayproxy.core.check.order import Order, compile_order
+from replayproxy.core.json.limits import depth_exceeds
 from replayproxy.core.json.pointer import parse_pointer
 from replayproxy.errors import UsageError
 
-__all__ = ["ANY_TYPE", "Contract", "lookup", "parse_contract", "pointer_value"]
+__all__ = [
+    "ANY_TYPE",
+    "MAX_CONTRACT_CHARS",
+    "MAX_CONTRACT_DEPTH",
+    "MAX_ORDER_CHARS",
+    "MAX_ORDER_DEPTH",
+    "Contract",
+    "lookup",
+    "parse_contract",
+    "pointer_value",
+]
+
+MAX_CONTRACT_CHARS = 1_000_000
+"""The longest contract document accepted (a real one is a few hundred characters)."""
+
+MAX_CONTRACT_DEPTH = 16
+"""The deepest nesting of tables and arrays in a contract (``fields.record.TYPE`` is 4)."""
+
+MAX_ORDER_CHARS = 10_000
+"""The longest ``events.order`` expression accepted."""
+
+MAX_ORDER_DEPTH = 32
+"""The deepest nesting of parentheses in ``events.order``."""
 
 Framing = Literal["sse", "ndjson"]
 MISSING: Any = object()
@@ -224,6 +254,8 @@ def from_mapping(data: Mapping[str, Any], *, default_name: str = "contract") -> 
     order_src = events.get("order")
     if order_src is not None and not isinstance(order_src, str):
         raise UsageError(f"contract: events.order must be a string, not {order_src!r}")
+    if order_src is not None:
+        _check_order_bounds(order_src)
     required = fields.get("required", {})
     if not isinstance(required, Mapping):
         raise UsageError("contract: fields.required must be a table of type = [fields]")
@@ -260,12 +292,55 @@ def from_mapping(data: Mapping[str, Any], *, default_name: str = "contract") -> 
     return contract
 
 
+def _order_depth(source: str) -> int:
+    """How deep the parentheses of an order expression nest (outside "quoted" names)."""
+    depth = deepest = 0
+    quoted = False
+    for c in source:
+        if c == '"':
+            quoted = not quoted
+        elif not quoted and c == "(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif not quoted and c == ")":
+            depth -= 1
+    return deepest
+
+
+def _check_order_bounds(source: str) -> None:
+    if len(source) > MAX_ORDER_CHARS:
+        raise UsageError(
+            f"contract: events.order is {len(source)} characters long; the limit is "
+            f"{MAX_ORDER_CHARS}"
+        )
+    depth = _order_depth(source)
+    if depth > MAX_ORDER_DEPTH:
+        raise UsageError(
+            f"contract: events.order nests parentheses {depth} deep; the limit is {MAX_ORDER_DEPTH}"
+        )
+
+
+def _too_deep() -> UsageError:
+    return UsageError(
+        f"contract nests tables or arrays deeper than {MAX_CONTRACT_DEPTH} levels "
+        "(a contract needs 4)"
+    )
+
+
 def parse_contract(text: str, *, fmt: Literal["toml", "json"], name: str = "contract") -> Contract:
     """Parse a contract document (TOML or JSON text); ``name`` is used when it has none."""
+    if len(text) > MAX_CONTRACT_CHARS:
+        raise UsageError(
+            f"contract is {len(text)} characters long; the limit is {MAX_CONTRACT_CHARS}"
+        )
     try:
         data = tomllib.loads(text) if fmt == "toml" else json.loads(text)
+    except RecursionError:  # both parsers recurse once per nesting level
+        raise _too_deep() from None
     except (tomllib.TOMLDecodeError, ValueError) as e:
         raise UsageError(f"contract is not valid {fmt.upper()}: {e}") from None
+    if depth_exceeds(data, MAX_CONTRACT_DEPTH):
+        raise _too_deep()
     if not isinstance(data, dict):
         raise UsageError("contract: the document must be a table (a JSON object)")
     return from_mapping(data, default_name=name)

@@ -10,15 +10,17 @@ and zstd decompressors all keep their state between calls.
 
 Codings: ``gzip`` (and its alias ``x-gzip``), ``deflate`` (the zlib format of RFC 1950, and the
 raw RFC 1951 stream some servers send, which browsers and httpx accept too), ``br`` (the
-``brotli`` module, installed with mitmproxy) and ``zstd`` (the ``zstandard`` module, also
-installed with mitmproxy, where importable). ``identity`` is no coding. Anything else, or a
-module that is not installed, is named by :func:`unsupported`.
+``brotli`` module, installed with mitmproxy) and ``zstd`` (the ``zstandard`` module that
+mitmproxy 11 installs, or the ``backports.zstd`` one that mitmproxy 12 installs instead, or
+Python 3.14's ``compression.zstd``). ``identity`` is no coding. Anything else, or a module that
+is not installed, is named by :func:`unsupported`.
 """
 
 from __future__ import annotations
 
 import zlib
 from collections.abc import Callable
+from importlib import import_module
 from importlib.util import find_spec
 from typing import Any, Protocol
 
@@ -27,7 +29,15 @@ from replayproxy.errors import UsageError
 __all__ = ["BodyDecoder", "DecodeError", "encodings", "unsupported"]
 
 _ALIASES = {"x-gzip": "gzip"}
-_MODULES = {"br": "brotli", "zstd": "zstandard"}  # codings that need an optional module
+# Codings that need an optional module: any one of these.
+_MODULES = {"br": ("brotli",), "zstd": ("zstandard", "compression.zstd", "backports.zstd")}
+
+
+def _installed(module: str) -> bool:
+    try:
+        return find_spec(module) is not None
+    except ModuleNotFoundError:  # the parent package of a dotted name is missing
+        return False
 
 
 class DecodeError(ValueError):
@@ -55,11 +65,11 @@ def unsupported(value: str | None) -> str | None:
                 f"content-encoding {coding!r} is not one the checker can decode "
                 "(gzip, deflate, br, zstd)"
             )
-        module = _MODULES.get(coding)
-        if module is not None and find_spec(module) is None:
+        modules = _MODULES.get(coding, ())
+        if modules and not any(_installed(m) for m in modules):
             return (
-                f"content-encoding {coding!r} needs the {module!r} module, which is not "
-                f"installed (pip install {module})"
+                f"content-encoding {coding!r} needs the {modules[0]!r} module, which is not "
+                f"installed (pip install {modules[0]})"
             )
     return None
 
@@ -144,20 +154,27 @@ class _Zstd:
     """zstd; a frame after the first (RFC 8878 allows several) is decoded too."""
 
     def __init__(self) -> None:
-        import zstandard  # optional, installed with mitmproxy
-
-        self._module = zstandard
-        self._obj = zstandard.ZstdDecompressor().decompressobj()
+        self._new: Callable[[], Any]
+        if _installed("zstandard"):  # mitmproxy 11
+            zstandard: Any = import_module("zstandard")
+            self._error: type[Exception] = zstandard.ZstdError
+            self._new = lambda: zstandard.ZstdDecompressor().decompressobj()
+        else:  # mitmproxy 12 installs backports.zstd, PEP 784's module before Python 3.14
+            name = "compression.zstd" if _installed("compression.zstd") else "backports.zstd"
+            zstd: Any = import_module(name)
+            self._error = zstd.ZstdError
+            self._new = zstd.ZstdDecompressor  # already a decompressobj (eof, unused_data)
+        self._obj = self._new()
 
     def feed(self, data: bytes) -> bytes:
         out = b""
         try:
             while data:
                 if self._obj.eof:  # a finished decompressobj takes no more input
-                    self._obj = self._module.ZstdDecompressor().decompressobj()
+                    self._obj = self._new()
                 out += self._obj.decompress(data)
                 data = self._obj.unused_data if self._obj.eof else b""
-        except self._module.ZstdError as e:
+        except self._error as e:
             raise DecodeError(f"zstd data does not decode ({e})") from None
         return out
 
@@ -166,7 +183,7 @@ class _Zstd:
 
     @property
     def finished(self) -> bool:
-        return self._obj.eof
+        return bool(self._obj.eof)
 
 
 _STAGES: dict[str, Callable[[], _Stage]] = {

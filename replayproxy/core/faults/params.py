@@ -99,10 +99,12 @@ def probability(text: str) -> float:
 
 
 def http_status(text: str) -> int:
-    value = int(text)
-    if not 100 <= value <= 599:
-        raise ValueError("must be an HTTP status 100-599")
-    return value
+    # A final status only: a 1xx is an interim response (RFC 9110 §15.2), after which the
+    # client waits for a final one that never comes. ASCII digits only: int() also reads
+    # other scripts' digits.
+    if not (text.isascii() and text.isdigit() and len(text) == 3 and 200 <= int(text) <= 599):
+        raise ValueError("must be a final HTTP status 200-599")
+    return int(text)
 
 
 def nonempty(text: str) -> str:

@@ -17,9 +17,19 @@ keyword argument of ``use_cassette()`` (:data:`PYTHON_WORDS`).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from urllib.parse import unquote
 
+from replayproxy.core.json.pointer import unescape_tokens
 from replayproxy.core.matching.known_clients import note_for
+from replayproxy.core.redaction.secrets import (
+    REDACTED_TEXT,
+    is_secret_name,
+    redact_url,
+    secret_query_names,
+)
+from replayproxy.core.redaction.shown import hidden_at, mask_json_text
 
 __all__ = ["CLI_WORDS", "PYTHON_WORDS", "Difference", "Miss", "Words", "pytest_words"]
 
@@ -46,6 +56,46 @@ class Difference:
     def __str__(self) -> str:
         where = self.part if self.pointer is None else f"body at {self.pointer or '/'}"
         return f"{where}: recorded {self.recorded}, requested {self.requested}"
+
+    def shown(self, hidden: Sequence[tuple[str, ...]] = ()) -> Difference:
+        """This difference as an explanation prints it: no value of a secret. A body member
+        named like a secret, or at, under or above a pointer of ``hidden`` (the redacted
+        fields), shows ``<redacted>``; members so named inside a quoted object too; a query
+        parameter named like a secret shows ``name=<redacted>``
+        (:mod:`replayproxy.core.redaction.shown`)."""
+        if self.part == "query" and self.value is not None and is_secret_name(unquote(self.value)):
+            return replace(self, recorded=_masked_pairs(self.recorded),
+                           requested=_masked_pairs(self.requested))  # fmt: skip
+        if self.part != "body" or self.pointer is None:
+            return self
+        tokens = unescape_tokens(self.pointer) if self.pointer else ()
+        if hidden_at(tokens, hidden):
+            return replace(self, recorded=_masked(self.recorded), requested=_masked(self.requested))
+        return replace(
+            self, recorded=mask_json_text(self.recorded), requested=mask_json_text(self.requested)
+        )
+
+
+def _encodable(text: str) -> str:
+    """``text`` with lone surrogates escaped (``\\ud800``): JSON may hold them (``"\\ud800"``
+    parses to one), UTF-8 may not, and the explanation is written as UTF-8 to stderr and to
+    the 500 body."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def _masked(text: str) -> str:
+    return text if text == "(absent)" else REDACTED_TEXT
+
+
+def _masked_pairs(text: str) -> str:
+    """``a=1&a=2`` (one parameter's values, as a query difference shows them) redacted."""
+    if text == "(none)":
+        return text
+    return "&".join(f"{pair.partition('=')[0]}={REDACTED_TEXT}" for pair in text.split("&"))
 
 
 Fix = tuple[str, "str | None"]
@@ -152,6 +202,13 @@ class Miss:
     """Set when the request matched but could not be served (e.g. a fault that cannot apply)."""
     host: str = ""
     """The host the request was sent to (shown, though matching ignores it by default)."""
+    hidden: tuple[str, ...] = ()
+    """JSON pointers of body fields the session redacts (``--redact-body-field``): their values
+    are never printed, nor members named like secrets (:meth:`Difference.shown`)."""
+
+    def hiding(self, pointers: Sequence[str]) -> Miss:
+        """This miss, also keeping the values at ``pointers`` out of its text."""
+        return replace(self, hidden=(*self.hidden, *pointers)) if pointers else self
 
     @property
     def fixes(self) -> tuple[Fix, ...]:
@@ -166,7 +223,7 @@ class Miss:
     @property
     def options(self) -> tuple[str, ...]:
         """:attr:`fixes` as command-line flags (``--ignore-query b``)."""
-        return tuple(CLI_WORDS.flag(f) for f in self.fixes)
+        return tuple(_encodable(CLI_WORDS.flag(f)) for f in self.fixes)
 
     @property
     def fixable(self) -> bool:
@@ -179,8 +236,15 @@ class Miss:
         """The differences matching looks at: the ones an explanation lists."""
         return [d for d in self.differences if d.compared]
 
+    def _shown(self) -> list[Difference]:
+        """:meth:`_compared` as printed: without the values of secrets."""
+        hidden = [unescape_tokens(p) for p in self.hidden if p.startswith("/")]
+        return [d.shown(hidden) for d in self._compared()]
+
     def _target(self, words: Words = CLI_WORDS) -> str:
-        return f"{self.request} (host {self.host})" if self.host and words.host else self.request
+        request = redact_url(self.request, secret_query_names(self.request))
+        target = f"{request} (host {self.host})" if self.host and words.host else request
+        return _encodable(target)
 
     def explain(self, words: Words = CLI_WORDS) -> str:
         """A multi-line, human-readable explanation (the unmatched response's message), its
@@ -201,7 +265,7 @@ class Miss:
                 f"({words.restart}, or pass {again} to serve the last again)"
             )
         else:
-            shown = self._compared()
+            shown = self._shown()
             n = len(shown)
             lines.append(
                 f"closest recorded interaction: #{self.nearest}, which differs in "
@@ -216,7 +280,7 @@ class Miss:
         note = note_for(self.request)  # a request a known client sends by itself: how to stop it
         if note is not None:
             lines.append(note)
-        return "\n".join(lines)
+        return _encodable("\n".join(lines))
 
     def _advice(self, words: Words) -> list[str]:
         fixes = self.fixes
@@ -254,7 +318,7 @@ class Miss:
     def one_line(self) -> str:
         """A one-line summary, for stderr."""
         if self.reason:
-            return f"cannot serve {self._target()} (#{self.nearest}): {self.reason}"
+            return _encodable(f"cannot serve {self._target()} (#{self.nearest}): {self.reason}")
         if self.nearest is None:
             return f"unmatched {self._target()}: the cassette is empty"
         if self.used_up:
@@ -262,8 +326,10 @@ class Miss:
                 f"unmatched {self._target()}: #{self.nearest} matches but was used up "
                 "(restart, or --allow-repeats)"
             )
-        shown = self._compared()
+        shown = self._shown()
         diffs = "; ".join(str(d) for d in shown[:_LISTED])
         more = f"; ... and {len(shown) - _LISTED} more" if len(shown) > _LISTED else ""
         fix = f" (add {' '.join(self.options)})" if self.options else ""
-        return f"unmatched {self._target()}: nearest #{self.nearest} differs in {diffs}{more}{fix}"
+        return _encodable(
+            f"unmatched {self._target()}: nearest #{self.nearest} differs in {diffs}{more}{fix}"
+        )

@@ -14,7 +14,8 @@ providers replayproxy targets: ``authorization`` (OpenAI, Bearer tokens), ``x-ap
 ``api_key`` and ``access_token`` query parameters.
 
 JSON body fields are redacted by pointer (``body_fields``,
-:mod:`replayproxy.core.redaction.body_fields`), in request and response bodies alike.
+:mod:`replayproxy.core.redaction.body_fields`), in request and response bodies alike, through
+their ``Content-Encoding`` (:mod:`replayproxy.core.redaction.encoded`).
 
 A name (or pointer) may come with a replacement of its own (VCR.py's ``("authorization",
 "XXX")``): :meth:`Redactor.with_extra` takes ``(name, replacement)`` pairs beside plain names,
@@ -25,18 +26,16 @@ when matching (docs/pytest.md).
 
 from __future__ import annotations
 
+import itertools
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from dataclasses import field as dc_field
 from urllib.parse import quote_plus, unquote_plus
 
 from replayproxy.core.cassette.model import Header, Interaction, Request, Response
-from replayproxy.core.redaction.body_fields import (
-    Pointer,
-    parse_pointers,
-    redact_body,
-    redact_frames,
-)
+from replayproxy.core.redaction.body_fields import Pointer, parse_pointers
+from replayproxy.core.redaction.encoded import redact_request_body, redact_response_body
 
 __all__ = [
     "DEFAULT_HEADERS",
@@ -44,11 +43,14 @@ __all__ = [
     "NO_REDACTION",
     "REDACTED",
     "REDACTED_TEXT",
+    "SECRET_WORDS",
     "Redactor",
     "Replaceable",
     "is_redacted",
+    "is_secret_name",
     "redact_headers",
     "redact_url",
+    "secret_query_names",
 ]
 
 REDACTED = b"<redacted>"
@@ -72,6 +74,46 @@ DEFAULT_HEADERS: frozenset[str] = frozenset(
     }
 )
 DEFAULT_QUERY_PARAMS: frozenset[str] = frozenset({"key", "api_key", "access_token"})
+
+SECRET_WORDS: frozenset[str] = frozenset(
+    {
+        "apikey",
+        "auth",
+        "authorization",
+        "bearer",
+        "cookie",
+        "credential",
+        "credentials",
+        "passphrase",
+        "passwd",
+        "password",
+        "pwd",
+        "secret",
+        "token",
+    }
+)
+"""Words that make a name a secret's (``api_key``, ``refreshToken``, ``client-secret``,
+``password``): text people read (a miss explanation) never shows the value of a JSON member or
+query parameter so named. ``token`` as a word, so ``max_tokens`` is not one."""
+
+_SECRET_PAIRS = frozenset(
+    {("api", "key"), ("access", "key"), ("private", "key"), ("secret", "key"), ("session", "id")}
+)
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_WORD_SPLIT = re.compile(r"[^a-z0-9]+")
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether ``name`` (a JSON member, a query parameter, a header) names a secret: one of the
+    always-redacted header and query names, or a name with a word of :data:`SECRET_WORDS`, or
+    ``api key``/``access key``/``private key``/``secret key``/``session id`` in it."""
+    lower = name.strip().lower()
+    if lower in DEFAULT_HEADERS or lower in DEFAULT_QUERY_PARAMS:
+        return True
+    words = [w for w in _WORD_SPLIT.split(_CAMEL.sub(" ", name.strip()).lower()) if w]
+    if any(w in SECRET_WORDS for w in words) or "".join(words) in SECRET_WORDS:
+        return True
+    return any(pair in _SECRET_PAIRS for pair in itertools.pairwise(words))
 
 
 def is_redacted(value: bytes | str) -> bool:
@@ -107,6 +149,18 @@ def _redact_query(query: str, params: frozenset[str], values: Mapping[str, str])
             field = f"{name}={quote_plus(values[lower]) if lower in values else REDACTED_TEXT}"
         out.append(field)
     return "&".join(out)
+
+
+def secret_query_names(url: str) -> frozenset[str]:
+    """The query parameters of ``url`` named like secrets (:func:`is_secret_name`), lower-case
+    and decoded, as :func:`redact_url` takes them."""
+    start = url.find("?")
+    if start < 0:
+        return frozenset()
+    end = url.find("#", start)
+    query = url[start + 1 : end if end >= 0 else len(url)]
+    names = (unquote_plus(field.partition("=")[0]).lower() for field in query.split("&"))
+    return frozenset(n for n in names if is_secret_name(n))
 
 
 def redact_url(url: str, params: frozenset[str], values: Mapping[str, str] | None = None) -> str:
@@ -188,18 +242,18 @@ class Redactor:
         )
 
     def request(self, request: Request) -> Request:
+        request = redact_request_body(request, self._pointers, self._body)
         return replace(
             request,
             url=redact_url(request.url, self.query_params, dict(self.query_values)),
             headers=redact_headers(request.headers, self.headers, dict(self.header_values)),
-            body=redact_body(request.body, self._pointers, self._body),
         )
 
     def response(self, response: Response) -> Response:
+        response = redact_response_body(response, self._pointers, self._body)
         return replace(
             response,
             headers=redact_headers(response.headers, self.headers, dict(self.header_values)),
-            frames=redact_frames(response.frames, self._pointers, self._body),
         )
 
     def url(self, url: str) -> str:

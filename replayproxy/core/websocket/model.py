@@ -20,6 +20,8 @@ from typing import Any
 
 __all__ = [
     "ABNORMAL_CLOSURE",
+    "MAX_CLOSE_CODE",
+    "MIN_CLOSE_CODE",
     "WebSocketSession",
     "WsClose",
     "WsCloseKind",
@@ -31,6 +33,12 @@ __all__ = [
 
 ABNORMAL_CLOSURE = 1006
 """RFC 6455 §7.4.1: reported when the connection ended without a close frame; never sent."""
+
+MIN_CLOSE_CODE = 0
+MAX_CLOSE_CODE = 2**16 - 1
+"""The close codes a cassette may hold: what the 2 bytes of a close frame can carry (RFC 6455
+§5.5.1); a larger one could not be replayed. Offsets are bounded like frame offsets
+(``core/cassette/validate.py``: 0 to 2^53 ns)."""
 
 
 class WsCloseKind(enum.StrEnum):

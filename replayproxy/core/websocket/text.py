@@ -16,6 +16,9 @@ the close kind (close, dropped, open), its offset, the close code (``-`` for non
 
 from __future__ import annotations
 
+import re
+
+from replayproxy.core.cassette import validate
 from replayproxy.core.cassette.textform import format_time, quote
 from replayproxy.core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
 
@@ -26,8 +29,25 @@ _BY = {True: "client", False: "server", None: "unknown"}
 _BY_NAME = {v: k for k, v in _BY.items()}
 
 
+# Digits are bounded before int() sees them (as every number of the text form): int() of
+# thousands of digits is slow or refused; ASCII only (int() also reads "٣" as 3).
+_NUMBER = re.compile(r"[0-9]{1,20}")
+_SIZE = re.compile(r"-?[0-9]{1,20}")
+
+
 class WsTextError(ValueError):
     """A ``ws`` line that cannot be read; the text loader adds the line number."""
+
+
+def _offset(parse_time: object, token: str | bytes, what: str) -> int:
+    """A ``+12.5ms`` offset, in range like a frame's (0 to 2^53 ns)."""
+    assert callable(parse_time)
+    at: int = parse_time(str(token))
+    try:
+        validate.check_offset(at, what)
+    except validate.InvalidField as e:
+        raise WsTextError(str(e)) from None
+    return at
 
 
 def session_lines(session: WebSocketSession) -> list[str]:
@@ -65,10 +85,9 @@ def read_line(key: str, toks: list[str | bytes], parse_time: object) -> WsMessag
         except ValueError:
             valid = ", ".join(k.value for k in WsCloseKind)
             raise WsTextError(f"ws-end kind {kind_s!r} is not one of: {valid}") from None
-        if code_s != "-" and not (
-            isinstance(code_s, str) and code_s.isascii() and code_s.isdigit()
-        ):
-            raise WsTextError(f"ws-end code must be a number or -, got {code_s!r}")
+        if code_s != "-" and not (isinstance(code_s, str) and _NUMBER.fullmatch(code_s)):
+            shown = repr(code_s) if len(code_s) <= 20 else repr(code_s[:20]) + "..."
+            raise WsTextError(f"ws-end code must be a number or -, got {shown}")
         if by not in _BY_NAME:
             raise WsTextError(f"ws-end closer must be client, server or unknown, got {by!r}")
         if not isinstance(reason, bytes):
@@ -78,7 +97,12 @@ def read_line(key: str, toks: list[str | bytes], parse_time: object) -> WsMessag
         except UnicodeDecodeError:
             raise WsTextError("ws-end reason is not valid UTF-8") from None
         code = None if code_s == "-" else int(str(code_s))
-        return WsClose(parse_time(str(at)), kind, code, reason_text, _BY_NAME[str(by)])
+        try:
+            validate.check_close_code(code, "ws-end code")
+        except validate.InvalidField as e:
+            raise WsTextError(str(e)) from None
+        offset = _offset(parse_time, at, "ws-end offset")
+        return WsClose(offset, kind, code, reason_text, _BY_NAME[str(by)])
     if len(toks) not in (4, 6):
         raise WsTextError(f"expected `{key} +OFFSET text|binary 'BYTES' [frames N,N,...]`")
     at, kind_w, data = toks[1], toks[2], toks[3]
@@ -91,10 +115,11 @@ def read_line(key: str, toks: list[str | bytes], parse_time: object) -> WsMessag
         sizes = toks[5]
         if toks[4] != "frames" or not isinstance(sizes, str):
             raise WsTextError("expected `frames N,N,...` after the message bytes")
-        try:
-            fragments = tuple(int(n) for n in sizes.split(","))
-        except ValueError:
-            raise WsTextError(f"frames must be sizes like 3,4, got {sizes!r}") from None
+        parts = sizes.split(",")
+        if not all(_SIZE.fullmatch(n) for n in parts):
+            raise WsTextError(f"frames must be sizes like 3,4, got {sizes[:40]!r}")
+        fragments = tuple(int(n) for n in parts)
         if sum(fragments) != len(data) or any(n < 0 for n in fragments):
-            raise WsTextError(f"frames {sizes} do not add up to the {len(data)} message bytes")
-    return WsMessage(parse_time(str(at)), key == "ws>", kind_w == "text", data, fragments)
+            raise WsTextError(f"frames {sizes[:40]} do not add up to the {len(data)} message bytes")
+    offset = _offset(parse_time, at, f"{key} offset")
+    return WsMessage(offset, key == "ws>", kind_w == "text", data, fragments)
