@@ -84,9 +84,12 @@ def frame(provider: str, payloads: list[bytes]) -> bytes:
     """Frame raw JSON payloads as ``provider`` does on the wire (bytes of each kept as is)."""
     if provider == "openai-chat":
         return b"".join(b"data: " + p + b"\n\n" for p in payloads) + b"data: [DONE]\n\n"
-    if provider in ("anthropic", "openai-responses", "cohere-v2"):
-        # Cohere's v2 chat stream names each event by its type, as Anthropic's does
+    if provider in ("anthropic", "openai-responses"):
         return _named(payloads)
+    if provider == "cohere-v2":
+        # Cohere's v2 chat stream names each event by its type and ends with [DONE], as the
+        # recorded body cohere-v2-chat-stream.sse shows
+        return _named(payloads) + b"data: [DONE]\n\n"
     if provider == "gemini":
         return b"".join(b"data: " + p + b"\r\n\r\n" for p in payloads)
     if provider == "bedrock-converse":
