@@ -12,7 +12,8 @@ back to back (a multi-step test fixture) names the payload type that starts each
 Framings: ``payloads`` (one JSON payload a line, framed here as the provider frames them),
 ``sse`` (an SSE body stored without its final blank line, as the Anthropic SDK keeps its
 fixtures), ``body`` (the response body exactly as recorded: an SSE body from a cassette) and
-``ndjson`` (a newline-delimited JSON body exactly as recorded: Ollama's native API).
+``ndjson`` (a newline-delimited JSON body exactly as recorded: Ollama's native API). An entry
+whose response was not an event stream (Gemini's JSON array) names its ``content_type``.
 """
 
 from __future__ import annotations
@@ -163,7 +164,8 @@ def load_corpus() -> list[CorpusStream]:
                     url=entry.get("url", ""),
                     host=entry.get("host", ""),
                     framing=entry["framing"],
-                    content_type=content_type(entry["provider"], entry["framing"]),
+                    content_type=entry.get("content_type")
+                    or content_type(entry["provider"], entry["framing"]),
                 )
             )
     return streams

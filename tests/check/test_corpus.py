@@ -20,8 +20,10 @@ BY_NAME = {s.name: s for s in STREAMS}
 
 
 def _check(stream: CorpusStream, frames: list[bytes] | None = None) -> StreamChecker:
-    # the request URL names the host, as it does for a recorded exchange
-    checker = StreamChecker(stream.provider, url=stream.url or None)
+    # the request URL and the response's Content-Type, as a recorded exchange has them
+    checker = StreamChecker(
+        stream.provider, url=stream.url or None, content_type=stream.content_type or None
+    )
     for piece in frames if frames is not None else [stream.body]:
         checker.feed(piece)
     checker.close()

@@ -23,6 +23,7 @@ LICENSE_WORDS = {
     "MIT": "Permission is hereby granted, free of charge",
     "BSD-3-Clause": "Redistribution and use in source and binary forms",
 }
+CONTENT_TYPES = ("application/json", "text/event-stream")  # a manifest override
 REQUIRED = ("provider", "framing", "dialect", "host", "url", "kind", "repo", "path", "commit")
 MAX_STREAM = 200_000
 # API keys and tokens as the providers issue them; a recorded body must carry none
@@ -57,6 +58,7 @@ def test_every_entry_has_its_fields(entry: dict[str, str]) -> None:
     url = urlsplit(entry["url"])
     assert url.scheme in ("http", "https") and url.hostname and url.path.startswith("/"), entry
     assert entry["host"] == entry["host"].lower() and " " not in entry["host"], entry
+    assert entry.get("content_type", "application/json") in CONTENT_TYPES, entry
     licence = LICENSES[entry["repo"]]
     assert licence["spdx"] == entry["license"], (entry, licence)
     assert LICENSE_WORDS[licence["spdx"]] in (CORPUS / licence["file"]).read_text(), licence
@@ -86,6 +88,8 @@ def test_every_stream_loads_as_a_body_of_its_framing(stream: object) -> None:
     if stream.content_type == "application/x-ndjson":
         lines = [line for line in stream.body.splitlines() if line.strip()]
         assert lines and all(isinstance(json.loads(line), dict) for line in lines)
+    elif stream.content_type == "application/json":  # a JSON array streamed (Gemini)
+        assert isinstance(json.loads(stream.body), list), stream.name
     elif stream.content_type == "text/event-stream":
         data = [
             line[5:].strip()
