@@ -20,7 +20,10 @@ BY_NAME = {s.name: s for s in STREAMS}
 
 
 def _check(stream: CorpusStream, frames: list[bytes] | None = None) -> StreamChecker:
-    checker = StreamChecker(stream.provider)
+    # the request URL and the response's Content-Type, as a recorded exchange has them
+    checker = StreamChecker(
+        stream.provider, url=stream.url or None, content_type=stream.content_type or None
+    )
     for piece in frames if frames is not None else [stream.body]:
         checker.feed(piece)
     checker.close()
@@ -41,11 +44,11 @@ def test_the_corpus_is_large_diverse_small_and_sourced() -> None:
     assert sum(len(s.body) for s in STREAMS) < 2_000_000
     for entry in tomllib.loads(MANIFEST.read_text())["stream"]:
         assert entry["repo"] and entry["path"] and len(entry["commit"]) == 40, entry
-        assert entry["license"] in ("Apache-2.0", "MIT"), entry
+        assert entry["license"] in ("Apache-2.0", "MIT", "BSD-3-Clause"), entry
     assert (CORPUS / "LICENSE-vercel-ai-Apache-2.0.txt").is_file()
     assert (CORPUS / "LICENSE-anthropic-sdk-python-MIT.txt").is_file()
     listed = {e.get("file") for e in tomllib.loads(MANIFEST.read_text())["stream"]}
-    on_disk = {p.name for p in CORPUS.iterdir() if p.suffix in (".jsonl", ".sse")}
+    on_disk = {p.name for p in CORPUS.iterdir() if p.suffix in (".jsonl", ".sse", ".ndjson")}
     assert on_disk <= listed, on_disk - listed
 
 
