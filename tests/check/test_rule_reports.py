@@ -464,7 +464,7 @@ EXPECTED: dict[str, list[tuple[int | None, int | None, str]]] = {
         ),
     ],
     "openai.responses.sequence-start": [
-        (0, 0, "sequence_number starts at 1"),
+        (0, 0, "sequence_number starts at 1, expected 0"),
     ],
     "openai.responses.terminal": [
         (

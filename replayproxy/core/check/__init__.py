@@ -115,6 +115,7 @@ class StreamChecker:
     ) -> None:
         self.report = Report()
         self._sniffer: DialectSniffer | None = None
+        self._grammar: Grammar | None = None
         self.contract = provider if isinstance(provider, Contract) else None
         self._layer: SSELayer | EventStreamLayer | NDJSONLayer
         self._counting: SSELayer | NDJSONLayer | None = None  # counts events for the timing
@@ -139,6 +140,9 @@ class StreamChecker:
             self.provider = api.value
             self._sniffer = DialectSniffer(api, url)
             grammar = GRAMMARS[api](self.report, request or RequestOptions())
+            if url:
+                grammar.told(url)
+            self._grammar = grammar
             if definition(api).framing is Framing.EVENTSTREAM:
                 self._layer = EventStreamLayer(self.report, grammar)
             else:
@@ -262,7 +266,8 @@ class StreamChecker:
         if self.contract is not None:
             return f"contract {self.contract.name}"
         assert self._sniffer is not None
-        return self._sniffer.name
+        told = self._grammar.dialect if self._grammar is not None else None
+        return told or self._sniffer.name
 
     @property
     def notes(self) -> list[str]:
