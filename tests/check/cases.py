@@ -239,7 +239,8 @@ def _cases() -> dict[str, Case]:
 
     # --- OpenAI Chat ---
     c["openai.chat.event-field"] = _case(chat, _join([b"event: message\n" + ch[0], *ch[1:]]))
-    c["openai.chat.done-last"] = _case(chat, _join(ch[:-1]))
+    # cut before the usage chunk too: [DONE] missing after finish_reason and usage is a dialect
+    c["openai.chat.done-last"] = _case(chat, _join(ch[:-2]), request=RequestOptions())
     c["openai.chat.object"] = _case(
         chat, chat_body(_mod(chat_objs(), 3, _set(["object"], "chat.completion")))
     )
@@ -271,6 +272,16 @@ def _cases() -> dict[str, Case]:
     objs = chat_objs()
     objs.insert(finish_at + 1, json.loads(json.dumps(objs[3])))
     c["openai.chat.after-finish"] = _case(chat, chat_body(objs))
+    c["openai.chat.content-type"] = _case(
+        chat,
+        chat_body(
+            _mod(chat_objs(), 3, _set(["choices", 0, "delta", "content"], [{"type": "text"}]))
+        ),
+    )
+    objs = chat_objs()
+    for i in (3, 4):  # two annotations deltas: the second is merged by index
+        objs[i]["choices"][0]["delta"]["annotations"] = [{"type": "url_citation"}]
+    c["openai.chat.annotation-index"] = _case(chat, chat_body(objs))
     call_at = next(
         i
         for i, o in enumerate(_tool_objs())

@@ -283,10 +283,32 @@ EXPECTED: dict[str, list[tuple[int | None, int | None, str]]] = {
     "openai.chat.done-last": [
         (
             None,
-            100397,
+            99892,
             (
                 "the stream ends without data: [DONE]; openai-python ends quietly, so"
                 " a truncated stream looks complete"
+            ),
+        ),
+    ],
+    "openai.chat.content-type": [
+        (
+            3,
+            1019,
+            (
+                "delta.content of choice 0 is a JSON list, not a string (as Mistral's "
+                "Magistral reasoning models send); the usual `text += delta.content` raises "
+                "TypeError and the .stream() helper drops it"
+            ),
+        ),
+    ],
+    "openai.chat.annotation-index": [
+        (
+            4,
+            1388,
+            (
+                "delta.annotations entry 0 of choice 0 has no integer index after an earlier "
+                "annotations delta; openai-python's .stream() helper raises RuntimeError "
+                "'Expected list delta entry to have an `index` key'"
             ),
         ),
     ],
@@ -321,9 +343,9 @@ EXPECTED: dict[str, list[tuple[int | None, int | None, str]]] = {
             3,
             1019,
             (
-                "object is 'chat.completion', expected 'chat.completion.chunk' "
-                "(openai-python does not check it; code that does will skip this "
-                "chunk)"
+                "object is 'chat.completion', expected 'chat.completion.chunk'; "
+                "openai-python's .stream() helper drops the chunk "
+                "(get_final_completion() raises AssertionError when it drops them all)"
             ),
         ),
     ],
@@ -335,8 +357,8 @@ EXPECTED: dict[str, list[tuple[int | None, int | None, str]]] = {
             2,
             690,
             (
-                "choice 0 repeats role 'assistant' (as Perplexity does); openai-"
-                "python's stream helper concatenates it into an invalid role"
+                "choice 0 repeats role 'assistant'; openai-python's .stream() helper "
+                "concatenates it into an invalid role ('assistantassistant')"
             ),
         ),
     ],

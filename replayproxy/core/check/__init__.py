@@ -33,7 +33,8 @@ from replayproxy.core.check.decoding import BodyDecoder, DecodeError, encodings
 from replayproxy.core.check.delivery import Arrival, buffered
 from replayproxy.core.check.dialect import DialectSniffer
 from replayproxy.core.check.grammars.anthropic import Anthropic
-from replayproxy.core.check.grammars.bedrock import Converse, EventStreamLayer, Invoke, InvokeChunks
+from replayproxy.core.check.grammars.bedrock import Converse, EventStreamLayer
+from replayproxy.core.check.grammars.bedrock_invoke import Invoke, InvokeNative
 from replayproxy.core.check.grammars.gemini import Gemini
 from replayproxy.core.check.grammars.openai_chat import OpenAIChat
 from replayproxy.core.check.grammars.openai_responses import OpenAIResponses
@@ -73,7 +74,7 @@ GRAMMARS: dict[Provider, type[Grammar]] = {
     Provider.GEMINI: Gemini,
     Provider.BEDROCK_CONVERSE: Converse,
     Provider.BEDROCK_INVOKE: Invoke,
-    Provider.BEDROCK_INVOKE_NATIVE: InvokeChunks,
+    Provider.BEDROCK_INVOKE_NATIVE: InvokeNative,
     Provider.SSE: GenericSSE,
 }
 """The grammar of each stream API of the registry (its definition names the rule set)."""

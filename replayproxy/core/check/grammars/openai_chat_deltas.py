@@ -40,7 +40,8 @@ def delta_shapes(report: Report, ev: StreamEvent, index: int, state: Choice, del
             "openai.chat.content-type",
             ev,
             f"delta.content of choice {index} is a JSON {type(content).__name__}, not a "
-            "string; the usual `text += delta.content` raises TypeError and the .stream() helper "
+            "string (as Mistral's Magistral reasoning models send); the usual "
+            "`text += delta.content` raises TypeError and the .stream() helper "
             "drops it",
         )
     annotations = delta.get("annotations")
