@@ -32,10 +32,11 @@ from replayproxy.core.check.contract_grammar import ContractGrammar
 from replayproxy.core.check.decoding import BodyDecoder, DecodeError, encodings
 from replayproxy.core.check.delivery import Arrival, buffered
 from replayproxy.core.check.dialect import DialectSniffer
-from replayproxy.core.check.grammars.anthropic import Anthropic
+from replayproxy.core.check.grammars.anthropic_complete import AnthropicAny
 from replayproxy.core.check.grammars.bedrock import Converse, EventStreamLayer
 from replayproxy.core.check.grammars.bedrock_invoke import Invoke, InvokeNative
 from replayproxy.core.check.grammars.gemini import Gemini
+from replayproxy.core.check.grammars.ollama import Ollama
 from replayproxy.core.check.grammars.openai_chat import OpenAIChat
 from replayproxy.core.check.grammars.openai_responses import OpenAIResponses
 from replayproxy.core.check.jsonload import loads
@@ -70,11 +71,12 @@ PROVIDERS = tuple(p.value for p in STREAM_PROVIDERS)
 GRAMMARS: dict[Provider, type[Grammar]] = {
     Provider.OPENAI_CHAT: OpenAIChat,
     Provider.OPENAI_RESPONSES: OpenAIResponses,
-    Provider.ANTHROPIC: Anthropic,
+    Provider.ANTHROPIC: AnthropicAny,
     Provider.GEMINI: Gemini,
     Provider.BEDROCK_CONVERSE: Converse,
     Provider.BEDROCK_INVOKE: Invoke,
     Provider.BEDROCK_INVOKE_NATIVE: InvokeNative,
+    Provider.OLLAMA: Ollama,
     Provider.SSE: GenericSSE,
 }
 """The grammar of each stream API of the registry (its definition names the rule set)."""
@@ -144,8 +146,11 @@ class StreamChecker:
             if url:
                 grammar.told(url)
             self._grammar = grammar
-            if definition(api).framing is Framing.EVENTSTREAM:
+            framing = definition(api).framing
+            if framing is Framing.EVENTSTREAM:
                 self._layer = EventStreamLayer(self.report, grammar)
+            elif framing is Framing.NDJSON:
+                self._layer = NDJSONLayer(self.report, grammar)
             else:
                 self._layer = SSELayer(self.report, grammar, self._sniffer.observe)
         self._seen = 0

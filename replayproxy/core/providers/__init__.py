@@ -10,6 +10,7 @@ replayproxy answers with, and the request equivalences. Adding a provider is one
 from __future__ import annotations
 
 from replayproxy.core.providers.bedrock_models import (
+    ANTHROPIC_MODELS,
     BEDROCK_FAMILIES,
     ModelFamily,
     bedrock_model_family,
@@ -35,6 +36,7 @@ from replayproxy.core.providers.model import (
 )
 
 __all__ = [
+    "ANTHROPIC_MODELS",
     "BEDROCK_FAMILIES",
     "DEFINITIONS",
     "STREAM_PROVIDERS",

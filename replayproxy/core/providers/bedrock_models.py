@@ -17,7 +17,7 @@ from typing import Final
 
 from replayproxy.core.providers.detection import bedrock_model_vendor
 
-__all__ = ["BEDROCK_FAMILIES", "ModelFamily", "bedrock_model_family"]
+__all__ = ["ANTHROPIC_MODELS", "BEDROCK_FAMILIES", "ModelFamily", "bedrock_model_family"]
 
 _INVOKE: Final = "(InvokeModelWithResponseStream)"
 
@@ -62,6 +62,9 @@ BEDROCK_FAMILIES: Final = (
         "a chunk with is_finished true",
     ),
 )
+
+ANTHROPIC_MODELS: Final = BEDROCK_FAMILIES[0]
+"""Claude's family: its chunks hold Anthropic's Messages events."""
 
 
 def bedrock_model_family(path: str) -> ModelFamily | None:

@@ -100,7 +100,10 @@ STREAMS: dict[str, list[bytes]] = {
         sse_event("[DONE]"),
         *stream(COMPLETED | {"sequence_number": 2}),
     ],
-    "done-after-the-terminal-is-named": [*stream(CREATED, PROGRESS, COMPLETED), sse_event("[DONE]")],
+    "done-after-the-terminal-is-named": [
+        *stream(CREATED, PROGRESS, COMPLETED),
+        sse_event("[DONE]"),
+    ],
     "no-sequence-numbers-named": stream(
         CREATED | {"sequence_number": NO_SEQ},
         PROGRESS | {"sequence_number": NO_SEQ},

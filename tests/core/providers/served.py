@@ -168,7 +168,7 @@ def _disputed() -> list[ServedStream]:
             "bedrock-invoke-nova",
             f"{runtime}/model/us.amazon.nova-lite-v1%3A0/invoke-with-response-stream",
             EVENTSTREAM, (), _invoke(converse), "bedrock-invoke-native",
-            "Bedrock (InvokeModelWithResponseStream)",
+            "Amazon Nova on Bedrock (InvokeModelWithResponseStream)",
         ),
         ServedStream(
             "bedrock-openai-chat", f"{runtime}/openai/v1/chat/completions", SSE, (), chat,

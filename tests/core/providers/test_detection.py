@@ -90,5 +90,5 @@ def test_unknown_provider_is_a_one_line_usage_error() -> None:
         parse("cohere")
     assert str(raised.value) == (
         "unknown provider 'cohere'; choose one of: openai-chat, openai-responses, anthropic, "
-        "gemini, bedrock-converse, bedrock-invoke, bedrock-invoke-native, sse"
+        "gemini, bedrock-converse, bedrock-invoke, bedrock-invoke-native, ollama, sse"
     )

@@ -32,14 +32,20 @@ def _checked(s: ServedStream) -> StreamChecker:
     return checker
 
 
+KNOWN_ERRORS = {"mistral-reasoning.jsonl": {"openai.chat.content-type"}}
+
+
 @pytest.mark.parametrize("name", sorted(BY_NAME))
 def test_the_checker_checks_each_real_stream_with_its_grammar(name: str) -> None:
     """The detected provider is the right one, its grammar finds no error in a stream real
-    clients read fine, and the dialect is the one its server speaks."""
+    clients read fine (Mistral's reasoning stream is read fine by Mistral's own clients, but
+    its list delta.content breaks openai-python users: openai.chat.content-type, measured in
+    tests/check/test_sdk_evidence.py), and the dialect is the one its server speaks."""
     s = BY_NAME[name]
     checker = _checked(s)
     assert (checker.provider, checker.dialect) == (s.provider, s.dialect)
-    assert [str(v) for v in checker.violations if v.severity == "error"] == []
+    errors = {v.rule for v in checker.violations if v.severity == "error"}
+    assert errors == (KNOWN_ERRORS.get(name) or set()), name
 
 
 @pytest.mark.parametrize("name", sorted(BY_NAME))

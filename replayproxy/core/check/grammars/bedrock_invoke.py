@@ -17,7 +17,12 @@ from replayproxy.core.check.base import INVALID, Report, RequestOptions, StreamE
 from replayproxy.core.check.grammars.anthropic import Anthropic
 from replayproxy.core.check.grammars.bedrock import InvokeChunks
 from replayproxy.core.check.rules import Rule, register
-from replayproxy.core.providers import BEDROCK_FAMILIES, ModelFamily, bedrock_model_family
+from replayproxy.core.providers import (
+    ANTHROPIC_MODELS,
+    BEDROCK_FAMILIES,
+    ModelFamily,
+    bedrock_model_family,
+)
 
 __all__ = ["Invoke", "InvokeNative"]
 
@@ -106,7 +111,7 @@ class InvokeNative(InvokeChunks):
 
     def _choose(self, family: ModelFamily | None) -> None:
         self.family = family
-        if family is not None and family.name == "anthropic":
+        if family is ANTHROPIC_MODELS:
             self.inner = Anthropic(self.report, self.request)
         if family is not None and (family is not self.default or self.told_family):
             self.dialect = family.dialect
@@ -146,4 +151,4 @@ class Invoke(InvokeNative):
     """InvokeModelWithResponseStream where the family defaults to Anthropic's (Claude) when
     neither the URL nor the first chunk tells another."""
 
-    default = _BY_NAME["anthropic"]
+    default = ANTHROPIC_MODELS
