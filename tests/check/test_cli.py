@@ -92,7 +92,7 @@ def test_strict_fails_on_warnings() -> None:
     ("args", "message"),
     [
         (["--stdin"], "cannot tell which provider"),
-        (["--stdin", "--provider", "cohere"], "unknown provider 'cohere'"),
+        (["--stdin", "--provider", "watsonx"], "unknown provider 'watsonx'"),
         ([], "give CASSETTE paths, or --stdin"),
         (["missing.cassette"], "missing.cassette: no such cassette file"),
         (["--stdin", "x.cassette"], "give CASSETTE paths, or --stdin"),

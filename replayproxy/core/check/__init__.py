@@ -35,6 +35,7 @@ from replayproxy.core.check.dialect import DialectSniffer
 from replayproxy.core.check.grammars.anthropic_complete import AnthropicAny
 from replayproxy.core.check.grammars.bedrock import Converse, EventStreamLayer
 from replayproxy.core.check.grammars.bedrock_invoke import Invoke, InvokeNative
+from replayproxy.core.check.grammars.cohere import CohereV2
 from replayproxy.core.check.grammars.gemini import Gemini
 from replayproxy.core.check.grammars.ollama import Ollama
 from replayproxy.core.check.grammars.openai_chat import OpenAIChat
@@ -77,6 +78,7 @@ GRAMMARS: dict[Provider, type[Grammar]] = {
     Provider.BEDROCK_INVOKE: Invoke,
     Provider.BEDROCK_INVOKE_NATIVE: InvokeNative,
     Provider.OLLAMA: Ollama,
+    Provider.COHERE_V2: CohereV2,
     Provider.SSE: GenericSSE,
 }
 """The grammar of each stream API of the registry (its definition names the rule set)."""

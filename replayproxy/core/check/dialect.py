@@ -46,10 +46,51 @@ _HOSTS: Final = (
     ("api.moonshot.cn", "Moonshot"),
     ("dashscope.aliyuncs.com", "Alibaba"),
     ("dashscope-intl.aliyuncs.com", "Alibaba"),
-    ("api.cerebras.ai", "Cerebras"),
     ("api.githubcopilot.com", "GitHub Copilot"),
     ("snowflakecomputing.com", "Snowflake"),  # Cortex: ACCOUNT.snowflakecomputing.com
+    ("cloud.databricks.com", "Databricks"),  # serving endpoints: WORKSPACE.cloud.databricks.com
+    ("azuredatabricks.net", "Databricks"),
+    ("gcp.databricks.com", "Databricks"),
+    ("ml.cloud.ibm.com", "watsonx"),  # REGION.ml.cloud.ibm.com/ml/v1/text/chat_stream
+    ("api.cloudflare.com", "Cloudflare"),  # Workers AI: /client/v4/accounts/ID/ai/v1/...
+    ("gateway.ai.cloudflare.com", "Cloudflare"),
+    ("api.cohere.com", "Cohere"),
+    ("api.cohere.ai", "Cohere"),
+    ("api.sambanova.ai", "SambaNova"),
+    ("api.cerebras.ai", "Cerebras"),
+    ("api.centml.com", "CentML"),
+    ("api.hyperbolic.xyz", "Hyperbolic"),
+    ("api.studio.nebius.com", "Nebius"),
+    ("api.studio.nebius.ai", "Nebius"),
+    ("api.tokenfactory.nebius.com", "Nebius"),
+    ("api.deepinfra.com", "DeepInfra"),
+    ("api.novita.ai", "Novita"),
+    ("integrate.api.nvidia.com", "NVIDIA"),
+    ("inference.baseten.co", "Baseten"),
+    ("api.z.ai", "Z.ai"),
+    ("models.github.ai", "GitHub Models"),
+    ("models.inference.ai.azure.com", "GitHub Models"),
+    ("ollama.com", "Ollama"),
+    ("router.huggingface.co", "Hugging Face"),  # the router's provider is in the path
+    ("api-inference.huggingface.co", "Hugging Face"),
+    ("endpoints.huggingface.cloud", "Hugging Face"),
 )
+# Hugging Face's router: router.huggingface.co/PROVIDER/v1/... serves that provider's API
+_ROUTED: Final = {
+    "cerebras": "Cerebras",
+    "cohere": "Cohere",
+    "fireworks-ai": "Fireworks",
+    "groq": "Groq",
+    "hyperbolic": "Hyperbolic",
+    "nebius": "Nebius",
+    "novita": "Novita",
+    "nscale": "Nscale",
+    "sambanova": "SambaNova",
+    "together": "Together",
+    "featherless-ai": "Featherless",
+    "scaleway": "Scaleway",
+    "hf-inference": "Hugging Face",
+}
 _PORTS: Final = {11434: "Ollama", 1234: "LM Studio", 8000: "vLLM"}
 # model name prefix -> vendor (only when no structural marker told it)
 _MODELS: Final = (
@@ -87,6 +128,10 @@ def vendor_from_url(url: str | None) -> str | None:
     for prefix, vendor in _HOST_PREFIXES:
         if host.startswith(prefix):
             return vendor
+    if host == "router.huggingface.co":
+        routed = parts.path.strip("/").split("/", 1)[0]
+        if routed in _ROUTED:
+            return _ROUTED[routed]
     for suffix, vendor in _HOSTS:
         # "-" too: Vertex hosts are REGION-aiplatform.googleapis.com
         if host == suffix or host.endswith(("." + suffix, "-" + suffix)):

@@ -237,6 +237,20 @@ DEFINITIONS: Final[tuple[ProviderDef, ...]] = (
         ),
     ),
     ProviderDef(
+        Provider.COHERE_V2,
+        "Cohere v2 Chat (/v2/chat: message-start ... message-end)",
+        aliases=("cohere",),
+        framing=Framing.SSE,
+        paths=(PathRule(suffix="/v2/chat"),),
+        grammar="cohere",
+        error_shape=ErrorShape.OPENAI,  # {"message": ...}: the nearest shape we build
+        in_band_error=None,
+        terminal=Terminal("message-end", events=("message-end",)),
+        keepalive=Keepalive.SSE_COMMENT,
+        dialect="Cohere",
+        volatile=("/id",),
+    ),
+    ProviderDef(
         Provider.OPENAI_REALTIME,
         "OpenAI Realtime (WebSocket)",
         aliases=(),

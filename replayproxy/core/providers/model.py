@@ -36,6 +36,7 @@ class Provider(enum.StrEnum):
     BEDROCK_INVOKE = "bedrock-invoke"
     BEDROCK_INVOKE_NATIVE = "bedrock-invoke-native"
     OLLAMA = "ollama"
+    COHERE_V2 = "cohere-v2"
     SSE = "sse"
     OPENAI_REALTIME = "openai-realtime"
     GEMINI_LIVE = "gemini-live"

@@ -43,7 +43,6 @@ register(
 _CONVERSE_KEYS: Final = frozenset(
     {"messageStart", "contentBlockStart", "contentBlockDelta", "contentBlockStop", "messageStop"}
 )
-_BY_NAME: Final = {f.name: f for f in BEDROCK_FAMILIES}
 
 
 def _stops(items: Any) -> bool:
@@ -52,36 +51,39 @@ def _stops(items: Any) -> bool:
     )
 
 
-# family -> (the chunk is this family's, the chunk is its final one)
-_SHAPES: Final[
-    dict[str, tuple[Callable[[dict[str, Any]], bool], Callable[[dict[str, Any]], bool]]]
-] = {
-    "anthropic": (lambda p: isinstance(p.get("type"), str), lambda p: False),
-    "amazon-nova": (lambda p: bool(_CONVERSE_KEYS & p.keys()), lambda p: "messageStop" in p),
-    "amazon-titan": (
-        lambda p: "outputText" in p or "completionReason" in p,
-        lambda p: p.get("completionReason") is not None,
-    ),
-    "meta": (lambda p: "generation" in p, lambda p: p.get("stop_reason") is not None),
-    "mistral": (
-        lambda p: "outputs" in p or "choices" in p,
-        lambda p: _stops(p.get("outputs")) or _stops(p.get("choices")),
-    ),
-    "cohere": (
-        lambda p: "is_finished" in p or "generations" in p,
-        lambda p: (
-            p.get("is_finished") is True
-            or (isinstance(p.get("generations"), list) and "finish_reason" in str(p["generations"]))
-        ),
-    ),
-}
+# per family of the registry, in its order (Anthropic, Nova, Titan, Llama, Mistral, Cohere):
+# (the chunk is this family's, the chunk is its final one)
+_Test = Callable[[dict[str, Any]], bool]
+_SHAPES: Final[dict[ModelFamily, tuple[_Test, _Test]]] = dict(
+    zip(
+        BEDROCK_FAMILIES,
+        [
+            (lambda p: isinstance(p.get("type"), str), lambda p: False),
+            (lambda p: bool(_CONVERSE_KEYS & p.keys()), lambda p: "messageStop" in p),
+            (
+                lambda p: "outputText" in p or "completionReason" in p,
+                lambda p: p.get("completionReason") is not None,
+            ),
+            (lambda p: "generation" in p, lambda p: p.get("stop_reason") is not None),
+            (
+                lambda p: "outputs" in p or "choices" in p,
+                lambda p: _stops(p.get("outputs")) or _stops(p.get("choices")),
+            ),
+            (
+                lambda p: "is_finished" in p or "generations" in p,
+                lambda p: p.get("is_finished") is True,
+            ),
+        ],
+        strict=True,
+    )
+)
 
 
 def _sniff(inner: Any) -> ModelFamily | None:
     if isinstance(inner, dict):
-        for name, (belongs, _) in _SHAPES.items():
+        for family, (belongs, _) in _SHAPES.items():
             if belongs(inner):
-                return _BY_NAME[name]
+                return family
     return None
 
 
@@ -128,7 +130,7 @@ class InvokeNative(InvokeChunks):
         if self.inner is not None:
             self.inner.event(inner)
         elif self.family is not None and isinstance(inner.payload, dict):
-            _, ends = _SHAPES[self.family.name]
+            _, ends = _SHAPES[self.family]
             if self.final is None and ends(inner.payload):
                 self.final = inner
 
