@@ -18,6 +18,7 @@ from typing import Any
 from replayproxy.core.check import Contract, RequestOptions
 from replayproxy.core.wire.eventstream import encode_event, encode_exception, encode_message
 from tests.check.contract_cases import APP_BASES, app_cases
+from tests.check.family_cases import FAMILY_BASES, family_cases
 from tests.check.framing import bedrock_messages, frame_sse, payload_lines
 
 __all__ = ["BASES", "CASES", "Case", "base_body"]
@@ -142,6 +143,7 @@ BASES: dict[str, tuple[str | Contract, Callable[[], bytes], RequestOptions]] = {
 
 
 BASES.update({name: (c, body, RequestOptions()) for name, (c, body) in APP_BASES.items()})
+BASES.update({name: (p, body, RequestOptions()) for name, (p, body) in FAMILY_BASES.items()})
 
 
 def base_body(name: str) -> bytes:
@@ -518,6 +520,8 @@ def _cases() -> dict[str, Case]:
     )
     for rule, (base, contract, body) in app_cases().items():
         c[rule] = Case(base, contract, body)
+    for rule, (base, body) in family_cases().items():
+        c[rule] = Case(base, FAMILY_BASES[base][0], body)
     return c  # fmt: skip
 
 

@@ -567,6 +567,50 @@ EXPECTED: dict[str, list[tuple[int | None, int | None, str]]] = {
     "sse.utf8": [
         (3, 622, "invalid UTF-8 in this event (shown as U+FFFD)"),
     ],
+    "bedrock.invoke-stop": [
+        (
+            None,
+            252,
+            "the stream ends without a chunk with completionReason, the final chunk of Amazon Titan's InvokeModel stream (truncated at a message boundary?)",
+        ),
+    ],
+    "ollama.done": [
+        (
+            None,
+            618,
+            "the stream ends without a done: true line; ollama-python ends quietly, so a truncated answer looks complete",
+        ),
+    ],
+    "ollama.chunk-shape": [
+        (
+            2,
+            251,
+            "the line is a JSON list, not an object; ollama-python cannot build a response from it",
+        ),
+    ],
+    "cohere.message-end": [
+        (
+            None,
+            2537,
+            "the stream ends without message-end; the SDK ends quietly, so a truncated answer looks complete",
+        ),
+    ],
+    "cohere.order": [
+        (1, 197, "content-delta for content 0, which is not open"),
+    ],
+    "cohere.event-name": [
+        (1, 197, "event: content-begin but data.type is 'content-start'"),
+    ],
+    "anthropic.complete.stop": [
+        (
+            None,
+            313,
+            "the stream ends without a completion event carrying stop_reason; the SDK ends quietly, so a truncated completion looks complete",
+        ),
+    ],
+    "anthropic.complete.event-name": [
+        (1, 141, "event: message with data.type 'completion'"),
+    ],
 }
 
 

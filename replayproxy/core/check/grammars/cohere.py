@@ -89,6 +89,8 @@ class CohereV2(Grammar):
             self.open.add(key)
         elif key not in self.open:
             self.report.at("cohere.order", ev, f"{kind} for {family} {index}, which is not open")
+            if tail != "end":
+                self.open.add(key)  # report each unopened index once
         elif tail == "end":
             self.open.discard(key)
 
