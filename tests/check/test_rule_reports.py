@@ -571,14 +571,20 @@ EXPECTED: dict[str, list[tuple[int | None, int | None, str]]] = {
         (
             None,
             252,
-            "the stream ends without a chunk with completionReason, the final chunk of Amazon Titan's InvokeModel stream (truncated at a message boundary?)",
+            (
+                "the stream ends without a chunk with completionReason, the final chunk of Amazon "
+                "Titan's InvokeModel stream (truncated at a message boundary?)"
+            ),
         ),
     ],
     "ollama.done": [
         (
             None,
             618,
-            "the stream ends without a done: true line; ollama-python ends quietly, so a truncated answer looks complete",
+            (
+                "the stream ends without a done: true line; ollama-python ends quietly, so a "
+                "truncated answer looks complete"
+            ),
         ),
     ],
     "ollama.chunk-shape": [
@@ -592,7 +598,10 @@ EXPECTED: dict[str, list[tuple[int | None, int | None, str]]] = {
         (
             None,
             2537,
-            "the stream ends without message-end; the SDK ends quietly, so a truncated answer looks complete",
+            (
+                "the stream ends without message-end; the SDK ends quietly, so a truncated answer "
+                "looks complete"
+            ),
         ),
     ],
     "cohere.order": [
@@ -605,7 +614,10 @@ EXPECTED: dict[str, list[tuple[int | None, int | None, str]]] = {
         (
             None,
             313,
-            "the stream ends without a completion event carrying stop_reason; the SDK ends quietly, so a truncated completion looks complete",
+            (
+                "the stream ends without a completion event carrying stop_reason; the SDK ends "
+                "quietly, so a truncated completion looks complete"
+            ),
         ),
     ],
     "anthropic.complete.event-name": [
