@@ -202,3 +202,19 @@ def test_a_resumed_responses_stream_is_read_by_plain_iteration() -> None:
     assert told.violations == []
     untold = checked(body, "openai-responses")
     assert untold.violations == [] and any("resumed" in n for n in untold.notes)
+
+
+def test_an_empty_object_filter_chunk_is_skipped_by_the_helper_and_is_no_error() -> None:
+    """Near miss of openai.chat.object: Azure OpenAI's asynchronous content filter sends
+    chunks with object '' and no delta; the helper skips them on purpose and loses nothing,
+    so the checker names them instead of reporting them."""
+    objs = copy.deepcopy(CHAT)
+    objs.insert(3, {"id": "", "object": "", "created": 0, "model": "",
+                    "choices": [{"index": 0, "finish_reason": None, "delta": {},
+                                 "content_filter_offsets": {"start_offset": 0, "end_offset": 9},
+                                 "content_filter_results": {"hate": {"filtered": False}}}]})  # fmt: skip
+    body = chat_body(objs)
+    assert helper_final(body).choices[0].message.content == TEXT
+    checker = checked(body, "openai-chat")
+    assert errors(checker) == set()
+    assert any("asynchronous content filter" in n for n in checker.notes)

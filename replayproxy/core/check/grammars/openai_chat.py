@@ -24,6 +24,24 @@ __all__ = ["OpenAIChat"]
 FINISH_REASONS = frozenset({"stop", "length", "tool_calls", "content_filter", "function_call"})
 
 
+def _carries(chunk: dict[str, Any]) -> bool:
+    """Whether a chunk holds anything openai-python's .stream() helper accumulates."""
+    if chunk.get("usage") is not None:
+        return True
+    choices = chunk.get("choices")
+    return isinstance(choices, list) and any(
+        isinstance(c, dict)
+        and (
+            c.get("finish_reason") is not None
+            or (
+                isinstance(c.get("delta"), dict)
+                and any(v not in (None, "", [], {}) for v in c["delta"].values())
+            )
+        )
+        for c in choices
+    )
+
+
 class OpenAIChat(Grammar):
     sentinels = frozenset({"[DONE]"})
 
@@ -95,6 +113,13 @@ class OpenAIChat(Grammar):
         obj = chunk.get("object")
         if obj == "chat.completion.done":
             report.note("a last chunk with object 'chat.completion.done', as Perplexity sends")
+        elif obj != "chat.completion.chunk" and not _carries(chunk):
+            report.note(
+                f"a chunk with object {obj!r} that carries no delta, finish_reason or usage "
+                "(as Azure OpenAI's asynchronous content filter sends); the .stream() helper "
+                "skips it and loses nothing"
+            )
+            return  # empty id/model/created by design, like the preamble
         elif obj != "chat.completion.chunk":
             report.at(
                 "openai.chat.object",
