@@ -209,10 +209,14 @@ def test_an_empty_object_filter_chunk_is_skipped_by_the_helper_and_is_no_error()
     chunks with object '' and no delta; the helper skips them on purpose and loses nothing,
     so the checker names them instead of reporting them."""
     objs = copy.deepcopy(CHAT)
-    objs.insert(3, {"id": "", "object": "", "created": 0, "model": "",
-                    "choices": [{"index": 0, "finish_reason": None, "delta": {},
-                                 "content_filter_offsets": {"start_offset": 0, "end_offset": 9},
-                                 "content_filter_results": {"hate": {"filtered": False}}}]})  # fmt: skip
+    choice = {
+        "index": 0,
+        "finish_reason": None,
+        "delta": {},
+        "content_filter_offsets": {"start_offset": 0, "end_offset": 9},
+        "content_filter_results": {"hate": {"filtered": False}},
+    }
+    objs.insert(3, {"id": "", "object": "", "created": 0, "model": "", "choices": [choice]})
     body = chat_body(objs)
     assert helper_final(body).choices[0].message.content == TEXT
     checker = checked(body, "openai-chat")
