@@ -24,11 +24,11 @@ MODELS = {
     "cohere": "cohere.command-text-v14",
 }
 DIALECTS = {
-    "amazon-titan": "Amazon Titan on Bedrock (InvokeModelWithResponseStream)",
-    "amazon-nova": "Amazon Nova on Bedrock (InvokeModelWithResponseStream)",
-    "meta": "Meta Llama on Bedrock (InvokeModelWithResponseStream)",
-    "mistral": "Mistral on Bedrock (InvokeModelWithResponseStream)",
-    "cohere": "Cohere on Bedrock (InvokeModelWithResponseStream)",
+    "amazon-titan": "Bedrock (Amazon Titan)",
+    "amazon-nova": "Bedrock (Amazon Nova)",
+    "meta": "Bedrock (Meta Llama)",
+    "mistral": "Bedrock (Mistral)",
+    "cohere": "Bedrock (Cohere)",
 }
 CASES = family_cases()
 

@@ -151,8 +151,8 @@ class StreamChecker:
             framing = definition(api).framing
             if framing is Framing.EVENTSTREAM:
                 self._layer = EventStreamLayer(self.report, grammar)
-            elif framing is Framing.NDJSON:
-                self._layer = NDJSONLayer(self.report, grammar)
+            elif framing is Framing.NDJSON:  # Ollama's: its clients flush the last line
+                self._layer = NDJSONLayer(self.report, grammar, reader_flushes=True)
             else:
                 self._layer = SSELayer(self.report, grammar, self._sniffer.observe)
         self._seen = 0

@@ -71,8 +71,8 @@ _HOSTS: Final = (
     ("models.github.ai", "GitHub Models"),
     ("models.inference.ai.azure.com", "GitHub Models"),
     ("ollama.com", "Ollama"),
-    ("router.huggingface.co", "Hugging Face"),  # the router's provider is in the path
-    ("api-inference.huggingface.co", "Hugging Face"),
+    ("ai-gateway.vercel.sh", "Vercel AI Gateway"),
+    ("huggingface.co", "Hugging Face"),  # router.huggingface.co: the provider is in the path
     ("endpoints.huggingface.cloud", "Hugging Face"),
 )
 # Hugging Face's router: router.huggingface.co/PROVIDER/v1/... serves that provider's API
@@ -139,7 +139,7 @@ def vendor_from_url(url: str | None) -> str | None:
     return _PORTS.get(port) if port is not None else None
 
 
-def _chat_vendor(p: dict[str, Any]) -> str | None:
+def _chat_vendor(p: dict[str, Any], *, structural_only: bool = False) -> str | None:
     choices = p.get("choices")
     first = choices[0] if isinstance(choices, list) and choices else {}
     first = first if isinstance(first, dict) else {}
@@ -159,7 +159,7 @@ def _chat_vendor(p: dict[str, Any]) -> str | None:
         return "Together"
     if "stop_reason" in first:
         return "vLLM"
-    return _model_vendor(p.get("model"))
+    return None if structural_only else _model_vendor(p.get("model"))
 
 
 def _model_vendor(model: Any) -> str | None:
@@ -184,7 +184,9 @@ class DialectSniffer:
     def __init__(self, provider: Provider | str, url: str | None = None) -> None:
         self.provider = Provider(provider)
         self.vendor = vendor_from_url(url)
-        self._from_url = self.vendor is not None
+        # api.openai.com is also the URI of cassettes recorded through a base-URL swap: there
+        # a marker only another vendor sends (OpenRouter's provider, x_groq ...) still tells it
+        self._from_url = self.vendor is not None and self.vendor != "OpenAI"
         self._openai = False
         self._seen = 0
         self._anthropic_host: str | None = None
@@ -194,7 +196,10 @@ class DialectSniffer:
         if self._from_url or self._seen >= SNIFF_EVENTS or not isinstance(payload, dict):
             return
         self._seen += 1
-        if self.provider is Provider.OPENAI_CHAT and self.vendor is None:
+        if self.provider is Provider.OPENAI_CHAT and self.vendor == "OpenAI":
+            marker = _chat_vendor(payload, structural_only=True)
+            self.vendor = marker or self.vendor
+        elif self.provider is Provider.OPENAI_CHAT and self.vendor is None:
             self.vendor = _chat_vendor(payload)
             self._openai = self._openai or _is_openai(payload, payload.get("model"))
         elif self.provider is Provider.OPENAI_RESPONSES and self.vendor is None:

@@ -7,7 +7,9 @@ Wire shapes (AWS Bedrock model parameter references): Anthropic, the Messages ev
 Nova, ConverseStream members (``messageStart`` ... ``messageStop``, ``metadata``); Amazon
 Titan Text, ``outputText`` with ``completionReason`` on the last chunk; Meta Llama,
 ``generation`` with ``stop_reason``; Mistral, ``outputs[].stop_reason`` (or ``choices`` for
-the chat models); Cohere Command, ``is_finished`` (and ``finish_reason``). Pure data.
+the chat models); Cohere Command, ``is_finished`` (and ``finish_reason``). Bedrock itself adds
+``amazon-bedrock-invocationMetrics`` (and, when a guardrail intervenes, its action) to the last
+chunk of every family. Pure data.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ class ModelFamily:
     model ids, the dialect a report names, and what ends its stream."""
 
     name: str
+    title: str  # for messages: "Amazon Titan"
     vendor: str
     model_word: str  # in the model name after the vendor ("" : every model of the vendor)
     dialect: str
@@ -35,30 +38,37 @@ class ModelFamily:
 
 
 BEDROCK_FAMILIES: Final = (
-    ModelFamily("anthropic", "anthropic", "", f"Anthropic on Bedrock {_INVOKE}", "message_stop"),
     ModelFamily(
-        "amazon-nova", "amazon", "nova", f"Amazon Nova on Bedrock {_INVOKE}", "messageStop"
+        "anthropic", "Anthropic", "anthropic", "", f"Anthropic on Bedrock {_INVOKE}", "message_stop"
+    ),
+    ModelFamily(
+        "amazon-nova", "Amazon Nova", "amazon", "nova", "Bedrock (Amazon Nova)", "messageStop"
     ),
     ModelFamily(
         "amazon-titan",
+        "Amazon Titan",
         "amazon",
         "titan",
-        f"Amazon Titan on Bedrock {_INVOKE}",
+        "Bedrock (Amazon Titan)",
         "a chunk with completionReason",
     ),
-    ModelFamily("meta", "meta", "", f"Meta Llama on Bedrock {_INVOKE}", "a chunk with stop_reason"),
+    ModelFamily(
+        "meta", "Meta Llama", "meta", "", "Bedrock (Meta Llama)", "a chunk with stop_reason"
+    ),
     ModelFamily(
         "mistral",
+        "Mistral",
         "mistral",
         "",
-        f"Mistral on Bedrock {_INVOKE}",
+        "Bedrock (Mistral)",
         "a chunk whose outputs (or choices) carry stop_reason",
     ),
     ModelFamily(
         "cohere",
+        "Cohere",
         "cohere",
         "",
-        f"Cohere on Bedrock {_INVOKE}",
+        "Bedrock (Cohere)",
         "a chunk with is_finished true",
     ),
 )

@@ -33,13 +33,18 @@ register(
             "error",
             "An InvokeModelWithResponseStream of a non-Anthropic model reaches its family's "
             "final chunk (Nova messageStop, Titan completionReason, Llama and Mistral "
-            "stop_reason, Cohere is_finished).",
+            "stop_reason, Cohere is_finished) or the chunk Bedrock adds "
+            "amazon-bedrock-invocationMetrics to.",
             "boto3's EventStream ends quietly when the body ends at a message boundary, so a "
             "cut answer looks complete to LangChain's ChatBedrock and to application loops.",
         )
     ]
 )
 
+# what Bedrock adds to the last chunk of every model's stream
+_BEDROCK_LAST: Final = frozenset(
+    {"amazon-bedrock-invocationMetrics", "amazon-bedrock-guardrailAction"}
+)
 _CONVERSE_KEYS: Final = frozenset(
     {"messageStart", "contentBlockStart", "contentBlockDelta", "contentBlockStop", "messageStop"}
 )
@@ -131,7 +136,7 @@ class InvokeNative(InvokeChunks):
             self.inner.event(inner)
         elif self.family is not None and isinstance(inner.payload, dict):
             _, ends = _SHAPES[self.family]
-            if self.final is None and ends(inner.payload):
+            if self.final is None and (ends(inner.payload) or _BEDROCK_LAST & inner.payload.keys()):
                 self.final = inner
 
     def finish(self, end: int) -> None:
@@ -143,8 +148,8 @@ class InvokeNative(InvokeChunks):
             self.report.add(
                 "bedrock.invoke-stop",
                 f"the stream ends without {self.family.final_chunk}, the final chunk of "
-                f"{self.family.dialect.split(' on ')[0]}'s InvokeModel stream (truncated at a "
-                "message boundary?)",
+                f"{self.family.title}'s InvokeModel stream, nor Bedrock's "
+                "amazon-bedrock-invocationMetrics (truncated at a message boundary?)",
                 offset=end,
             )
 

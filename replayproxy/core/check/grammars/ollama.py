@@ -18,16 +18,17 @@ register(
             "ollama.done",
             "error",
             "Exactly one line has done: true, and it is the last (an error line aside).",
-            "ollama-python and ollama-js yield each line and end quietly at the end of the "
-            "body: without the done line a cut answer looks complete (and has no counts); "
-            "lines after it reach the application after the final chunk.",
+            "ollama-python (httpx iter_lines, json.loads per line) and ollama-js yield each line "
+            "and end quietly at the end of the body: without the done line a cut answer looks "
+            "complete (and has no counts); lines after it reach the application after the "
+            "final chunk.",
         ),
         Rule(
             "ollama.chunk-shape",
             "error",
             "Every line is a JSON object.",
-            "ollama-python builds a ChatResponse / GenerateResponse from each line; a list or "
-            "a number raises a pydantic ValidationError.",
+            "ollama-python builds a ChatResponse / GenerateResponse from each line with "
+            "cls(**part) (read in ollama 0.4.7 _client.py); a list or a number raises TypeError.",
         ),
     ]
 )
