@@ -573,7 +573,8 @@ EXPECTED: dict[str, list[tuple[int | None, int | None, str]]] = {
             252,
             (
                 "the stream ends without a chunk with completionReason, the final chunk of Amazon "
-                "Titan's InvokeModel stream (truncated at a message boundary?)"
+                "Titan's InvokeModel stream, nor Bedrock's amazon-bedrock-invocationMetrics "
+                "(truncated at a message boundary?)"
             ),
         ),
     ],
