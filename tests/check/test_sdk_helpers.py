@@ -222,3 +222,22 @@ def test_an_empty_object_filter_chunk_is_skipped_by_the_helper_and_is_no_error()
     checker = checked(body, "openai-chat")
     assert errors(checker) == set()
     assert any("asynchronous content filter" in n for n in checker.notes)
+
+
+def test_a_usage_chunk_repeating_the_finish_reason_is_read_fine() -> None:
+    """OpenRouter's usage chunk repeats the finish_reason (same value): the helper's final
+    completion keeps it, so it is a note; a bare duplicate of the finish chunk (no usage) is
+    still openai.chat.finish-reason (the near miss)."""
+    objs = copy.deepcopy(CHAT)
+    usage = objs.pop()  # the usage-only chunk
+    assert usage["choices"] == []
+    again = copy.deepcopy(objs[FINISH])
+    again["usage"] = usage["usage"]
+    body = chat_body([*objs, again])
+    final = helper_final(body)
+    assert final.choices[0].finish_reason == "stop" and final.usage is not None
+    checker = checked(body, "openai-chat")
+    assert errors(checker) == set()
+    assert any("repeats the choice's finish_reason" in n for n in checker.notes)
+    bare = chat_body([*objs[: FINISH + 1], objs[FINISH], *objs[FINISH + 1 :], usage])
+    assert errors(checked(bare, "openai-chat")) == {"openai.chat.finish-reason"}

@@ -246,7 +246,13 @@ class OpenAIChat(Grammar):
         delta_shapes(report, ev, index, state, delta)
         finish = choice.get("finish_reason")
         if state.finish_event is not None:
-            if finish is not None:
+            if finish is not None and finish == state.finish and ev.payload.get("usage"):
+                # OpenRouter's usage chunk repeats the finish: the helper keeps the same value
+                report.note(
+                    "the usage chunk repeats the choice's finish_reason, as OpenRouter sends; "
+                    "clients keep the same value"
+                )
+            elif finish is not None:
                 report.at(
                     "openai.chat.finish-reason",
                     ev,
