@@ -18,6 +18,7 @@ import click
 from replayproxy.checking import InteractionReport, check_cassette, check_stream, load_contract
 from replayproxy.core.check import PROVIDERS, RULES, Violation, request_options
 from replayproxy.core.check.contract import Contract
+from replayproxy.core.providers import detect
 from replayproxy.errors import UsageError
 
 __all__ = ["BAD_CONTRACT", "COMMANDS", "check_command"]
@@ -59,6 +60,23 @@ def _summary(violations: list[Violation]) -> str:
 
 def _warn(message: str) -> None:
     click.echo(f"warning: {message}", err=True)
+
+
+def _provider_told(url: str | None, content_type: str | None) -> None:
+    """Raise, in the command line's words, when nothing tells --stdin's provider (the API's
+    own message names its keyword arguments)."""
+    media = (content_type or "").split(";", 1)[0].strip().lower()
+    if media and detect(url, content_type, websocket=False) is None:
+        raise UsageError(
+            f"--content-type {content_type!r} is not an event stream (text/event-stream, "
+            "application/vnd.amazon.eventstream or application/x-ndjson): nothing to check; "
+            f"pass --provider (one of {', '.join(PROVIDERS)}) to check the body anyway"
+        )
+    if not url and not media:
+        raise UsageError(
+            "cannot tell which provider's contract applies to --stdin: pass --provider (one "
+            f"of {', '.join(PROVIDERS)}), --contract FILE, or the request --url"
+        )
 
 
 def _list_rules() -> None:
@@ -164,6 +182,8 @@ def check_command(
         )
     contract = _contract(contract_file) if contract_file is not None else None
     if from_stdin:
+        if provider is None and contract is None:
+            _provider_told(url, content_type)
         body = sys.stdin.buffer.read()
         request = request_options(request_file.read_bytes()) if request_file else None
         report = check_stream(

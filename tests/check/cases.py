@@ -18,6 +18,7 @@ from typing import Any
 from replayproxy.core.check import Contract, RequestOptions
 from replayproxy.core.wire.eventstream import encode_event, encode_exception, encode_message
 from tests.check.contract_cases import APP_BASES, app_cases
+from tests.check.family_cases import FAMILY_BASES, family_cases
 from tests.check.framing import bedrock_messages, frame_sse, payload_lines
 
 __all__ = ["BASES", "CASES", "Case", "base_body"]
@@ -142,6 +143,7 @@ BASES: dict[str, tuple[str | Contract, Callable[[], bytes], RequestOptions]] = {
 
 
 BASES.update({name: (c, body, RequestOptions()) for name, (c, body) in APP_BASES.items()})
+BASES.update({name: (p, body, RequestOptions()) for name, (p, body) in FAMILY_BASES.items()})
 
 
 def base_body(name: str) -> bytes:
@@ -239,7 +241,8 @@ def _cases() -> dict[str, Case]:
 
     # --- OpenAI Chat ---
     c["openai.chat.event-field"] = _case(chat, _join([b"event: message\n" + ch[0], *ch[1:]]))
-    c["openai.chat.done-last"] = _case(chat, _join(ch[:-1]))
+    # cut before the usage chunk too: [DONE] missing after finish_reason and usage is a dialect
+    c["openai.chat.done-last"] = _case(chat, _join(ch[:-2]), request=RequestOptions())
     c["openai.chat.object"] = _case(
         chat, chat_body(_mod(chat_objs(), 3, _set(["object"], "chat.completion")))
     )
@@ -271,6 +274,16 @@ def _cases() -> dict[str, Case]:
     objs = chat_objs()
     objs.insert(finish_at + 1, json.loads(json.dumps(objs[3])))
     c["openai.chat.after-finish"] = _case(chat, chat_body(objs))
+    c["openai.chat.content-type"] = _case(
+        chat,
+        chat_body(
+            _mod(chat_objs(), 3, _set(["choices", 0, "delta", "content"], [{"type": "text"}]))
+        ),
+    )
+    objs = chat_objs()
+    for i in (3, 4):  # two annotations deltas: the second is merged by index
+        objs[i]["choices"][0]["delta"]["annotations"] = [{"type": "url_citation"}]
+    c["openai.chat.annotation-index"] = _case(chat, chat_body(objs))
     call_at = next(
         i
         for i, o in enumerate(_tool_objs())
@@ -507,6 +520,8 @@ def _cases() -> dict[str, Case]:
     )
     for rule, (base, contract, body) in app_cases().items():
         c[rule] = Case(base, contract, body)
+    for rule, (base, body) in family_cases().items():
+        c[rule] = Case(base, FAMILY_BASES[base][0], body)
     return c  # fmt: skip
 
 

@@ -38,7 +38,7 @@ def test_example_cassettes_pass(path: Path) -> None:
 # cassette -> [(fault, rule it must trigger)]
 FAULTS = {
     "openai-chat-text": [
-        ("truncate", "openai.chat.done-last"),
+        ("truncate:events=2", "openai.chat.done-last"),
         ("truncate:events=10", "openai.chat.finish-reason"),
         ("corrupt:event=5", "sse.json"),
         ("drop:event=0", "openai.chat.role-first"),

@@ -92,7 +92,7 @@ def test_strict_fails_on_warnings() -> None:
     ("args", "message"),
     [
         (["--stdin"], "cannot tell which provider"),
-        (["--stdin", "--provider", "cohere"], "unknown provider 'cohere'"),
+        (["--stdin", "--provider", "watsonx"], "unknown provider 'watsonx'"),
         ([], "give CASSETTE paths, or --stdin"),
         (["missing.cassette"], "missing.cassette: no such cassette file"),
         (["--stdin", "x.cassette"], "give CASSETTE paths, or --stdin"),
@@ -117,7 +117,7 @@ def test_installed_entry_point() -> None:
     exe = Path(sys.executable).with_name("replayproxy")
     proc = subprocess.run(
         [str(exe), "check", "--stdin", "--provider", "openai-chat"],
-        input=base_body("openai-chat-text")[:-14],
+        input=CASES["openai.chat.done-last"].body,
         capture_output=True,
         timeout=60,
         check=False,

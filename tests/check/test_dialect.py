@@ -51,6 +51,22 @@ def _dialect(provider: str, body: bytes, url: str | None = None) -> str:
         ("https://bedrock-runtime.us-east-1.api.aws/model/m/converse", None),  # dual-stack
         ("https://bedrock-runtime.us-east-1.amazonaws.com/openai/v1/chat/completions", "Bedrock"),
         ("https://org-acct.snowflakecomputing.com/api/v2/cortex/v1/chat/completions", "Snowflake"),
+        ("https://dbc-1.cloud.databricks.com/serving-endpoints/chat/completions", "Databricks"),
+        ("https://adb-1.2.azuredatabricks.net/serving-endpoints/chat/completions", "Databricks"),
+        ("https://us-south.ml.cloud.ibm.com/ml/v1/text/chat_stream", "watsonx"),
+        ("https://api.cloudflare.com/client/v4/accounts/a/ai/v1/chat/completions", "Cloudflare"),
+        ("https://gateway.ai.cloudflare.com/v1/a/g/openai/chat/completions", "Cloudflare"),
+        ("https://router.huggingface.co/v1/chat/completions", "Hugging Face"),
+        ("https://router.huggingface.co/fireworks-ai/v1/chat/completions", "Fireworks"),
+        ("https://router.huggingface.co/cerebras/v1/chat/completions", "Cerebras"),
+        ("https://router.huggingface.co/nebius/v1/chat/completions", "Nebius"),
+        ("https://router.huggingface.co/hf-inference/models/m/v1/chat/completions", "Hugging Face"),
+        ("https://api.sambanova.ai/v1/chat/completions", "SambaNova"),
+        ("https://api.centml.com/openai/v1/chat/completions", "CentML"),
+        ("https://api.cohere.com/v2/chat", "Cohere"),
+        ("https://api.fireworks.ai/inference/v1/chat/completions", "Fireworks"),
+        ("https://api.perplexity.ai/chat/completions", "Perplexity"),
+        ("https://api.x.ai/v1/chat/completions", "xAI"),
         ("https://example.com/v1/chat/completions", None),
         ("http://[::1:bad/", None),
         (None, None),
@@ -152,3 +168,39 @@ def test_claude_on_vertex_is_detected_and_named() -> None:
     assert detect(url, "text/event-stream") == "anthropic"
     body = b'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1"}}\n\n'
     assert _dialect("anthropic", body, url) == "Anthropic on Vertex AI"
+
+
+@pytest.mark.parametrize(
+    ("url", "dialect"),
+    [
+        ("https://router.huggingface.co/cerebras/v1/chat/completions",
+         "OpenAI-compatible (Cerebras)"),
+        ("https://api.sambanova.ai/v1/chat/completions", "OpenAI-compatible (SambaNova)"),
+        ("https://bedrock-mantle.us-east-1.api.aws/v1/chat/completions",
+         "OpenAI-compatible (Bedrock Mantle)"),
+        ("https://org-acct.snowflakecomputing.com/api/v2/cortex/v1/chat/completions",
+         "OpenAI-compatible (Snowflake)"),
+    ],
+)  # fmt: skip
+def test_the_host_names_the_dialect_before_the_payloads(url: str, dialect: str) -> None:
+    """A host of an OpenAI-compatible server names it even when the payloads carry OpenAI's
+    own markers (a gpt- model, service_tier), as Bedrock Mantle and Snowflake pass through."""
+    body = _chat(model="gpt-4.1", service_tier="default")
+    assert _dialect("openai-chat", body) == "OpenAI"
+    assert _dialect("openai-chat", body, url) == dialect
+
+
+def test_the_registry_apis_name_their_own_dialects() -> None:
+    """Ollama's native API, Cohere v2 and the legacy /v1/complete name their dialects."""
+    ollama = b'{"model":"m","message":{"role":"assistant","content":"hi"},"done":true}\n'
+    assert _dialect("ollama", ollama, "http://localhost:11434/api/chat") == "Ollama"
+    cohere = b'event: message-end\ndata: {"type":"message-end","delta":{}}\n\n'
+    assert _dialect("cohere-v2", cohere, "https://api.cohere.com/v2/chat") == "Cohere"
+    complete = (
+        b'event: completion\ndata: {"type":"completion","completion":"",'
+        b'"stop_reason":"stop_sequence"}\n\n'
+    )
+    assert _dialect("anthropic", complete) == "Anthropic (Text Completions)"
+    assert _dialect("anthropic", complete, "https://api.anthropic.com/v1/complete") == (
+        "Anthropic (Text Completions)"
+    )

@@ -283,10 +283,32 @@ EXPECTED: dict[str, list[tuple[int | None, int | None, str]]] = {
     "openai.chat.done-last": [
         (
             None,
-            100397,
+            99892,
             (
                 "the stream ends without data: [DONE]; openai-python ends quietly, so"
                 " a truncated stream looks complete"
+            ),
+        ),
+    ],
+    "openai.chat.content-type": [
+        (
+            3,
+            1019,
+            (
+                "delta.content of choice 0 is a JSON list, not a string (as Mistral's "
+                "Magistral reasoning models send); the usual `text += delta.content` raises "
+                "TypeError and the .stream() helper drops it"
+            ),
+        ),
+    ],
+    "openai.chat.annotation-index": [
+        (
+            4,
+            1388,
+            (
+                "delta.annotations entry 0 of choice 0 has no integer index after an earlier "
+                "annotations delta; openai-python's .stream() helper raises RuntimeError "
+                "'Expected list delta entry to have an `index` key'"
             ),
         ),
     ],
@@ -321,9 +343,9 @@ EXPECTED: dict[str, list[tuple[int | None, int | None, str]]] = {
             3,
             1019,
             (
-                "object is 'chat.completion', expected 'chat.completion.chunk' "
-                "(openai-python does not check it; code that does will skip this "
-                "chunk)"
+                "object is 'chat.completion', expected 'chat.completion.chunk'; "
+                "openai-python's .stream() helper drops the chunk "
+                "(get_final_completion() raises AssertionError when it drops them all)"
             ),
         ),
     ],
@@ -335,8 +357,8 @@ EXPECTED: dict[str, list[tuple[int | None, int | None, str]]] = {
             2,
             690,
             (
-                "choice 0 repeats role 'assistant' (as Perplexity does); openai-"
-                "python's stream helper concatenates it into an invalid role"
+                "choice 0 repeats role 'assistant'; openai-python's .stream() helper "
+                "concatenates it into an invalid role ('assistantassistant')"
             ),
         ),
     ],
@@ -464,7 +486,7 @@ EXPECTED: dict[str, list[tuple[int | None, int | None, str]]] = {
         ),
     ],
     "openai.responses.sequence-start": [
-        (0, 0, "sequence_number starts at 1"),
+        (0, 0, "sequence_number starts at 1, expected 0"),
     ],
     "openai.responses.terminal": [
         (
@@ -544,6 +566,63 @@ EXPECTED: dict[str, list[tuple[int | None, int | None, str]]] = {
     ],
     "sse.utf8": [
         (3, 622, "invalid UTF-8 in this event (shown as U+FFFD)"),
+    ],
+    "bedrock.invoke-stop": [
+        (
+            None,
+            252,
+            (
+                "the stream ends without a chunk with completionReason, the final chunk of Amazon "
+                "Titan's InvokeModel stream, nor Bedrock's amazon-bedrock-invocationMetrics "
+                "(truncated at a message boundary?)"
+            ),
+        ),
+    ],
+    "ollama.done": [
+        (
+            None,
+            618,
+            (
+                "the stream ends without a done: true line; ollama-python ends quietly, so a "
+                "truncated answer looks complete"
+            ),
+        ),
+    ],
+    "ollama.chunk-shape": [
+        (
+            2,
+            251,
+            "the line is a JSON list, not an object; ollama-python cannot build a response from it",
+        ),
+    ],
+    "cohere.message-end": [
+        (
+            None,
+            2537,
+            (
+                "the stream ends without message-end; the SDK ends quietly, so a truncated answer "
+                "looks complete"
+            ),
+        ),
+    ],
+    "cohere.order": [
+        (1, 197, "content-delta for content 0, which is not open"),
+    ],
+    "cohere.event-name": [
+        (1, 197, "event: content-begin but data.type is 'content-start'"),
+    ],
+    "anthropic.complete.stop": [
+        (
+            None,
+            313,
+            (
+                "the stream ends without a completion event carrying stop_reason; the SDK ends "
+                "quietly, so a truncated completion looks complete"
+            ),
+        ),
+    ],
+    "anthropic.complete.event-name": [
+        (1, 141, "event: message with data.type 'completion'"),
     ],
 }
 

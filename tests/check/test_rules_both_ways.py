@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from replayproxy.core.check import RequestOptions, check_body
+from replayproxy.core.check import RequestOptions, StreamChecker, check_body
 from replayproxy.core.wire.eventstream import encode_event, encode_exception
 from tests.check.framing import bedrock_messages, frame_sse, payload_lines
 
@@ -62,8 +62,19 @@ TERMINAL = {
 @pytest.mark.parametrize("name", sorted(TERMINAL))
 def test_a_missing_terminal_event_is_reported_at_the_end(name: str) -> None:
     """Without its terminal event ([DONE], message_stop, response.completed) the stream is
-    reported once, for the stream as a whole."""
-    assert found(name, frames(name)[:-1], TERMINAL[name]) == [None]
+    reported once, for the stream as a whole. (OpenAI Chat: cut before its usage chunk too;
+    finish_reason and usage without [DONE] is a named dialect, see below.)"""
+    cut = 2 if name == CHAT else 1
+    assert found(name, frames(name)[:-cut], TERMINAL[name]) == [None]
+
+
+def test_openai_chat_without_done_after_finish_and_usage_is_a_dialect() -> None:
+    """Near miss of openai.chat.done-last: a server that never sends [DONE] but sent every
+    finish_reason and the usage gives no error, and the report names it."""
+    checker = StreamChecker("openai-chat", request=RequestOptions(include_usage=True))
+    checker.feed(b"".join(frames(CHAT)[:-1]))
+    assert checker.close() == [] and checker.violations == []
+    assert any("no data: [DONE]" in n for n in checker.notes)
 
 
 @pytest.mark.parametrize("name", sorted(TERMINAL))
@@ -88,11 +99,14 @@ def test_done_after_the_last_chunk_is_not_an_event_after_done() -> None:
 
 
 def test_openai_chat_finish_reason_missing_and_unknown() -> None:
-    """A choice without finish_reason is reported at the end; an unknown one at its event."""
+    """A choice without finish_reason is reported at the end (unless usage and [DONE] end the
+    stream: a named dialect, the near miss); an unknown one at its event."""
     items = objs(CHAT)
     at = next(i for i, o in enumerate(items) if o["choices"] and o["choices"][0]["finish_reason"])
     missing = [o for i, o in enumerate(items) if i != at]
-    assert found(CHAT, frames(CHAT, missing), "openai.chat.finish-reason") == [None]
+    assert found(CHAT, frames(CHAT, missing), "openai.chat.finish-reason") == []
+    no_usage = [o for o in missing if o.get("usage") is None]
+    assert found(CHAT, frames(CHAT, no_usage), "openai.chat.finish-reason") == [None]
     items[at]["choices"][0]["finish_reason"] = "finished"
     assert found(CHAT, frames(CHAT, items), "openai.chat.finish-reason") == [at]
 

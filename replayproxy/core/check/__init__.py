@@ -32,9 +32,12 @@ from replayproxy.core.check.contract_grammar import ContractGrammar
 from replayproxy.core.check.decoding import BodyDecoder, DecodeError, encodings
 from replayproxy.core.check.delivery import Arrival, buffered
 from replayproxy.core.check.dialect import DialectSniffer
-from replayproxy.core.check.grammars.anthropic import Anthropic
-from replayproxy.core.check.grammars.bedrock import Converse, EventStreamLayer, Invoke, InvokeChunks
+from replayproxy.core.check.grammars.anthropic_complete import AnthropicAny
+from replayproxy.core.check.grammars.bedrock import Converse, EventStreamLayer
+from replayproxy.core.check.grammars.bedrock_invoke import Invoke, InvokeNative
+from replayproxy.core.check.grammars.cohere import CohereV2
 from replayproxy.core.check.grammars.gemini import Gemini
+from replayproxy.core.check.grammars.ollama import Ollama
 from replayproxy.core.check.grammars.openai_chat import OpenAIChat
 from replayproxy.core.check.grammars.openai_responses import OpenAIResponses
 from replayproxy.core.check.jsonload import loads
@@ -69,11 +72,13 @@ PROVIDERS = tuple(p.value for p in STREAM_PROVIDERS)
 GRAMMARS: dict[Provider, type[Grammar]] = {
     Provider.OPENAI_CHAT: OpenAIChat,
     Provider.OPENAI_RESPONSES: OpenAIResponses,
-    Provider.ANTHROPIC: Anthropic,
+    Provider.ANTHROPIC: AnthropicAny,
     Provider.GEMINI: Gemini,
     Provider.BEDROCK_CONVERSE: Converse,
     Provider.BEDROCK_INVOKE: Invoke,
-    Provider.BEDROCK_INVOKE_NATIVE: InvokeChunks,
+    Provider.BEDROCK_INVOKE_NATIVE: InvokeNative,
+    Provider.OLLAMA: Ollama,
+    Provider.COHERE_V2: CohereV2,
     Provider.SSE: GenericSSE,
 }
 """The grammar of each stream API of the registry (its definition names the rule set)."""
@@ -115,6 +120,7 @@ class StreamChecker:
     ) -> None:
         self.report = Report()
         self._sniffer: DialectSniffer | None = None
+        self._grammar: Grammar | None = None
         self.contract = provider if isinstance(provider, Contract) else None
         self._layer: SSELayer | EventStreamLayer | NDJSONLayer
         self._counting: SSELayer | NDJSONLayer | None = None  # counts events for the timing
@@ -139,8 +145,14 @@ class StreamChecker:
             self.provider = api.value
             self._sniffer = DialectSniffer(api, url)
             grammar = GRAMMARS[api](self.report, request or RequestOptions())
-            if definition(api).framing is Framing.EVENTSTREAM:
+            if url:
+                grammar.told(url)
+            self._grammar = grammar
+            framing = definition(api).framing
+            if framing is Framing.EVENTSTREAM:
                 self._layer = EventStreamLayer(self.report, grammar)
+            elif framing is Framing.NDJSON:  # Ollama's: its clients flush the last line
+                self._layer = NDJSONLayer(self.report, grammar, reader_flushes=True)
             else:
                 self._layer = SSELayer(self.report, grammar, self._sniffer.observe)
         self._seen = 0
@@ -262,7 +274,8 @@ class StreamChecker:
         if self.contract is not None:
             return f"contract {self.contract.name}"
         assert self._sniffer is not None
-        return self._sniffer.name
+        told = self._grammar.dialect if self._grammar is not None else None
+        return told or self._sniffer.name
 
     @property
     def notes(self) -> list[str]:

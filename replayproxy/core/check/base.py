@@ -127,6 +127,13 @@ class Grammar:
         self.report = report
         self.request = request
 
+    dialect: str | None = None
+    """The dialect the grammar told from the stream itself (a Bedrock model family), or
+    ``None``: the dialect sniffer names it."""
+
+    def told(self, url: str) -> None:
+        """Called once, before any event, with the request URL when the checker has one."""
+
     def block(self, block: SSEEvent) -> None:
         """Called for every SSE block (events, comments, blank lines) before ``event``."""
 

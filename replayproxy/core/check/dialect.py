@@ -46,10 +46,51 @@ _HOSTS: Final = (
     ("api.moonshot.cn", "Moonshot"),
     ("dashscope.aliyuncs.com", "Alibaba"),
     ("dashscope-intl.aliyuncs.com", "Alibaba"),
-    ("api.cerebras.ai", "Cerebras"),
     ("api.githubcopilot.com", "GitHub Copilot"),
     ("snowflakecomputing.com", "Snowflake"),  # Cortex: ACCOUNT.snowflakecomputing.com
+    ("cloud.databricks.com", "Databricks"),  # serving endpoints: WORKSPACE.cloud.databricks.com
+    ("azuredatabricks.net", "Databricks"),
+    ("gcp.databricks.com", "Databricks"),
+    ("ml.cloud.ibm.com", "watsonx"),  # REGION.ml.cloud.ibm.com/ml/v1/text/chat_stream
+    ("api.cloudflare.com", "Cloudflare"),  # Workers AI: /client/v4/accounts/ID/ai/v1/...
+    ("gateway.ai.cloudflare.com", "Cloudflare"),
+    ("api.cohere.com", "Cohere"),
+    ("api.cohere.ai", "Cohere"),
+    ("api.sambanova.ai", "SambaNova"),
+    ("api.cerebras.ai", "Cerebras"),
+    ("api.centml.com", "CentML"),
+    ("api.hyperbolic.xyz", "Hyperbolic"),
+    ("api.studio.nebius.com", "Nebius"),
+    ("api.studio.nebius.ai", "Nebius"),
+    ("api.tokenfactory.nebius.com", "Nebius"),
+    ("api.deepinfra.com", "DeepInfra"),
+    ("api.novita.ai", "Novita"),
+    ("integrate.api.nvidia.com", "NVIDIA"),
+    ("inference.baseten.co", "Baseten"),
+    ("api.z.ai", "Z.ai"),
+    ("models.github.ai", "GitHub Models"),
+    ("models.inference.ai.azure.com", "GitHub Models"),
+    ("ollama.com", "Ollama"),
+    ("ai-gateway.vercel.sh", "Vercel AI Gateway"),
+    ("huggingface.co", "Hugging Face"),  # router.huggingface.co: the provider is in the path
+    ("endpoints.huggingface.cloud", "Hugging Face"),
 )
+# Hugging Face's router: router.huggingface.co/PROVIDER/v1/... serves that provider's API
+_ROUTED: Final = {
+    "cerebras": "Cerebras",
+    "cohere": "Cohere",
+    "fireworks-ai": "Fireworks",
+    "groq": "Groq",
+    "hyperbolic": "Hyperbolic",
+    "nebius": "Nebius",
+    "novita": "Novita",
+    "nscale": "Nscale",
+    "sambanova": "SambaNova",
+    "together": "Together",
+    "featherless-ai": "Featherless",
+    "scaleway": "Scaleway",
+    "hf-inference": "Hugging Face",
+}
 _PORTS: Final = {11434: "Ollama", 1234: "LM Studio", 8000: "vLLM"}
 # model name prefix -> vendor (only when no structural marker told it)
 _MODELS: Final = (
@@ -87,6 +128,10 @@ def vendor_from_url(url: str | None) -> str | None:
     for prefix, vendor in _HOST_PREFIXES:
         if host.startswith(prefix):
             return vendor
+    if host == "router.huggingface.co":
+        routed = parts.path.strip("/").split("/", 1)[0]
+        if routed in _ROUTED:
+            return _ROUTED[routed]
     for suffix, vendor in _HOSTS:
         # "-" too: Vertex hosts are REGION-aiplatform.googleapis.com
         if host == suffix or host.endswith(("." + suffix, "-" + suffix)):
@@ -94,7 +139,7 @@ def vendor_from_url(url: str | None) -> str | None:
     return _PORTS.get(port) if port is not None else None
 
 
-def _chat_vendor(p: dict[str, Any]) -> str | None:
+def _chat_vendor(p: dict[str, Any], *, structural_only: bool = False) -> str | None:
     choices = p.get("choices")
     first = choices[0] if isinstance(choices, list) and choices else {}
     first = first if isinstance(first, dict) else {}
@@ -114,7 +159,7 @@ def _chat_vendor(p: dict[str, Any]) -> str | None:
         return "Together"
     if "stop_reason" in first:
         return "vLLM"
-    return _model_vendor(p.get("model"))
+    return None if structural_only else _model_vendor(p.get("model"))
 
 
 def _model_vendor(model: Any) -> str | None:
@@ -139,7 +184,9 @@ class DialectSniffer:
     def __init__(self, provider: Provider | str, url: str | None = None) -> None:
         self.provider = Provider(provider)
         self.vendor = vendor_from_url(url)
-        self._from_url = self.vendor is not None
+        # api.openai.com is also the URI of cassettes recorded through a base-URL swap: there
+        # a marker only another vendor sends (OpenRouter's provider, x_groq ...) still tells it
+        self._from_url = self.vendor is not None and self.vendor != "OpenAI"
         self._openai = False
         self._seen = 0
         self._anthropic_host: str | None = None
@@ -149,7 +196,10 @@ class DialectSniffer:
         if self._from_url or self._seen >= SNIFF_EVENTS or not isinstance(payload, dict):
             return
         self._seen += 1
-        if self.provider is Provider.OPENAI_CHAT and self.vendor is None:
+        if self.provider is Provider.OPENAI_CHAT and self.vendor == "OpenAI":
+            marker = _chat_vendor(payload, structural_only=True)
+            self.vendor = marker or self.vendor
+        elif self.provider is Provider.OPENAI_CHAT and self.vendor is None:
             self.vendor = _chat_vendor(payload)
             self._openai = self._openai or _is_openai(payload, payload.get("model"))
         elif self.provider is Provider.OPENAI_RESPONSES and self.vendor is None:

@@ -63,15 +63,18 @@ _ALL = [
     Rule("openai.chat.event-field", "error", "Only data: fields, no event: lines.",
          "openai-python <= 2.24 raised on named events such as 'error'."),
     Rule("openai.chat.done-last", "error", "The last event is data: [DONE], nothing after it.",
-         "Without [DONE] openai-python ends quietly, so a truncated stream looks complete; "
-         "events after [DONE] are never read."),
+         "Without [DONE] openai-python ends quietly, so a truncated stream looks complete "
+         "(unless every choice finished and usage came: a named dialect); events after "
+         "[DONE] are never read."),
     Rule("openai.chat.chunk-shape", "error", "Every chunk is a JSON object.",
          "openai-python builds a ChatCompletionChunk from each payload; a list or a number "
          "raises or yields an empty chunk."),
-    Rule("openai.chat.object", "warning", "Every chunk has object == 'chat.completion.chunk'.",
-         "openai-python and the Vercel AI SDK do not check it (models are built without "
-         "validation); only code that filters on object skips the chunk. Perplexity's last "
-         "chunk 'chat.completion.done' is a named dialect."),
+    Rule("openai.chat.object", "error", "Every chunk has object == 'chat.completion.chunk'.",
+         "openai-python's .stream() helper drops every other chunk (its filter for Azure's "
+         "content-filter events, whose object is ''): a server that sends 'chat.completion' "
+         "on every chunk makes get_final_completion() raise AssertionError, and a few such "
+         "chunks lose their text (measured). Plain iteration does not check it. Perplexity's "
+         "last chunk 'chat.completion.done' is a named dialect."),
     Rule("openai.chat.stable-id", "error", "id and model are the same in every chunk.",
          "Stream accumulators take them from the first chunk; a change means chunks of "
          "two completions were mixed."),
@@ -87,12 +90,23 @@ _ALL = [
     Rule("openai.chat.role-repeated", "error", "role is not repeated with a non-empty value.",
          "openai-python's stream helper (accumulate_delta) concatenates strings: the final "
          "message has role 'assistantassistant...', which the API rejects when the message is "
-         "sent back (measured on Perplexity's stream, which repeats role on every chunk)."),
+         "sent back (measured; many OpenAI-compatible servers repeat it, on every chunk or on "
+         "a chunk after the finish)."),
     Rule("openai.chat.finish-reason", "error", "Each choice has exactly one finish_reason from "
          "{stop, length, tool_calls, content_filter, function_call}.",
-         "Apps branch on finish_reason (truncation vs. length); none means a truncated choice."),
+         "Apps branch on finish_reason (truncation vs. length); none means a truncated choice, "
+         "unless usage and [DONE] end the stream (a named dialect: clients read None)."),
     Rule("openai.chat.after-finish", "error", "No delta content for a choice after its "
-         "finish_reason.", "The SDK keeps appending to a choice the app considers finished."),
+         "finish_reason (a role and empty strings are no content).",
+         "The SDK keeps appending to a choice the app considers finished."),
+    Rule("openai.chat.content-type", "error", "delta.content is a string or null.",
+         "The usual `text += delta.content` raises TypeError on a list; openai-python's "
+         ".stream() helper drops it and the text is lost (measured)."),
+    Rule("openai.chat.annotation-index", "error", "After a choice's first delta.annotations, "
+         "every annotations entry has an integer index.",
+         "openai-python's accumulate_delta merges later lists entry by index and raises "
+         "RuntimeError 'Expected list delta entry to have an `index` key' (measured); a "
+         "single annotations delta is kept as is."),
     Rule("openai.chat.tool-call-index", "error", "Every tool call has an integer index; indexes "
          "start at 0 and first appear in order, without gaps.",
          "accumulate_delta inserts by index: a gap puts a call in the wrong slot; a call "

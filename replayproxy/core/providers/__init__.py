@@ -9,6 +9,12 @@ replayproxy answers with, and the request equivalences. Adding a provider is one
 
 from __future__ import annotations
 
+from replayproxy.core.providers.bedrock_models import (
+    ANTHROPIC_MODELS,
+    BEDROCK_FAMILIES,
+    ModelFamily,
+    bedrock_model_family,
+)
 from replayproxy.core.providers.definitions import DEFINITIONS
 from replayproxy.core.providers.detection import (
     STREAM_PROVIDERS,
@@ -30,17 +36,21 @@ from replayproxy.core.providers.model import (
 )
 
 __all__ = [
+    "ANTHROPIC_MODELS",
+    "BEDROCK_FAMILIES",
     "DEFINITIONS",
     "STREAM_PROVIDERS",
     "ErrorShape",
     "Framing",
     "InBandError",
     "Keepalive",
+    "ModelFamily",
     "PathRule",
     "Provider",
     "ProviderDef",
     "Terminal",
     "WebSocketProtocol",
+    "bedrock_model_family",
     "bedrock_model_vendor",
     "definition",
     "detect",

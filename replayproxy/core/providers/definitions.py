@@ -98,7 +98,8 @@ DEFINITIONS: Final[tuple[ProviderDef, ...]] = (
         error_shape=ErrorShape.BEDROCK,
         in_band_error=None,
         terminal=Terminal(
-            "none the checker knows: the model's own; an exception message ends the stream"
+            "the model family's final chunk (Nova messageStop, Titan completionReason, Llama "
+            "and Mistral stop_reason, Cohere is_finished); an exception message ends the stream"
         ),
         keepalive=Keepalive.NONE,
         dialect="Bedrock (InvokeModelWithResponseStream)",
@@ -148,10 +149,10 @@ DEFINITIONS: Final[tuple[ProviderDef, ...]] = (
     ),
     ProviderDef(
         Provider.OPENAI_RESPONSES,
-        "OpenAI Responses",
+        "OpenAI Responses (also resumed: GET /v1/responses/{id}?stream=true)",
         aliases=("responses",),
         framing=Framing.SSE,
-        paths=(PathRule(suffix="/responses"),),
+        paths=(PathRule(suffix="/responses"), PathRule(contains="/responses/resp_")),
         grammar="openai.responses",
         error_shape=ErrorShape.OPENAI,
         in_band_error=InBandError.RESPONSE_FAILED,
@@ -174,13 +175,13 @@ DEFINITIONS: Final[tuple[ProviderDef, ...]] = (
     ),
     ProviderDef(
         Provider.ANTHROPIC,
-        "Anthropic Messages (also Claude on Vertex AI)",
+        "Anthropic Messages (also Claude on Vertex AI, and the legacy /v1/complete)",
         aliases=("claude",),
         framing=Framing.SSE,
         paths=(
             PathRule(suffix="/messages"),
             PathRule(suffix="/messages/count_tokens"),
-            PathRule(suffix="/complete"),
+            PathRule(suffix="/complete"),  # the legacy Text Completions: its own grammar
             # Claude on Vertex AI: .../publishers/anthropic/models/M:streamRawPredict
             PathRule(contains="/publishers/anthropic/", segment=":"),
         ),
@@ -214,6 +215,40 @@ DEFINITIONS: Final[tuple[ProviderDef, ...]] = (
         keepalive=Keepalive.SSE_COMMENT,
         dialect="Gemini",
         volatile=("/responseId", "/createTime"),
+    ),
+    ProviderDef(
+        Provider.OLLAMA,
+        "Ollama's native API (/api/chat, /api/generate: NDJSON lines, done: true last)",
+        aliases=("ollama-native",),
+        framing=Framing.NDJSON,
+        paths=(PathRule(suffix="/api/chat"), PathRule(suffix="/api/generate")),
+        grammar="ollama",
+        error_shape=ErrorShape.OPENAI,  # {"error": "..."}: the nearest shape we build
+        in_band_error=None,
+        terminal=Terminal("the line with done: true (and done_reason)", data=(b'"done":true',)),
+        keepalive=Keepalive.NONE,
+        dialect="Ollama",
+        volatile=(
+            "/created_at",
+            "/total_duration",
+            "/load_duration",
+            "/prompt_eval_duration",
+            "/eval_duration",
+        ),
+    ),
+    ProviderDef(
+        Provider.COHERE_V2,
+        "Cohere v2 Chat (/v2/chat: message-start ... message-end)",
+        aliases=("cohere",),
+        framing=Framing.SSE,
+        paths=(PathRule(suffix="/v2/chat"),),
+        grammar="cohere",
+        error_shape=ErrorShape.OPENAI,  # {"message": ...}: the nearest shape we build
+        in_band_error=None,
+        terminal=Terminal("message-end", events=("message-end",)),
+        keepalive=Keepalive.SSE_COMMENT,
+        dialect="Cohere",
+        volatile=("/id",),
     ),
     ProviderDef(
         Provider.OPENAI_REALTIME,

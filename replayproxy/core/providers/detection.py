@@ -102,7 +102,7 @@ def _candidates(websocket: bool | None, media: str) -> tuple[ProviderDef, ...]:
 _CANDIDATES: Final = {
     (ws, media): _candidates(ws, media)
     for ws in (None, True, False)
-    for media in ("", Framing.SSE.value, Framing.EVENTSTREAM.value)
+    for media in ("", Framing.SSE.value, Framing.EVENTSTREAM.value, Framing.NDJSON.value)
 }
 
 
@@ -136,7 +136,7 @@ def detect(
         except ValueError:  # a malformed URL (bad IPv6 literal): detect from the rest
             path, host = "", ""
     media = _media(content_type)
-    if media and media not in (Framing.SSE, Framing.EVENTSTREAM):
+    if media and media not in (Framing.SSE, Framing.EVENTSTREAM, Framing.NDJSON):
         return None  # JSON, a Gemini JSON array, an error page: not an event stream
     return _answer(path, host, frozenset(_header_names(headers)), media, websocket)
 

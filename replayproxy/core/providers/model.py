@@ -35,6 +35,8 @@ class Provider(enum.StrEnum):
     BEDROCK_CONVERSE = "bedrock-converse"
     BEDROCK_INVOKE = "bedrock-invoke"
     BEDROCK_INVOKE_NATIVE = "bedrock-invoke-native"
+    OLLAMA = "ollama"
+    COHERE_V2 = "cohere-v2"
     SSE = "sse"
     OPENAI_REALTIME = "openai-realtime"
     GEMINI_LIVE = "gemini-live"
@@ -45,6 +47,7 @@ class Framing(enum.StrEnum):
 
     SSE = "text/event-stream"
     EVENTSTREAM = "application/vnd.amazon.eventstream"
+    NDJSON = "application/x-ndjson"
     WEBSOCKET = "websocket"  # messages of an upgraded connection: no body content type
 
 

@@ -95,10 +95,14 @@ STREAMS: dict[str, list[bytes]] = {
         sse_event(CREATED | {"sequence_number": 0}),
         *stream(PROGRESS | {"sequence_number": 1}, COMPLETED | {"sequence_number": 2}),
     ],
-    "sentinel-and-invalid-ignored": [
+    "done-before-the-terminal-hides-it": [
         *stream(CREATED, PROGRESS),
         sse_event("[DONE]"),
         *stream(COMPLETED | {"sequence_number": 2}),
+    ],
+    "done-after-the-terminal-is-named": [
+        *stream(CREATED, PROGRESS, COMPLETED),
+        sse_event("[DONE]"),
     ],
     "no-sequence-numbers-named": stream(
         CREATED | {"sequence_number": NO_SEQ},
@@ -402,9 +406,23 @@ EXPECTED: dict[str, list[tuple[str, int | None, str]]] = dict(
             ],
         ),
         (
-            "sentinel-and-invalid-ignored",
-            [("sse.json", 2, "data is not JSON (Expecting value): '[DONE]'")],
+            "done-before-the-terminal-hides-it",
+            [
+                (
+                    "openai.responses.terminal",
+                    3,
+                    "event after data: [DONE] (event 2); openai-python stops reading at "
+                    "[DONE], so it is never seen",
+                ),
+                (
+                    "openai.responses.terminal",
+                    None,
+                    "the stream ends without response.completed/failed/incomplete or error; "
+                    "get_final_response raises, plain iteration ends quietly",
+                ),
+            ],
         ),
+        ("done-after-the-terminal-is-named", []),
         ("no-sequence-numbers-named", []),
         (
             "sequence-appears-mid-stream",
@@ -785,6 +803,10 @@ def test_the_report_is_exact(name: str) -> None:
 
 # name -> the dialect notes (what clients accept, named rather than flagged)
 NOTES: dict[str, list[str]] = {
+    "done-after-the-terminal-is-named": [
+        "data: [DONE] after the terminal event, as OpenAI-compatible servers send; "
+        "openai-python stops reading there"
+    ],
     "no-sequence-numbers-named": [
         "no sequence_number, as older OpenAI recordings and compatible servers send"
     ],

@@ -21,6 +21,7 @@ from pathlib import Path
 from replayproxy import store
 from replayproxy.core import faults
 from replayproxy.core.cassette.model import Ending, EndKind, Frame, Interaction, Request, Response
+from replayproxy.core.providers import parse
 from replayproxy.core.wire import eventstream
 from tests.check.corpus_streams import frame, load_corpus
 
@@ -28,6 +29,7 @@ __all__ = ["SERVED", "ServedStream", "interaction"]
 
 SSE = "text/event-stream"
 EVENTSTREAM = "application/vnd.amazon.eventstream"
+NDJSON = "application/x-ndjson"
 ROOT = Path(__file__).resolve().parents[3]
 
 
@@ -92,12 +94,19 @@ def _invoke(payloads: list[bytes]) -> bytes:
 
 
 def _corpus() -> list[ServedStream]:
+    """Every corpus stream served as an event stream, at the URL its manifest records (the
+    vendor's endpoint for older entries without one), under the provider's registry name."""
     out = []
     for s in load_corpus():
-        url = _ENDPOINTS[(s.provider, s.dialect)]
-        media = EVENTSTREAM if s.provider.startswith("bedrock") else SSE
-        headers = _ANTHROPIC_HEADERS if s.provider == "anthropic" else ()
-        out.append(ServedStream(s.name, url, media, headers, s.body, s.provider, s.dialect))
+        provider = parse(s.provider).value  # the manifest may use an alias ("ollama-native")
+        media = getattr(s, "content_type", "") or (
+            EVENTSTREAM if provider.startswith("bedrock") else SSE
+        )
+        if media.split(";")[0].strip() not in (SSE, EVENTSTREAM, NDJSON):
+            continue  # a JSON body (Gemini's array form): no event stream to detect
+        url = getattr(s, "url", "") or _ENDPOINTS[(provider, s.dialect)]
+        headers = _ANTHROPIC_HEADERS if provider == "anthropic" else ()
+        out.append(ServedStream(s.name, url, media, headers, s.body, provider, s.dialect))
     return out
 
 
@@ -168,7 +177,7 @@ def _disputed() -> list[ServedStream]:
             "bedrock-invoke-nova",
             f"{runtime}/model/us.amazon.nova-lite-v1%3A0/invoke-with-response-stream",
             EVENTSTREAM, (), _invoke(converse), "bedrock-invoke-native",
-            "Bedrock (InvokeModelWithResponseStream)",
+            "Bedrock (Amazon Nova)",
         ),
         ServedStream(
             "bedrock-openai-chat", f"{runtime}/openai/v1/chat/completions", SSE, (), chat,

@@ -87,8 +87,8 @@ def test_normalize_names_and_aliases(name: str, expected: str) -> None:
 def test_unknown_provider_is_a_one_line_usage_error() -> None:
     """An unknown provider name raises UsageError listing the valid names."""
     with pytest.raises(UsageError) as raised:
-        parse("cohere")
+        parse("watsonx")
     assert str(raised.value) == (
-        "unknown provider 'cohere'; choose one of: openai-chat, openai-responses, anthropic, "
-        "gemini, bedrock-converse, bedrock-invoke, bedrock-invoke-native, sse"
+        "unknown provider 'watsonx'; choose one of: openai-chat, openai-responses, anthropic, "
+        "gemini, bedrock-converse, bedrock-invoke, bedrock-invoke-native, ollama, cohere-v2, sse"
     )

@@ -18,6 +18,7 @@ from replayproxy.core.check import StreamChecker
 from replayproxy.core.faults import provider as fault_provider
 from replayproxy.core.providers import definition, detect
 from replayproxy.core.wire.error_body import error_family
+from tests.check.corpus_streams import load_corpus
 from tests.core.providers.served import SERVED, ServedStream, interaction
 
 BY_NAME = {s.name: s for s in SERVED}
@@ -32,13 +33,20 @@ def _checked(s: ServedStream) -> StreamChecker:
     return checker
 
 
+CORPUS_NAMES = frozenset(s.name for s in load_corpus())
+
+
 @pytest.mark.parametrize("name", sorted(BY_NAME))
 def test_the_checker_checks_each_real_stream_with_its_grammar(name: str) -> None:
-    """The detected provider is the right one, its grammar finds no error in a stream real
-    clients read fine, and the dialect is the one its server speaks."""
+    """The detected provider is the right one and the dialect the one its server speaks; the
+    payload files and cassettes (read fine by real clients) give no error. Corpus streams'
+    errors are judged by the corpus tests and the SDK oracle, which record what clients did
+    (Mistral's list delta.content, for one, breaks openai-python users)."""
     s = BY_NAME[name]
     checker = _checked(s)
     assert (checker.provider, checker.dialect) == (s.provider, s.dialect)
+    if name in CORPUS_NAMES:
+        return  # the corpus's own tests (test_corpus.py, the SDK oracle) judge its errors
     assert [str(v) for v in checker.violations if v.severity == "error"] == []
 
 

@@ -100,7 +100,7 @@ def test_one_definition_per_provider_and_names_are_unique() -> None:
     assert len(names) == len(set(names))
     assert PROVIDERS == (
         "openai-chat", "openai-responses", "anthropic", "gemini", "bedrock-converse",
-        "bedrock-invoke", "bedrock-invoke-native", "sse",
+        "bedrock-invoke", "bedrock-invoke-native", "ollama", "cohere-v2", "sse",
     )  # fmt: skip
 
 

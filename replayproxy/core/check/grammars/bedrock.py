@@ -5,9 +5,8 @@ grammars.
 decoder's error codes are the rule ids), checks the ``:message-type`` headers and JSON
 payloads, and hands events to a grammar. :class:`Converse` checks the ConverseStream order
 (``messageStart`` -> content blocks by ascending ``contentBlockIndex`` -> ``messageStop`` ->
-``metadata``); :class:`Invoke` unwraps ``{"bytes": base64}`` chunks and checks the Anthropic
-events inside with the Anthropic grammar; :class:`InvokeChunks` checks only the chunks, for
-models whose chunks hold their own JSON. Rules ``bedrock.*``.
+``metadata``); :class:`InvokeChunks` unwraps ``{"bytes": base64}`` chunks, and
+:mod:`.bedrock_invoke` checks what is inside by model family. Rules ``bedrock.*``.
 """
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from replayproxy.core.check.base import INVALID, Grammar, Report, RequestOptions, StreamEvent
-from replayproxy.core.check.grammars.anthropic import Anthropic
 from replayproxy.core.check.jsonload import loads
 from replayproxy.core.wire.eventstream import (
     EventStreamDecoder,
@@ -26,7 +24,7 @@ from replayproxy.core.wire.eventstream import (
     EventStreamMessage,
 )
 
-__all__ = ["Converse", "EventStreamLayer", "Invoke", "InvokeChunks"]
+__all__ = ["Converse", "EventStreamLayer", "InvokeChunks"]
 
 _MESSAGE_TYPES = frozenset({"event", "exception", "error"})
 
@@ -257,23 +255,3 @@ class InvokeChunks(_Terminal):
             return None
         name = inner.get("type") if isinstance(inner, dict) else None
         return StreamEvent(ev.index, ev.start, ev.end, name, inner_data, inner)
-
-
-class Invoke(InvokeChunks):
-    """InvokeModelWithResponseStream of Claude: ``chunk`` events wrapping Anthropic events,
-    checked with the Anthropic grammar."""
-
-    def __init__(self, report: Report, request: RequestOptions) -> None:
-        super().__init__(report, request)
-        self.inner = Anthropic(report, request)
-
-    def event(self, ev: StreamEvent) -> None:
-        if self._after_exception(ev) or ev.payload is INVALID:
-            return
-        inner = self._unwrap(ev)
-        if inner is not None:
-            self.inner.event(inner)
-
-    def finish(self, end: int) -> None:
-        if self.exception is None:
-            self.inner.finish(end)

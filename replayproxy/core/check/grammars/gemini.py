@@ -27,6 +27,7 @@ class Gemini(Grammar):
         self.last: StreamEvent | None = None  # the last chunk (not the error)
         self.error: StreamEvent | None = None
         self.after_error_reported = False
+        self.blocked = False  # promptFeedback.blockReason: the prompt was refused, no candidates
 
     def block(self, block: SSEEvent) -> None:
         for line in block.lines:
@@ -57,6 +58,14 @@ class Gemini(Grammar):
             self.error = ev
             return
         self.last = ev
+        feedback = p.get("promptFeedback")
+        if isinstance(feedback, dict) and feedback.get("blockReason") and not p.get("candidates"):
+            self.blocked = True
+            report.note(
+                f"the prompt was blocked (promptFeedback.blockReason "
+                f"{feedback['blockReason']!r}): no candidate, so no finishReason; google-genai "
+                "returns the feedback"
+            )
         for key in ("responseId", "modelVersion"):
             value = p.get(key)
             if value is None:
@@ -105,7 +114,7 @@ class Gemini(Grammar):
         if self.error is not None:
             return
         unfinished = [i for i, f in self.candidates.items() if f is None]
-        if unfinished or not self.candidates:
+        if unfinished or not (self.candidates or self.blocked):
             which = f"candidate {unfinished[0]}" if unfinished else "any candidate"
             self.report.add(
                 "gemini.finish-reason",

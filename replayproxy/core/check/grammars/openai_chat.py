@@ -8,10 +8,15 @@ first delta only and JSON arguments; the optional usage chunk (``choices == []``
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from replayproxy.core.check.base import INVALID, Grammar, Report, RequestOptions, StreamEvent
+from replayproxy.core.check.grammars.openai_chat_deltas import (
+    Choice,
+    delta_shapes,
+    has_content,
+    tool_calls,
+)
 from replayproxy.core.check.jsonload import loads
 
 __all__ = ["OpenAIChat"]
@@ -19,22 +24,22 @@ __all__ = ["OpenAIChat"]
 FINISH_REASONS = frozenset({"stop", "length", "tool_calls", "content_filter", "function_call"})
 
 
-@dataclass
-class _Tool:
-    first_event: StreamEvent
-    arguments: list[str] = field(default_factory=list)
-
-
-@dataclass
-class _Choice:
-    finish: str | None = None
-    finish_event: StreamEvent | None = None
-    after_finish_reported: bool = False
-    tools: dict[int, _Tool] = field(default_factory=dict)
-
-
-def _has_content(delta: dict[str, Any]) -> bool:
-    return any(v not in (None, "", [], {}) for v in delta.values())
+def _carries(chunk: dict[str, Any]) -> bool:
+    """Whether a chunk holds anything openai-python's .stream() helper accumulates."""
+    if chunk.get("usage") is not None:
+        return True
+    choices = chunk.get("choices")
+    return isinstance(choices, list) and any(
+        isinstance(c, dict)
+        and (
+            c.get("finish_reason") is not None
+            or (
+                isinstance(c.get("delta"), dict)
+                and any(v not in (None, "", [], {}) for v in c["delta"].values())
+            )
+        )
+        for c in choices
+    )
 
 
 class OpenAIChat(Grammar):
@@ -49,7 +54,7 @@ class OpenAIChat(Grammar):
         self.first: dict[str, Any] = {}
         self.last_created: int | None = None
         self.changed: set[str] = set()
-        self.choices: dict[int, _Choice] = {}
+        self.choices: dict[int, Choice] = {}
         self.next_choice = 0
         self.usage_seen = False
         self.usage_only: int | None = None  # event index of a choices == [] usage chunk
@@ -108,12 +113,20 @@ class OpenAIChat(Grammar):
         obj = chunk.get("object")
         if obj == "chat.completion.done":
             report.note("a last chunk with object 'chat.completion.done', as Perplexity sends")
+        elif obj != "chat.completion.chunk" and not _carries(chunk):
+            report.note(
+                f"a chunk with object {obj!r} that carries no delta, finish_reason or usage "
+                "(as Azure OpenAI's asynchronous content filter sends); the .stream() helper "
+                "skips it and loses nothing"
+            )
+            return  # empty id/model/created by design, like the preamble
         elif obj != "chat.completion.chunk":
             report.at(
                 "openai.chat.object",
                 ev,
-                f"object is {obj!r}, expected 'chat.completion.chunk' (openai-python does not "
-                "check it; code that does will skip this chunk)",
+                f"object is {obj!r}, expected 'chat.completion.chunk'; openai-python's "
+                ".stream() helper drops the chunk (get_final_completion() raises "
+                "AssertionError when it drops them all)",
             )
         self._stable(ev, chunk)
         obfuscation = chunk.get("obfuscation")
@@ -216,7 +229,7 @@ class OpenAIChat(Grammar):
                     "appends new choices, so it lands in the wrong slot",
                 )
             self.next_choice = max(self.next_choice, index + 1)
-            state = self.choices[index] = _Choice()
+            state = self.choices[index] = Choice()
             if delta.get("role") != "assistant":
                 report.at(
                     "openai.chat.role-first",
@@ -227,19 +240,26 @@ class OpenAIChat(Grammar):
             report.at(
                 "openai.chat.role-repeated",
                 ev,
-                f"choice {index} repeats role {delta['role']!r} (as Perplexity does); "
-                "openai-python's stream helper concatenates it into an invalid role",
+                f"choice {index} repeats role {delta['role']!r}; openai-python's .stream() "
+                "helper concatenates it into an invalid role ('assistantassistant')",
             )
+        delta_shapes(report, ev, index, state, delta)
         finish = choice.get("finish_reason")
         if state.finish_event is not None:
-            if finish is not None:
+            if finish is not None and finish == state.finish and ev.payload.get("usage"):
+                # OpenRouter's usage chunk repeats the finish: the helper keeps the same value
+                report.note(
+                    "the usage chunk repeats the choice's finish_reason, as OpenRouter sends; "
+                    "clients keep the same value"
+                )
+            elif finish is not None:
                 report.at(
                     "openai.chat.finish-reason",
                     ev,
                     f"choice {index} has a second finish_reason {finish!r} (first "
                     f"{state.finish!r} at event {state.finish_event.index})",
                 )
-            elif _has_content(delta) and not state.after_finish_reported:
+            elif has_content(delta) and not state.after_finish_reported:
                 state.after_finish_reported = True
                 report.at(
                     "openai.chat.after-finish",
@@ -248,7 +268,7 @@ class OpenAIChat(Grammar):
                     f"{state.finish!r} (event {state.finish_event.index})",
                 )
             return
-        self._tool_calls(ev, index, state, delta.get("tool_calls"))
+        tool_calls(report, ev, index, state, delta.get("tool_calls"))
         if finish is not None:
             if finish not in FINISH_REASONS:
                 report.at(
@@ -259,78 +279,35 @@ class OpenAIChat(Grammar):
             state.finish = str(finish)
             state.finish_event = ev
 
-    def _tool_calls(self, ev: StreamEvent, index: int, state: _Choice, calls: Any) -> None:
-        if not isinstance(calls, list):
-            return
-        report = self.report
-        for call in calls:
-            if not isinstance(call, dict):
-                continue
-            t = call.get("index")
-            if not isinstance(t, int):
-                report.at(
-                    "openai.chat.tool-call-index",
-                    ev,
-                    "a tool call has no integer index (as Mistral sends); openai-python's "
-                    "stream helper raises TypeError on it",
-                )
-                continue
-            fn = call.get("function")
-            fn = fn if isinstance(fn, dict) else {}
-            tool = state.tools.get(t)
-            if tool is None:
-                if t != len(state.tools):
-                    report.at(
-                        "openai.chat.tool-call-index",
-                        ev,
-                        f"tool call {t} of choice {index} appears before tool call "
-                        f"{len(state.tools)}",
-                    )
-                missing = [
-                    what
-                    for what, ok in (
-                        ("id", bool(call.get("id"))),
-                        ("type 'function'", call.get("type") == "function"),
-                        ("function.name", bool(fn.get("name"))),
-                    )
-                    if not ok
-                ]
-                if missing:
-                    report.at(
-                        "openai.chat.tool-call-first",
-                        ev,
-                        f"the first delta of tool call {t} (choice {index}) lacks "
-                        + ", ".join(missing),
-                    )
-                tool = state.tools[t] = _Tool(ev)
-            else:
-                repeated = [k for k in ("id",) if call.get(k)] + (
-                    ["function.name"] if fn.get("name") else []
-                )
-                if repeated:
-                    report.at(
-                        "openai.chat.tool-call-repeat",
-                        ev,
-                        f"tool call {t} (choice {index}) repeats {', '.join(repeated)}; "
-                        "openai-python concatenates it",
-                    )
-            arguments = fn.get("arguments")
-            if isinstance(arguments, str):
-                tool.arguments.append(arguments)
-
     def finish(self, end: int) -> None:
         report = self.report
+        finished = bool(self.choices) and all(
+            s.finish_event is not None for s in self.choices.values()
+        )
         if self.error is None and self.done is None:
-            report.add(
-                "openai.chat.done-last",
-                "the stream ends without data: [DONE]; openai-python ends quietly, so a "
-                "truncated stream looks complete",
-                offset=end,
-            )
+            if finished and self.usage_seen:
+                # Both ends a truncated stream lacks are there: clients read it whole.
+                report.note(
+                    "no data: [DONE] after the finish_reason and usage chunks, as some "
+                    "OpenAI-compatible servers send; openai-python ends at the end of the body"
+                )
+            else:
+                report.add(
+                    "openai.chat.done-last",
+                    "the stream ends without data: [DONE]; openai-python ends quietly, so a "
+                    "truncated stream looks complete",
+                    offset=end,
+                )
         if self.error is not None:
             return
         for index, state in self.choices.items():
             if state.finish_event is None:
+                if self.done is not None and self.usage_seen:
+                    report.note(
+                        "no finish_reason, but usage and data: [DONE] end the stream, as some "
+                        "OpenAI-compatible servers send; clients read finish_reason None"
+                    )
+                    continue
                 report.add(
                     "openai.chat.finish-reason",
                     f"choice {index} never got a finish_reason (truncated?)",

@@ -3,13 +3,18 @@
 ``event: <type>`` + ``data: {"type": <type>, "sequence_number": n, ...}``; ``sequence_number``
 rises by 1 from 0; ``response.created`` first, ``in_progress`` before output; output items and
 content parts bracket their events; ``.done`` texts equal the joined deltas; exactly one
-terminal event, last; no ``[DONE]``. Rules ``openai.responses.*``.
+terminal event, last. A ``data: [DONE]`` after it (OpenAI-compatible servers) is named:
+openai-python stops reading at ``[DONE]`` on every stream type. A resumed stream
+(``GET /v1/responses/{id}?stream=true&starting_after=N``, or one whose first event is not
+``response.created`` and has a ``sequence_number`` above 0) starts mid-sequence: output items
+and parts opened before it are adopted. Rules ``openai.responses.*``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 from replayproxy.core.check.base import INVALID, Grammar, Report, RequestOptions, StreamEvent
 
@@ -101,6 +106,8 @@ def _text_key(p: dict[str, Any], family: str) -> tuple[Any, ...]:
 
 
 class OpenAIResponses(Grammar):
+    sentinels = frozenset({"[DONE]"})
+
     def __init__(self, report: Report, request: RequestOptions) -> None:
         super().__init__(report, request)
         self.started = False  # an event was seen
@@ -113,11 +120,42 @@ class OpenAIResponses(Grammar):
         self.parts: dict[tuple[int, int], bool] = {}  # (output, content) -> done
         self.deltas: dict[tuple[Any, ...], list[str]] = {}
         self.unknown: set[str] = set()
+        self.done: StreamEvent | None = None  # a data: [DONE] sentinel
+        self.resumed = False
+        self.starting_after: int | None = None
+        self.adopted: set[int] = set()  # output items opened before a resumed stream began
+
+    def told(self, url: str) -> None:
+        try:
+            parts = urlsplit(url)
+        except ValueError:
+            return
+        after = parse_qs(parts.query).get("starting_after", [""])[0]
+        if after.isdigit():  # the server starts after event N: mid-sequence
+            self.resumed, self.starting_after = True, int(after)
 
     def event(self, ev: StreamEvent) -> None:
         report = self.report
         p = ev.payload
-        if p is INVALID or p is None:
+        if self.done is not None:
+            if not self.after_reported:
+                self.after_reported = True
+                report.at(
+                    "openai.responses.terminal",
+                    ev,
+                    f"event after data: [DONE] (event {self.done.index}); openai-python stops "
+                    "reading at [DONE], so it is never seen",
+                )
+            return
+        if p is None:  # data: [DONE]
+            self.done = ev
+            if self.terminal is not None:
+                report.note(
+                    "data: [DONE] after the terminal event, as OpenAI-compatible servers send; "
+                    "openai-python stops reading there"
+                )
+            return
+        if p is INVALID:
             return
         if not isinstance(p, dict) or not isinstance(p.get("type"), str):
             report.at("openai.responses.event-name", ev, "the payload has no string 'type'")
@@ -128,6 +166,8 @@ class OpenAIResponses(Grammar):
             report.at("openai.responses.event-name", ev, f"{shown} but data.type is {kind!r}")
         first = not self.started
         self.started = True
+        if first:
+            self._resumed(kind, p.get("sequence_number"))
         self._sequence(ev, p.get("sequence_number"), first)
         if (
             self.terminal is not None
@@ -150,7 +190,7 @@ class OpenAIResponses(Grammar):
                     f"(event {self.terminal.index})",
                 )
             return
-        if first and kind != "response.created":
+        if first and kind != "response.created" and not self.resumed:
             report.at(
                 "openai.responses.created-first",
                 ev,
@@ -181,6 +221,16 @@ class OpenAIResponses(Grammar):
             elif tail == "done":
                 self._done_text(ev, family, p)
 
+    def _resumed(self, kind: str, seq: Any) -> None:
+        if not self.resumed and kind != "response.created" and isinstance(seq, int) and seq > 0:
+            self.resumed = True  # no URL told it: a stream that begins mid-sequence
+        if self.resumed:
+            self.lifecycle = True  # response.in_progress came before the resumed part
+            self.report.note(
+                "a resumed stream (GET /v1/responses/{id}?stream=true&starting_after=N): it "
+                "starts mid-sequence, as the retrieve endpoint sends"
+            )
+
     def _sequence(self, ev: StreamEvent, seq: Any, first: bool) -> None:
         if first:
             self.sequenced = isinstance(seq, int)
@@ -202,9 +252,12 @@ class OpenAIResponses(Grammar):
             self.report.at("openai.responses.sequence", ev, "sequence_number is missing")
             return
         if first:
-            if seq != 0:
+            expected = 0 if self.starting_after is None else self.starting_after + 1
+            if seq != expected and not (self.resumed and self.starting_after is None):
                 self.report.at(
-                    "openai.responses.sequence-start", ev, f"sequence_number starts at {seq}"
+                    "openai.responses.sequence-start",
+                    ev,
+                    f"sequence_number starts at {seq}, expected {expected}",
                 )
         elif self.seq is not None and seq != self.seq + 1:
             self.report.at(
@@ -259,6 +312,9 @@ class OpenAIResponses(Grammar):
                 item_id = payload_item.get("id") if isinstance(payload_item, dict) else None
                 self.items[oi] = _Item(item_id)
             return
+        if item is None and self.resumed:  # added before the resumed stream began
+            item = self.items[oi] = _Item(p.get("item_id"))
+            self.adopted.add(oi)
         if item is None or item.done:
             state = "not added" if item is None else "already done"
             report.at(
@@ -291,6 +347,8 @@ class OpenAIResponses(Grammar):
                 self.parts[(oi, ci)] = False
         elif kind == "response.content_part.done" or kind.startswith(_PART_EVENTS):
             done = self.parts.get((oi, ci)) if isinstance(ci, int) else None
+            if done is None and oi in self.adopted and isinstance(ci, int):
+                done = self.parts[(oi, ci)] = False  # opened before the resumed stream began
             if done is None or done or not isinstance(ci, int):
                 state = "not added" if done is None else "already done"
                 report.at(
@@ -307,6 +365,8 @@ class OpenAIResponses(Grammar):
         if not isinstance(final, str):
             return
         parts = self.deltas.pop(_text_key(p, family), None)
+        if p.get("output_index") in self.adopted:
+            return  # its first deltas came before the resumed stream began
         if parts is None:
             self.report.note(f"{family}.done without deltas, as LM Studio and GitHub Copilot send")
             return
