@@ -1,0 +1,115 @@
+"""Every reader over every oracle stream, once per process: one server, one client per SDK,
+one Node process for the whole batch.
+
+:func:`results` is what the agreement test and the report read: per stream, the stream, the
+checker's errors (``check_stream`` with the stream's provider and URL) and the outcome of every
+client way that reads that provider.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from replayproxy.checking import check_stream
+from replayproxy.core.check import Violation
+from replayproxy.errors import UsageError
+from tests.check.oracle import node_runner, py_anthropic, py_bedrock, py_google, py_openai
+from tests.check.oracle.outcome import ClientOutcome, Delivered, judge, raised
+from tests.check.oracle.readers import Readers
+from tests.check.oracle.server import Body, StreamServer
+from tests.check.oracle.streams import OracleStream, corpus_streams, key_of
+from tests.check.oracle.truth import Reading, read
+from tests.check.oracle.variants import variants
+
+__all__ = ["Result", "all_streams", "checker_errors", "results"]
+
+_SDK_ERRORS = ("APIError", "APIStatusError", "ServerError", "ClientError", "EventStreamError")
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    stream: OracleStream
+    errors: tuple[Violation, ...]
+    checker_note: str  # why the checker could not check it ("" when it did)
+    outcomes: tuple[ClientOutcome, ...]
+
+
+@functools.cache
+def all_streams() -> tuple[OracleStream, ...]:
+    corpus = corpus_streams()
+    return (*corpus, *variants(corpus))
+
+
+def checker_errors(stream: OracleStream) -> tuple[tuple[Violation, ...], str]:
+    try:
+        report = check_stream(stream.body, provider=stream.provider, url=stream.url)
+    except UsageError as e:
+        return (), str(e)
+    return tuple(report.errors), ""
+
+
+def _reports_error(error: BaseException, truth: Reading) -> bool:
+    """An SDK's own API error for a stream that carries a provider error: the client did
+    its job (a TypeError or KeyError there is still the client breaking)."""
+    if isinstance(error, node_runner.NodeRaised):
+        return truth.error is not None and error.sdk_error
+    root = type(error).__module__.split(".", 1)[0]
+    return (
+        truth.error is not None
+        and root in ("openai", "anthropic", "google", "botocore")
+        and any(part in type(error).__name__ for part in _SDK_ERRORS)
+    )
+
+
+def outcome(
+    client: str, way: str, truth: Reading, read_it: Callable[[], Delivered]
+) -> ClientOutcome:
+    try:
+        with warnings.catch_warnings():
+            # pydantic warns when a field holds what the API never documents (a list for a
+            # str): that is what the oracle feeds the SDKs on purpose.
+            warnings.simplefilter("ignore", UserWarning)
+            got = read_it()
+    except Exception as e:  # what the client raised is the measurement
+        if _reports_error(e, truth):
+            return ClientOutcome(client, way, "fine", f"raised the stream's error ({e!s:.60})")
+        return raised(client, way, e)
+    return judge(client, way, truth, got)
+
+
+def _python_readers(base_url: str) -> Readers:
+    merged: Readers = {}
+    for module in (py_openai, py_anthropic, py_google, py_bedrock):
+        for provider, ways in module.readers(base_url).items():
+            merged.setdefault(provider, []).extend(ways)
+    return merged
+
+
+@functools.cache
+def results() -> dict[str, Result]:
+    streams = all_streams()
+    bodies = {key_of(i): Body(s.content_type, s.body) for i, s in enumerate(streams)}
+    truths = [read(s.provider, s.body) for s in streams]
+    found: dict[str, list[ClientOutcome]] = {s.name: [] for s in streams}
+    with StreamServer(bodies) as server:
+        readers = _python_readers(server.url)
+        for i, (stream, truth) in enumerate(zip(streams, truths, strict=True)):
+            if truth is None:
+                continue
+            for client, way, read_it in readers.get(stream.provider, []):
+                key = key_of(i)
+                found[stream.name].append(
+                    outcome(client, way, truth, functools.partial(read_it, key))
+                )
+        for i, client, way, got in node_runner.read_all(server.url, streams, truths):
+            truth = truths[i]
+            assert truth is not None
+            found[streams[i].name].append(outcome(client, way, truth, lambda g=got: g.value()))
+    out = {}
+    for stream in streams:
+        errors, note = checker_errors(stream)
+        out[stream.name] = Result(stream, errors, note, tuple(found[stream.name]))
+    return out
