@@ -3,7 +3,8 @@ of the non-thought parts appended, function calls, usage and the finish reason k
 
 from __future__ import annotations
 
-from tests.check.oracle.outcome import Delivered, canonical_args
+from tests.check.oracle.outcome import Delivered
+from tests.check.oracle.truth import GeminiCalls
 from tests.check.oracle.readers import Read, Readers
 from tests.check.oracle.server import HEADER
 
@@ -23,7 +24,7 @@ def readers(base_url: str) -> Readers:
     name = f"google-genai {genai.__version__}"
 
     def iterate(key: str) -> Delivered:
-        text, args, usage, finish = "", [], None, None
+        text, calls, usage, finish = "", GeminiCalls(), None, None
         config = types.GenerateContentConfig(http_options=types.HttpOptions(headers={HEADER: key}))
         for chunk in client.models.generate_content_stream(
             model="gemini-2.5-flash", contents="hi", config=config
@@ -37,10 +38,10 @@ def readers(base_url: str) -> Readers:
                     if part.text is not None and not part.thought:
                         text += part.text
                     if part.function_call is not None:
-                        args.append(canonical_args(part.function_call.args or {}))
+                        calls.add(part.function_call.model_dump(by_alias=True, exclude_none=True))
                 if cand.finish_reason is not None:
                     finish = getattr(cand.finish_reason, "value", str(cand.finish_reason))
-        return Delivered(text, tuple(args), usage, finish=finish)
+        return Delivered(text, calls.canonical(), usage, finish=finish)
 
     ways: list[Read] = [(name, "models.generate_content_stream() iteration", iterate)]
     return {"gemini": ways}

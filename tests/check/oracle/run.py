@@ -1,10 +1,7 @@
-"""Every reader over every oracle stream, once per process: one server, one client per SDK,
-one Node process for the whole batch.
-
-:func:`results` is what the agreement test and the report read: per stream, the stream, the
-checker's errors (``check_stream`` with the stream's provider and URL) and the outcome of every
-client way that reads that provider.
-"""
+"""Every reader over every oracle stream: one server, one client per SDK, one Node process
+for the whole batch (:func:`client_outcomes`, the slow part, run once per test session), and
+each stream's checker verdict beside them (:func:`results`, what the agreement test and the
+report read)."""
 
 from __future__ import annotations
 
@@ -24,7 +21,7 @@ from tests.check.oracle.streams import OracleStream, corpus_streams, key_of
 from tests.check.oracle.truth import Reading, read
 from tests.check.oracle.variants import variants
 
-__all__ = ["Result", "all_streams", "checker_errors", "results"]
+__all__ = ["Result", "all_streams", "checker", "client_outcomes", "results"]
 
 _SDK_ERRORS = ("APIError", "APIStatusError", "ServerError", "ClientError", "EventStreamError")
 
@@ -33,6 +30,7 @@ _SDK_ERRORS = ("APIError", "APIStatusError", "ServerError", "ClientError", "Even
 class Result:
     stream: OracleStream
     errors: tuple[Violation, ...]
+    warnings: tuple[Violation, ...]
     checker_note: str  # why the checker could not check it ("" when it did)
     outcomes: tuple[ClientOutcome, ...]
 
@@ -43,12 +41,14 @@ def all_streams() -> tuple[OracleStream, ...]:
     return (*corpus, *variants(corpus))
 
 
-def checker_errors(stream: OracleStream) -> tuple[tuple[Violation, ...], str]:
+def checker(stream: OracleStream) -> tuple[tuple[Violation, ...], tuple[Violation, ...], str]:
+    """The checker's errors and warnings on ``stream`` (with its provider and URL), or why it
+    cannot check it (one line)."""
     try:
         report = check_stream(stream.body, provider=stream.provider, url=stream.url)
     except UsageError as e:
-        return (), str(e)
-    return tuple(report.errors), ""
+        return (), (), str(e)
+    return tuple(report.errors), tuple(report.warnings), ""
 
 
 def _reports_error(error: BaseException, truth: Reading) -> bool:
@@ -88,8 +88,9 @@ def _python_readers(base_url: str) -> Readers:
     return merged
 
 
-@functools.cache
-def results() -> dict[str, Result]:
+def client_outcomes() -> dict[str, tuple[ClientOutcome, ...]]:
+    """Every client way's outcome on every oracle stream, by stream name (the slow part:
+    serve, read with every SDK; a stream no client reads has none)."""
     streams = all_streams()
     bodies = {key_of(i): Body(s.content_type, s.body) for i, s in enumerate(streams)}
     truths = [read(s.provider, s.body) for s in streams]
@@ -100,16 +101,20 @@ def results() -> dict[str, Result]:
             if truth is None:
                 continue
             for client, way, read_it in readers.get(stream.provider, []):
-                key = key_of(i)
                 found[stream.name].append(
-                    outcome(client, way, truth, functools.partial(read_it, key))
+                    outcome(client, way, truth, functools.partial(read_it, key_of(i)))
                 )
         for i, client, way, got in node_runner.read_all(server.url, streams, truths):
             truth = truths[i]
             assert truth is not None
-            found[streams[i].name].append(outcome(client, way, truth, lambda g=got: g.value()))
+            found[streams[i].name].append(outcome(client, way, truth, got.value))
+    return {name: tuple(outcomes) for name, outcomes in found.items()}
+
+
+def results(outcomes: dict[str, tuple[ClientOutcome, ...]]) -> dict[str, Result]:
+    """Each stream's checker verdict beside its client outcomes."""
     out = {}
-    for stream in streams:
-        errors, note = checker_errors(stream)
-        out[stream.name] = Result(stream, errors, note, tuple(found[stream.name]))
+    for stream in all_streams():
+        errors, warned, note = checker(stream)
+        out[stream.name] = Result(stream, errors, warned, note, outcomes.get(stream.name, ()))
     return out

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from replayproxy.core.wire import eventstream
 
-__all__ = ["Reading", "canonical_args", "read", "sse_events"]
+__all__ = ["GeminiCalls", "Reading", "canonical_args", "read", "sse_events"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,9 +184,73 @@ def _anthropic_events(events: Iterator[tuple[str | None, Any]]) -> Reading:
     return Reading(text, args, usage, finish, end, error)
 
 
+_PATH_STEP = re.compile(r"\.(\w+)|\[(\d+)\]")
+
+
+def _put(args: dict[str, Any], partial: dict[str, Any]) -> None:
+    """One ``partialArgs`` entry into ``args``: ``stringValue`` pieces append, other values set."""
+    steps: list[str | int] = [
+        key if key else int(i) for key, i in _PATH_STEP.findall(partial.get("jsonPath", ""))
+    ]
+    if not steps:
+        return
+    node: Any = args
+    for step, after in zip(steps, [*steps[1:], None], strict=True):
+        if after is None:
+            break
+        empty: Any = [] if isinstance(after, int) else {}
+        if isinstance(node, list):
+            assert isinstance(step, int)
+            while len(node) <= step:
+                node.append(None)
+            node[step] = node[step] if node[step] is not None else empty
+        else:
+            node.setdefault(step, empty)
+        node = node[step]
+    last = steps[-1]
+    if isinstance(node, list):
+        assert isinstance(last, int)
+        while len(node) <= last:
+            node.append(None)
+    if "stringValue" in partial:
+        before = node[last] if isinstance(node, list) else node.get(last)
+        value: Any = (before if isinstance(before, str) else "") + partial["stringValue"]
+    elif "numberValue" in partial:
+        value = partial["numberValue"]
+    elif "boolValue" in partial:
+        value = partial["boolValue"]
+    else:
+        value = None
+    node[last] = value
+
+
+class GeminiCalls:
+    """The function calls of a Gemini stream's parts (each ``functionCall`` as a dict, camelCase
+    keys). Vertex streams one call's arguments across parts: a part naming the call with
+    ``willContinue``, parts of ``partialArgs`` (a JSON path and a value piece), an empty part
+    closing it. An application on google-genai has to put them together the same way."""
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Any]] = []
+        self._open: dict[str, Any] | None = None
+
+    def add(self, call: dict[str, Any]) -> None:
+        if call.get("name"):
+            self.calls.append(dict(call.get("args") or {}))
+            self._open = self.calls[-1] if call.get("willContinue") else None
+        elif self._open is not None:
+            for partial in call.get("partialArgs") or []:
+                _put(self._open, partial)
+            if not call.get("willContinue"):
+                self._open = None
+
+    def canonical(self) -> tuple[str, ...]:
+        return tuple(canonical_args(c) for c in self.calls)
+
+
 def _gemini(body: bytes) -> Reading:
     text, usage, finish, error = "", None, None, None
-    args: list[str] = []
+    calls = GeminiCalls()
     for _, obj in _json_events(body):
         if not isinstance(obj, dict):
             continue
@@ -200,9 +265,9 @@ def _gemini(body: bytes) -> Reading:
                 if "text" in part and not part.get("thought"):
                     text += part["text"]
                 if "functionCall" in part:
-                    args.append(_canon(part["functionCall"].get("args") or {}))
+                    calls.add(part["functionCall"])
             finish = cand.get("finishReason") or finish
-    return Reading(text, tuple(args), usage, finish, finish is not None, error)
+    return Reading(text, calls.canonical(), usage, finish, finish is not None, error)
 
 
 def _eventstream(body: bytes) -> Iterator[tuple[str, Any]]:

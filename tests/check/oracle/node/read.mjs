@@ -99,11 +99,22 @@ async function anthropicHelper(key) {
 
 // The Vercel AI SDK runs a tool call only against a tool it was given: declare every name the
 // body mentions (the oracle's own server hands the body over first) so tool calls come through.
+// OpenAI's built-in Responses tools the application would have declared the same way.
+const BUILT_IN = {
+  local_shell_call: ["local_shell", () => aiOpenAI.tools.localShell({})],
+  shell_call: ["shell", () => aiOpenAI.tools.shell({})],
+  tool_search_call: ["tool_search", () => aiOpenAI.tools.toolSearch({})],
+};
+
 async function toolsOf(key) {
   const body = await (await fetch(`${base}/`, { headers: { [HEADER]: key } })).text();
   const names = new Set([...body.matchAll(/"name"\s*:\s*"([A-Za-z0-9_.-]{1,64})"/g)].map((m) => m[1]));
   const schema = jsonSchema({ type: "object", additionalProperties: true });
-  return Object.fromEntries([...names].map((n) => [n, tool({ inputSchema: schema })]));
+  const tools = Object.fromEntries([...names].map((n) => [n, tool({ inputSchema: schema })]));
+  for (const [item, [name, make]] of Object.entries(BUILT_IN)) {
+    if (body.includes(`"type":"${item}"`)) tools[name] = make();
+  }
+  return tools;
 }
 
 function vercel(model) {
@@ -122,7 +133,8 @@ function vercel(model) {
     const toolArgs = [];
     for await (const part of result.fullStream) {
       if (part.type === "text-delta") text += part.text;
-      else if (part.type === "tool-call") toolArgs.push(args(part.input));
+      // a tool the provider ran itself (web search, code execution) is no call for the app
+      else if (part.type === "tool-call" && !part.providerExecuted) toolArgs.push(args(part.input));
       else if (part.type === "error") throw part.error;
       else if (part.type === "tool-error") throw part.error;
       else if (part.type === "finish") [finish, raw] = [part.finishReason, part.rawFinishReason];
