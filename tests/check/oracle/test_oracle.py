@@ -4,6 +4,7 @@ docs/checker.md is what the oracle measures."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from tests.check.oracle.agreement import disagreement, unflagged_variant
 from tests.check.oracle.cache import shared_outcomes
 from tests.check.oracle.outcome import ClientOutcome
 from tests.check.oracle.report import render, versions_line
-from tests.check.oracle.run import Result, all_streams, results
+from tests.check.oracle.run import Result, all_streams, client_outcomes, results
 
 pytest.importorskip("google.genai")
 pytest.importorskip("boto3")
@@ -26,6 +27,8 @@ SECTION = "## Measured client behaviour (the SDK oracle)"
 @pytest.fixture(scope="session")
 def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[ClientOutcome, ...]]:
     """Measured once per session (shared by xdist workers through their common temp dir)."""
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        return client_outcomes()
     return shared_outcomes(tmp_path_factory.getbasetemp().parent)
 
 
