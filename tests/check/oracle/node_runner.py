@@ -51,7 +51,9 @@ class NodeResult:
         d = self.raw["delivered"]
         return Delivered(
             text=d.get("text"),
-            tool_args=None if d.get("tool_args") is None else tuple(map(canonical_args, d["tool_args"])),
+            tool_args=None
+            if d.get("tool_args") is None
+            else tuple(map(canonical_args, d["tool_args"])),
             usage=d.get("usage"),
             has_usage=d.get("has_usage", True),
             finish=d.get("finish"),

@@ -4,9 +4,9 @@ of the non-thought parts appended, function calls, usage and the finish reason k
 from __future__ import annotations
 
 from tests.check.oracle.outcome import Delivered
-from tests.check.oracle.truth import GeminiCalls
 from tests.check.oracle.readers import Read, Readers
 from tests.check.oracle.server import HEADER
+from tests.check.oracle.truth import GeminiCalls
 
 __all__ = ["readers"]
 

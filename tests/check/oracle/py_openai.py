@@ -74,9 +74,7 @@ def readers(base_url: str) -> Readers:
         return Delivered(text, args, usage, finish=finish)
 
     def responses_helper(key: str) -> Delivered:
-        with client.responses.stream(
-            model="m", input="hi", extra_headers={HEADER: key}
-        ) as stream:
+        with client.responses.stream(model="m", input="hi", extra_headers={HEADER: key}) as stream:
             for _ in stream:
                 pass
             final = stream.get_final_response()

@@ -53,7 +53,7 @@ class _Handler(BaseHTTPRequestHandler):
     do_POST = _answer
     do_GET = _answer
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 (stdlib's name)
+    def log_message(self, format: str, *args: object) -> None:
         pass  # the test output is the outcomes, not an access log
 
 

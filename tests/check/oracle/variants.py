@@ -187,6 +187,8 @@ def variants(corpus: list[OracleStream]) -> list[OracleStream]:
             if edited is None:
                 continue
             body = b"".join(edited)
-            out.append(dataclasses.replace(base, name=f"{base.name}~{name}", body=body, broken=what))
+            out.append(
+                dataclasses.replace(base, name=f"{base.name}~{name}", body=body, broken=what)
+            )
             break
     return out
