@@ -58,6 +58,7 @@ class NodeResult:
             has_usage=d.get("has_usage", True),
             finish=d.get("finish"),
             has_finish=d.get("has_finish", True),
+            role=d.get("role"),
         )
 
 

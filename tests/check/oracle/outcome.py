@@ -51,6 +51,7 @@ class Delivered:
     finish: str | None = None
     has_finish: bool = True
     reported_error: bool = False
+    role: str | None = None  # the message role handed over (None: this way gives none)
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
@@ -81,6 +82,8 @@ def judge(client: str, way: str, truth: Reading, got: Delivered) -> ClientOutcom
         return out(
             "dropped", f"tool arguments {_short(got.tool_args)} != {_short(truth.tool_args)}"
         )
+    if got.role is not None and truth.role is not None and got.role != truth.role:
+        return out("dropped", f"role {_short(got.role)} != stream's {truth.role!r}")
     if got.has_usage and truth.usage is not None and got.usage != truth.usage:
         return out("dropped", f"usage {got.usage} != stream's {truth.usage}")
     if truth.error is not None:

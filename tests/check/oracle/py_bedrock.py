@@ -66,11 +66,31 @@ def readers(base_url: str) -> Readers:
             modelId=_MODEL,
             body=json.dumps({"anthropic_version": "bedrock-2023-05-31", "max_tokens": 64}),
         )
-        return accumulate(
-            json.loads(event["chunk"]["bytes"]) for event in response["body"] if "chunk" in event
+        chunks = [json.loads(e["chunk"]["bytes"]) for e in response["body"] if "chunk" in e]
+        if any("type" in c for c in chunks):
+            return accumulate(chunks)  # an Anthropic model: Messages events
+        return Delivered(
+            "".join(_native_text(c) for c in chunks),
+            tool_args=None,
+            has_usage=False,
+            has_finish=False,
         )
 
+    invoking: list[Read] = [(name, "invoke_model_with_response_stream() iteration", invoke)]
     return {
         "bedrock-converse": [(name, "converse_stream() iteration", converse)],
-        "bedrock-invoke": [(name, "invoke_model_with_response_stream() iteration", invoke)],
+        "bedrock-invoke": invoking,
+        "bedrock-invoke-native": invoking,
     }
+
+
+def _native_text(chunk: dict[str, Any]) -> str:
+    """The text an application takes from one chunk of a non-Anthropic model (Titan's
+    ``outputText``, Meta's ``generation``, Mistral's ``outputs``, Cohere's ``text``, Nova's
+    ``contentBlockDelta``)."""
+    if isinstance(chunk.get("outputs"), list):
+        return "".join(str(o.get("text", "")) for o in chunk["outputs"])
+    for key in ("outputText", "generation", "text"):
+        if isinstance(chunk.get(key), str):
+            return str(chunk[key])
+    return str(chunk.get("contentBlockDelta", {}).get("delta", {}).get("text", ""))

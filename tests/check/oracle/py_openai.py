@@ -47,12 +47,23 @@ def readers(base_url: str) -> Readers:
         ) as stream:
             for _ in stream:
                 pass
-            final = stream.get_final_completion()
+            try:
+                final: Any = stream.get_final_completion()
+            except (openai.LengthFinishReasonError, openai.ContentFilterFinishReasonError):
+                # raised by design for these finish reasons; the application then reads what
+                # the helper accumulated
+                final = stream.current_completion_snapshot
         choice = final.choices[0]
         calls = choice.message.tool_calls or []
         args = tuple(canonical_args(c.function.arguments) for c in calls if c.type == "function")
         usage = final.usage.completion_tokens if final.usage else None
-        return Delivered(choice.message.content or "", args, usage, finish=choice.finish_reason)
+        return Delivered(
+            choice.message.content or "",
+            args,
+            usage,
+            finish=choice.finish_reason,
+            role=choice.message.role,
+        )
 
     def responses_iterate(key: str) -> Delivered:
         text, tools, usage, finish = "", {}, None, None

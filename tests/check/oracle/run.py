@@ -100,7 +100,9 @@ def client_outcomes() -> dict[str, tuple[ClientOutcome, ...]]:
         for i, (stream, truth) in enumerate(zip(streams, truths, strict=True)):
             if truth is None:
                 continue
-            for client, way, read_it in readers.get(stream.provider, []):
+            family = "bedrock-invoke" if stream.provider.startswith("bedrock-invoke") else ""
+            ways = readers.get(stream.provider) or readers.get(family, [])
+            for client, way, read_it in ways:
                 found[stream.name].append(
                     outcome(client, way, truth, functools.partial(read_it, key_of(i)))
                 )

@@ -50,11 +50,8 @@ def corpus_streams() -> list[OracleStream]:
     out = []
     for s in load_corpus():
         url = getattr(s, "url", None) or DEFAULT_URLS.get(s.provider)
-        out.append(
-            OracleStream(
-                s.name, s.provider, s.dialect, url, _content_type(s.provider, s.body), s.body
-            )
-        )
+        media = getattr(s, "content_type", None) or _content_type(s.provider, s.body)
+        out.append(OracleStream(s.name, s.provider, s.dialect, url, media, s.body))
     return out
 
 

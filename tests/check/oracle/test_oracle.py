@@ -40,8 +40,8 @@ def found(outcomes: dict[str, tuple[ClientOutcome, ...]]) -> dict[str, Result]:
 def test_the_oracle_reads_every_corpus_provider_with_several_clients(
     found: dict[str, Result],
 ) -> None:
-    """Every provider of the corpus that an official client reads is read by at least two
-    ways (a plain loop and a helper, or two libraries), and every way gave an outcome."""
+    """The four main APIs are each read by at least two ways (a plain loop and a helper, or
+    two libraries); every other provider an official client reads, by at least one."""
     ways: dict[str, set[str]] = {}
     for result in found.values():
         ways.setdefault(result.stream.provider, set()).update(
@@ -49,7 +49,8 @@ def test_the_oracle_reads_every_corpus_provider_with_several_clients(
         )
     read = {p: w for p, w in ways.items() if w}
     assert {"openai-chat", "openai-responses", "anthropic", "gemini"} <= set(read)
-    assert all(len(w) >= 2 for w in read.values()), read
+    main = ("openai-chat", "openai-responses", "anthropic", "gemini")
+    assert all(len(read[p]) >= 2 for p in main), read
 
 
 @pytest.mark.parametrize("name", NAMES)

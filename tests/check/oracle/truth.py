@@ -30,6 +30,7 @@ class Reading:
     finish: str | None  # the provider's own word (finish_reason, stop_reason, status)
     complete: bool  # the stream reached the event that ends it
     error: str | None = None  # an in-band provider error the client should report
+    role: str | None = None  # the role the stream gives the message (Chat Completions)
 
 
 def sse_events(body: bytes) -> Iterator[tuple[str | None, str]]:
@@ -90,7 +91,7 @@ def _content_text(content: object) -> str:
 
 
 def _openai_chat(body: bytes) -> Reading:
-    text, usage, finish, done, error = "", None, None, False, None
+    text, usage, finish, done, error, role = "", None, None, False, None, None
     tools: dict[int, str] = {}
     for _, obj in _json_events(body):
         if obj == "[DONE]":
@@ -106,6 +107,7 @@ def _openai_chat(body: bytes) -> Reading:
             if choice.get("index", 0) != 0:
                 continue
             delta = choice.get("delta") or {}
+            role = role or delta.get("role")
             text += _content_text(delta.get("content"))
             for call in delta.get("tool_calls") or []:
                 args = (call.get("function") or {}).get("arguments") or ""
@@ -113,7 +115,7 @@ def _openai_chat(body: bytes) -> Reading:
             if choice.get("finish_reason"):
                 finish = choice["finish_reason"]
     args = tuple(_canon(tools[i]) for i in sorted(tools))
-    return Reading(text, args, usage, finish, done or finish is not None, error)
+    return Reading(text, args, usage, finish, done or finish is not None, error, role)
 
 
 _RESPONSES_END = {"response.completed", "response.incomplete", "response.failed", "error"}
@@ -313,12 +315,40 @@ def _invoke_payloads(body: bytes) -> Iterator[tuple[str | None, Any]]:
 
 
 def _invoke(body: bytes) -> Reading:
-    return _anthropic_events(_invoke_payloads(body))
+    payloads = list(_invoke_payloads(body))
+    if any(isinstance(p, dict) and "type" in p for _, p in payloads):
+        return _anthropic_events(iter(payloads))  # Anthropic models: Messages events
+    return _invoke_native([p for _, p in payloads if isinstance(p, dict)])
+
+
+def _invoke_native(payloads: list[dict[str, Any]]) -> Reading:
+    """The other model families' own chunk shapes: Amazon Titan (``outputText``,
+    ``completionReason``), Meta (``generation``, ``stop_reason``), Mistral (``outputs``), Cohere
+    (``text``, ``finish_reason``), Nova (ConverseStream-like keys); the invocation metrics
+    Bedrock adds to the last chunk give the usage."""
+    text, usage, finish, metrics = "", None, None, False
+    for p in payloads:
+        outputs = p.get("outputs") if isinstance(p.get("outputs"), list) else [p]
+        for out in outputs:
+            for key in ("outputText", "generation", "text"):
+                if isinstance(out.get(key), str):
+                    text += out[key]
+            for key in ("completionReason", "stop_reason", "finish_reason"):
+                finish = out.get(key) or finish
+        delta = (p.get("contentBlockDelta") or {}).get("delta") or {}
+        text += delta.get("text", "") if isinstance(delta.get("text"), str) else ""
+        finish = (p.get("messageStop") or {}).get("stopReason") or finish
+        if isinstance(p.get("amazon-bedrock-invocationMetrics"), dict):
+            metrics = True
+            usage = p["amazon-bedrock-invocationMetrics"].get("outputTokenCount", usage)
+        metrics = metrics or "totalOutputTextTokenCount" in p
+    return Reading(text, (), usage, finish, metrics or finish is not None)
 
 
 def read(provider: str, body: bytes) -> Reading | None:
-    """The reading of ``body`` as ``provider`` sends it; ``None`` for a provider the oracle
-    has no reading of (no client reads it either)."""
+    """The reading of ``body`` as ``provider`` sends it (every ``bedrock-invoke*`` id is read
+    by model family from the chunks); ``None`` for a provider the oracle has no reading of (no
+    client reads it either)."""
     readers = {
         "openai-chat": _openai_chat,
         "openai-responses": _openai_responses,
@@ -327,5 +357,6 @@ def read(provider: str, body: bytes) -> Reading | None:
         "bedrock-converse": _converse,
         "bedrock-invoke": _invoke,
     }
-    reader = readers.get(provider)
+    family = "bedrock-invoke" if provider.startswith("bedrock-invoke") else provider
+    reader = readers.get(family)
     return reader(body) if reader else None

@@ -65,6 +65,7 @@ async function chatHelper(key) {
     tool_args: calls.map((c) => c.function.arguments),
     usage: final.usage ? final.usage.completion_tokens : null,
     finish: choice.finish_reason,
+    role: choice.message.role,
   };
 }
 
