@@ -9,7 +9,7 @@ from typing import Any
 
 from tests.check.oracle.outcome import Delivered, canonical_args
 from tests.check.oracle.py_anthropic import accumulate
-from tests.check.oracle.readers import Readers
+from tests.check.oracle.readers import Read, Readers
 from tests.check.oracle.server import HEADER
 
 __all__ = ["readers"]
