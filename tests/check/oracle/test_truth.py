@@ -128,10 +128,10 @@ def test_the_server_sends_the_exact_bytes_with_the_providers_headers() -> None:
     """A request naming a stream gets its body byte for byte, framed by Content-Length, with
     its content type; an unknown name is a 404."""
     body = bytes(range(256)) * 3
-    with StreamServer({"k": Body("application/vnd.amazon.eventstream", body)}) as server:
-        with httpx.Client() as client:
-            got = client.post(server.url + "/model/x/converse-stream", headers={HEADER: "k"})
-            assert got.content == body
-            assert got.headers["content-type"] == "application/vnd.amazon.eventstream"
-            assert got.headers["content-length"] == str(len(body))
-            assert client.get(server.url + "/", headers={HEADER: "nope"}).status_code == 404
+    media = "application/vnd.amazon.eventstream"
+    with StreamServer({"k": Body(media, body)}) as server, httpx.Client() as client:
+        got = client.post(server.url + "/model/x/converse-stream", headers={HEADER: "k"})
+        assert got.content == body
+        assert got.headers["content-type"] == media
+        assert got.headers["content-length"] == str(len(body))
+        assert client.get(server.url + "/", headers={HEADER: "nope"}).status_code == 404
