@@ -1,5 +1,7 @@
 """What each client did on the streams each checker rule fires on, as the Markdown that ends
-``docs/checker.md``: ``python -m tests.check.oracle.report`` measures and prints it.
+``docs/checker.md``: ``python -m tests.check.oracle.report`` measures and prints it;
+``--write`` puts it into that section, under this Python's heading (``**Python 3.11**``: each
+CI Python installs its own SDK versions, so each has its table).
 
 One row per rule the oracle's streams exercise (errors and warnings), and one for the streams
 with no finding at all; one column per client library, each cell counting its ways' outcomes
@@ -8,14 +10,19 @@ over those streams (``-`` when the library reads none of them).
 
 from __future__ import annotations
 
+import re
 import sys
 from collections import Counter, defaultdict
 from collections.abc import Iterable
+from pathlib import Path
 
 from tests.check.oracle.outcome import FAILURES
 from tests.check.oracle.run import Result, client_outcomes, results
 
-__all__ = ["LIBRARIES", "render", "versions_line"]
+__all__ = ["DOC", "LIBRARIES", "SECTION", "heading", "render", "versions_line", "write"]
+
+DOC = Path(__file__).resolve().parents[3] / "docs" / "checker.md"
+SECTION = "## Measured client behaviour (the SDK oracle)"
 
 LIBRARIES = (
     "openai-python",
@@ -78,10 +85,32 @@ def render(found: dict[str, Result]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main() -> int:
-    sys.stdout.write(render(results(client_outcomes())))
+def heading() -> str:
+    return f"**Python {sys.version_info.major}.{sys.version_info.minor}**"
+
+
+def write(table: str, doc: Path = DOC) -> None:
+    """Put ``table`` under this Python's heading in the last section of ``doc`` (replacing
+    the table there, keeping the other Pythons' tables)."""
+    text = doc.read_text()
+    head, _, section = text.partition(SECTION)
+    block = f"{heading()}\n\n{table}"
+    pattern = re.compile(re.escape(heading()) + r"\n.*?(?=\n\*\*Python |\Z)", re.S)
+    if pattern.search(section):
+        section = pattern.sub(lambda _: block.rstrip("\n"), section)
+    else:
+        section = section.rstrip("\n") + "\n\n" + block
+    doc.write_text(head + SECTION + section.rstrip("\n") + "\n")
+
+
+def main(argv: list[str]) -> int:
+    table = render(results(client_outcomes()))
+    if "--write" in argv:
+        write(table)
+    else:
+        sys.stdout.write(table)
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(sys.argv[1:]))

@@ -5,14 +5,13 @@ docs/checker.md is what the oracle measures."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 
 from tests.check.oracle.agreement import disagreement, unflagged_variant
 from tests.check.oracle.cache import shared_outcomes
 from tests.check.oracle.outcome import ClientOutcome
-from tests.check.oracle.report import render, versions_line
+from tests.check.oracle.report import DOC, SECTION, heading, render, versions_line
 from tests.check.oracle.run import Result, all_streams, client_outcomes, results
 
 pytest.importorskip("google.genai")
@@ -20,8 +19,6 @@ pytest.importorskip("boto3")
 
 NAMES = [s.name for s in all_streams()]
 VARIANTS = [s.name for s in all_streams() if s.broken]
-DOC = Path(__file__).resolve().parents[3] / "docs" / "checker.md"
-SECTION = "## Measured client behaviour (the SDK oracle)"
 
 
 @pytest.fixture(scope="session")
@@ -73,14 +70,16 @@ def test_a_broken_variant_is_flagged_by_both_sides(name: str, found: dict[str, R
 
 
 def test_the_measured_table_in_the_docs_is_the_oracles(found: dict[str, Result]) -> None:
-    """docs/checker.md ends with the table ``python -m tests.check.oracle.report`` prints, so
-    the documented client behaviour cannot drift from the measurement (checked with the client
-    versions the table names; other versions measure their own table)."""
+    """docs/checker.md ends with this Python's table as ``python -m tests.check.oracle.report``
+    prints it, so the documented client behaviour cannot drift from the measurement (checked
+    when the installed client versions are the ones the table names)."""
     text = DOC.read_text()
     assert SECTION in text, f"docs/checker.md has no {SECTION!r} section"
     section = text.split(SECTION, 1)[1]
     assert "\n## " not in section, "the measured section must be the last of docs/checker.md"
+    assert heading() in section, f"no table for this Python ({heading()}) in the section"
+    table = section.split(heading(), 1)[1].split("\n**Python ", 1)[0]
     measured = versions_line(found.values())
-    if measured not in section:
-        pytest.skip(f"the table was measured with other client versions than: {measured}")
-    assert render(found) in section, "regenerate it: python -m tests.check.oracle.report"
+    if measured not in table:
+        pytest.skip(f"this Python's table was measured with other client versions: {measured}")
+    assert render(found) in table, "regenerate it: python -m tests.check.oracle.report --write"
