@@ -64,6 +64,12 @@ class NodeResult:
 
 def install() -> Path:
     """``npm ci`` into ``.oracle-node/`` unless it already holds this lock file's install."""
+    missing = [tool for tool in ("node", "npm") if shutil.which(tool) is None]
+    if missing:
+        raise RuntimeError(
+            f"the SDK oracle needs Node 20+ and npm on the PATH ({' and '.join(missing)} not "
+            "found) to read streams with the Node SDKs in tests/check/oracle/node"
+        )
     PREFIX.mkdir(exist_ok=True)
     with (PREFIX / ".lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
