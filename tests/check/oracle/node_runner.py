@@ -34,10 +34,9 @@ _FILES = ("package.json", "package-lock.json", "read.mjs")
 class NodeRaised(Exception):
     """What a Node client threw (its JS class name in :attr:`type_name`)."""
 
-    def __init__(self, type_name: str, message: str, sdk_error: bool) -> None:
+    def __init__(self, type_name: str, message: str) -> None:
         super().__init__(message)
         self.type_name = type_name
-        self.sdk_error = sdk_error  # the SDK's own API error class, reporting a provider error
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +46,7 @@ class NodeResult:
     def value(self) -> Delivered:
         if "error" in self.raw:
             e = self.raw["error"]
-            raise NodeRaised(e["type"], e["message"], bool(e.get("sdk")))
+            raise NodeRaised(e["type"], e["message"])
         d = self.raw["delivered"]
         return Delivered(
             text=d.get("text"),

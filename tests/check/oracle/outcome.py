@@ -87,7 +87,7 @@ def judge(client: str, way: str, truth: Reading, got: Delivered) -> ClientOutcom
     if got.has_usage and truth.usage is not None and got.usage != truth.usage:
         return out("dropped", f"usage {got.usage} != stream's {truth.usage}")
     if truth.error is not None:
-        if got.reported_error:
+        if got.reported_error or (got.has_finish and got.finish and got.finish == truth.finish):
             return out("fine", "reported the stream's error")
         return out("misreported-end", f"the stream's error ({truth.error}) was not reported")
     if not truth.complete:

@@ -87,9 +87,9 @@ def test_vertex_streamed_function_arguments_are_put_together() -> None:
 
 
 def test_judge_names_what_a_client_got_wrong() -> None:
-    """Missing text or tool arguments are dropped; a wrong finish, a cut read as a clean end or
-    an unreported provider error are misreported ends; extra text from another block is no
-    drop."""
+    """Missing text, tool arguments or usage, or a doubled role, are dropped; a wrong finish, a
+    cut read as a clean end or a provider error the client did not pass on (as an exception or
+    the failed status) are misreported ends; extra text from another block is no drop."""
     truth = Reading("hello", ('{"a":1}',), 3, "stop", True)
     fine = Delivered("hello", ('{"a":1}',), 3, finish="stop")
     assert judge("c", "w", truth, fine).status == "fine"
@@ -105,7 +105,9 @@ def test_judge_names_what_a_client_got_wrong() -> None:
     cut = Reading("hello", (), None, None, False)
     assert judge("c", "w", cut, Delivered("hello", (), finish=None)).status == "misreported-end"
     failed = Reading("", (), None, "failed", True, error="quota")
-    assert judge("c", "w", failed, Delivered("", (), finish="failed")).status == "misreported-end"
+    assert judge("c", "w", failed, Delivered("", (), finish="failed")).status == "fine"
+    unseen = Delivered("", (), finish="completed")
+    assert judge("c", "w", failed, unseen).status == "misreported-end"
     role = Delivered("hello", ('{"a":1}',), 3, finish="stop", role="assistantassistant")
     doubled = Reading("hello", ('{"a":1}',), 3, "stop", True, role="assistant")
     assert judge("c", "w", doubled, role).status == "dropped"

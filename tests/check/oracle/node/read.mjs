@@ -186,14 +186,6 @@ const WAYS = {
   ],
 };
 
-function isSdkError(error) {
-  return (
-    error instanceof OpenAI.APIError ||
-    error instanceof Anthropic.APIError ||
-    /APICallError|API_?Error/.test(error?.name ?? "")
-  );
-}
-
 async function main() {
   const chunks = [];
   for await (const chunk of process.stdin) chunks.push(chunk);
@@ -206,7 +198,7 @@ async function main() {
         row.delivered = await read(stream.key);
       } catch (error) {
         const message = String(error?.message ?? error).replace(/\s+/g, " ").slice(0, 160);
-        row.error = { type: error?.name ?? typeof error, message, sdk: isSdkError(error) };
+        row.error = { type: error?.name ?? typeof error, message };
       }
       out.push(row);
     }
