@@ -11,7 +11,10 @@ the clients did (issue 25, item 1).
 - :mod:`.server`: the loopback server that answers each request with its stream's exact bytes;
 - :mod:`.py_openai`, :mod:`.py_anthropic`, :mod:`.py_google`, :mod:`.py_bedrock`: the Python
   readers; :mod:`.node_runner` and ``node/read.mjs``: the Node SDKs and the Vercel AI SDK;
-- :mod:`.run`: every reader over every stream, once per process;
+- :mod:`.readers`: the shape the reader modules hand the runner;
+- :mod:`.run`: every reader over every stream (one server, one client per SDK, one Node
+  process), and each stream's checker verdict beside it; :mod:`.cache`: that measurement once
+  per test session, shared by xdist workers;
 - :mod:`.agreement`: checker errors against client failures; :mod:`.report`: the per-rule table
-  in ``docs/checker.md``.
+  in ``docs/checker.md`` (``python -m tests.check.oracle.report [--write]``).
 """
