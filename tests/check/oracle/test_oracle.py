@@ -16,6 +16,9 @@ from tests.check.oracle.run import Result, all_streams, client_outcomes, results
 
 pytest.importorskip("google.genai")
 pytest.importorskip("boto3")
+# The first test to ask measures everything (npm ci on a fresh clone, then every SDK over every
+# stream, about 30 s on one core); a worker waiting on that measurement waits as long.
+pytestmark = pytest.mark.timeout(600)
 
 NAMES = [s.name for s in all_streams()]
 VARIANTS = [s.name for s in all_streams() if s.broken]
