@@ -1,0 +1,54 @@
+"""Checker errors held against client failures, per stream: an error no client suffers is a
+false alarm, a client failure no error names is a miss. Warnings are only context."""
+
+from __future__ import annotations
+
+from tests.check.oracle.run import Result
+
+__all__ = ["disagreement", "unflagged_variant"]
+
+
+def _rules(result: Result) -> str:
+    return ", ".join(sorted({v.rule for v in result.errors}))
+
+
+def _failures(result: Result) -> list[str]:
+    return [str(o) for o in result.outcomes if o.failed]
+
+
+def _context(result: Result) -> str:
+    stream = result.stream
+    where = f"{stream.name} ({stream.provider}, {stream.dialect}"
+    return where + (f", broken: {stream.broken})" if stream.broken else ")")
+
+
+def disagreement(result: Result) -> str | None:
+    """``None`` when the checker and the clients agree on the stream, else what differs."""
+    failures = _failures(result)
+    if result.errors and not failures:
+        fine = "; ".join(f"{o.client} {o.way}" for o in result.outcomes)
+        return (
+            f"{_context(result)}: checker error(s) {_rules(result)} but every client read it "
+            f"fine: {fine}"
+        )
+    if failures and not result.errors:
+        why = f"cannot check it ({result.checker_note})" if result.checker_note else "no error"
+        warnings = sorted({v.rule for v in result.warnings})
+        seen = f" (warnings: {', '.join(warnings)})" if warnings else ""
+        return (
+            f"{_context(result)}: client failure(s) but the checker gives {why}{seen}: "
+            + " | ".join(failures)
+        )
+    return None
+
+
+def unflagged_variant(result: Result) -> str | None:
+    """For a broken variant: ``None`` when both the checker and some client flag it."""
+    missing = []
+    if not result.errors:
+        missing.append("the checker gives no error")
+    if not _failures(result):
+        missing.append("every client read it fine")
+    if not missing:
+        return None
+    return f"{_context(result)}: {' and '.join(missing)}"
