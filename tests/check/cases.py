@@ -274,6 +274,12 @@ def _cases() -> dict[str, Case]:
     objs = chat_objs()
     objs.insert(finish_at + 1, json.loads(json.dumps(objs[3])))
     c["openai.chat.after-finish"] = _case(chat, chat_body(objs))
+    objs = chat_objs()
+    objs.insert(finish_at + 1, json.loads(json.dumps(objs[finish_at])))
+    c["openai.chat.finish-repeated"] = _case(chat, chat_body(objs))
+    c["openai.chat.delta-missing"] = _case(
+        chat, chat_body(_mod(chat_objs(), 3, _del(["choices", 0, "delta"])))
+    )
     c["openai.chat.content-type"] = _case(
         chat,
         chat_body(
@@ -450,6 +456,10 @@ def _cases() -> dict[str, Case]:
     gv = _sse(gem, _objs(gem))
     c["gemini.data-prefix"] = _case(gem, _join([gv[0], b": keepalive\r\n\r\n", *gv[1:]]))
     c["gemini.crlf"] = _case(gem, _join([e.replace(b"\r\n", b"\n") for e in gv]))
+    objs = _objs(gem)
+    objs[0]["candidates"][0]["content"]["parts"][0]["thoughtSignature"] = "<redacted>"
+    c["gemini.thought-signature"] = _case(gem, gem_body(objs))
+    c["anthropic.usage"] = _case(anth, anth_body(_mod(_objs(anth), 0, _del(["message", "usage"]))))
     c["gemini.finish-reason"] = _case(
         gem, gem_body(_mod(_objs(gem), -1, _del(["candidates", 0, "finishReason"])))
     )
@@ -509,6 +519,11 @@ def _cases() -> dict[str, Case]:
             if "contentBlockIndex" in inner:
                 inner["contentBlockIndex"] = 1
     c["bedrock.block-index"] = _case("bedrock-converse", _join(_converse(objs)))
+    objs = _objs("bedrock-converse")
+    first_stop = next(i for i, o in enumerate(objs) if "contentBlockStop" in o)
+    c["bedrock.block-stop"] = _case(
+        "bedrock-converse", _join(_converse(objs[:first_stop] + objs[first_stop + 1 :]))
+    )
     objs = _converse_tool()
     objs[3]["contentBlockDelta"]["delta"]["toolUse"]["input"] = '":1'
     c["bedrock.tool-input"] = _case("bedrock-converse-tool", _join(_converse(objs)))

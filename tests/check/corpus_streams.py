@@ -64,6 +64,7 @@ class CorpusStream:
     host: str = ""
     framing: str = ""
     content_type: str = _SSE
+    errors: tuple[str, ...] = ()  # error rules real clients break on (the SDK oracle's word)
 
 
 def _named(payloads: list[bytes]) -> bytes:
@@ -166,6 +167,7 @@ def load_corpus() -> list[CorpusStream]:
                     framing=entry["framing"],
                     content_type=entry.get("content_type")
                     or content_type(entry["provider"], entry["framing"]),
+                    errors=tuple(entry.get("errors", ())),
                 )
             )
     return streams

@@ -54,11 +54,13 @@ def test_the_corpus_is_large_diverse_small_and_sourced() -> None:
 
 @pytest.mark.parametrize("name", sorted(BY_NAME))
 def test_corpus_stream_has_no_errors_and_its_dialect_is_named(name: str) -> None:
-    """A real stream that real clients read fine gives zero errors, and the report names the
-    dialect recorded in the manifest."""
+    """A real stream gives no error but the ones its manifest entry lists (``errors``: real
+    clients break on them, as the SDK oracle measures in tests/check/oracle), and the report
+    names the dialect recorded in the manifest."""
     stream = BY_NAME[name]
     checker = _check(stream)
-    assert _errors(checker.violations) == [], stream.source
+    rules = sorted({v.rule for v in checker.violations if v.severity == "error"})
+    assert rules == sorted(stream.errors), (stream.source, _errors(checker.violations)[:3])
     assert checker.dialect == stream.dialect
 
 

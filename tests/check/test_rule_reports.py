@@ -624,6 +624,43 @@ EXPECTED: dict[str, list[tuple[int | None, int | None, str]]] = {
     "anthropic.complete.event-name": [
         (1, 141, "event: message with data.type 'completion'"),
     ],
+    "openai.chat.finish-repeated": [
+        (302, 99892, "choice 0 has a second finish_reason 'stop' (first 'stop' at event 301)"),
+    ],
+    "openai.chat.delta-missing": [
+        (
+            3,
+            1019,
+            (
+                "choice 0 has no delta object; openai-python gives delta None, so "
+                "chunk.choices[0].delta.content raises AttributeError, and so does the "
+                ".stream() helper's get_final_completion()"
+            ),
+        ),
+    ],
+    "gemini.thought-signature": [
+        (
+            0,
+            0,
+            (
+                "thoughtSignature '<redacted>' is not base64; google-genai raises "
+                "ValidationError reading the chunk"
+            ),
+        ),
+    ],
+    "anthropic.usage": [
+        (
+            0,
+            0,
+            (
+                "message_start has no message.usage; anthropic-python's get_final_message() "
+                "raises AttributeError, anthropic-node and the Vercel AI SDK raise too"
+            ),
+        ),
+    ],
+    "bedrock.block-stop": [
+        (13, 1989, "content block 0 is never stopped"),
+    ],
 }
 
 

@@ -85,6 +85,10 @@ _ALL = [
     Rule("openai.chat.choice-order", "error", "Choice index k first appears after index k-1.",
          "accumulate_delta appends new choices on IndexError, so a skipped index lands in the "
          "wrong slot."),
+    Rule("openai.chat.delta-missing", "error", "Every choice carries a delta object.",
+         "Measured by the SDK oracle on Azure's content-filter-offsets chunk: openai-python "
+         "gives delta None, so chunk.choices[0].delta.content raises AttributeError, and the "
+         ".stream() helper's get_final_completion() raises AttributeError too."),
     Rule("openai.chat.role-first", "warning", "The first delta of a choice sets "
          "role 'assistant'.", "OpenAI always sends it; accumulators default the role."),
     Rule("openai.chat.role-repeated", "error", "role is not repeated with a non-empty value.",
@@ -92,10 +96,13 @@ _ALL = [
          "message has role 'assistantassistant...', which the API rejects when the message is "
          "sent back (measured; many OpenAI-compatible servers repeat it, on every chunk or on "
          "a chunk after the finish)."),
-    Rule("openai.chat.finish-reason", "error", "Each choice has exactly one finish_reason from "
+    Rule("openai.chat.finish-reason", "error", "Each choice has a finish_reason from "
          "{stop, length, tool_calls, content_filter, function_call}.",
          "Apps branch on finish_reason (truncation vs. length); none means a truncated choice, "
          "unless usage and [DONE] end the stream (a named dialect: clients read None)."),
+    Rule("openai.chat.finish-repeated", "warning", "A choice's finish_reason comes once.",
+         "Measured by the SDK oracle: openai-python, openai-node and the Vercel AI SDK read a "
+         "repeated finish chunk fine (the last value wins); some servers resend it."),
     Rule("openai.chat.after-finish", "error", "No delta content for a choice after its "
          "finish_reason (a role and empty strings are no content).",
          "The SDK keeps appending to a choice the app considers finished."),
@@ -189,6 +196,10 @@ _ALL = [
     Rule("anthropic.message-start-first", "error", "The first event (pings aside) is "
          "message_start, and there is only one.",
          "MessageStream raises 'Unexpected event order, got X before \"message_start\"'."),
+    Rule("anthropic.usage", "error", "message_start.message carries a usage object.",
+         "Measured by the SDK oracle: anthropic-python's messages.stream() get_final_message() "
+         "raises AttributeError (None has no output_tokens), anthropic-node's finalMessage() "
+         "and the Vercel AI SDK raise too."),
     Rule("anthropic.block-index", "error", "The k-th content_block_start has index k.",
          "The SDK appends blocks without checking the index (TODO in its code), so deltas land "
          "in the wrong block or raise IndexError."),
@@ -228,6 +239,9 @@ _ALL = [
          "Observed Gemini behaviour; apps read token counts from it."),
     Rule("gemini.function-call-args", "warning", "functionCall.args is a JSON object.",
          "Gemini sends function calls whole, args as an object."),
+    Rule("gemini.thought-signature", "error", "A part's thoughtSignature is base64.",
+         "Measured by the SDK oracle: google-genai raises ValidationError ('Data should be "
+         "valid base64') while iterating the stream."),
     Rule("gemini.error-terminal", "error", "A chunk with an error ends the stream.",
          "google-genai raises on it; later chunks are never read."),
     # --- OpenAI Realtime (WebSocket server events) ---
@@ -284,8 +298,12 @@ _ALL = [
     Rule("bedrock.converse-end", "error", "A ConverseStream ends with messageStop then metadata.",
          "A stream cut at a message boundary otherwise ends quietly."),
     Rule("bedrock.block-index", "error", "contentBlockIndex values start at 0, ascend, and "
-         "each block is started before its deltas and stopped once.",
+         "each block is started before its deltas and stopped at most once.",
          "Accumulators index content blocks by contentBlockIndex."),
+    Rule("bedrock.block-stop", "warning", "Each content block is stopped before the next "
+         "starts and before the message stops.",
+         "Measured by the SDK oracle: boto3 and the Vercel AI SDK read a stream with a "
+         "contentBlockStop missing fine."),
     Rule("bedrock.tool-input", "error", "toolUse.input pieces join into valid JSON (or "
          "nothing, for a tool without arguments).", "Apps parse the tool input."),
     Rule("bedrock.exception-terminal", "error", "An exception message ends the stream.",

@@ -1,5 +1,7 @@
 """Checker errors held against client failures, per stream: an error no client suffers is a
-false alarm, a client failure no error names is a miss. Warnings are only context."""
+false alarm, a client failure no error names is a miss. Warnings are only context. A stream
+whose every client stopped at its in-band provider error grades no checker error (see
+:func:`_stopped_at_the_providers_error`)."""
 
 from __future__ import annotations
 
@@ -22,10 +24,19 @@ def _context(result: Result) -> str:
     return where + (f", broken: {stream.broken})" if stream.broken else ")")
 
 
+def _stopped_at_the_providers_error(result: Result) -> bool:
+    """Every client ended on the stream's own in-band error (as it should): none of them got
+    to assemble the message, so the stream cannot tell whether a checker error about what
+    came before the error is harmful; it neither confirms nor refutes it."""
+    return bool(result.outcomes) and all(
+        o.status == "fine" and "the stream's error" in o.detail for o in result.outcomes
+    )
+
+
 def disagreement(result: Result) -> str | None:
     """``None`` when the checker and the clients agree on the stream, else what differs."""
     failures = _failures(result)
-    if result.errors and not failures:
+    if result.errors and not failures and not _stopped_at_the_providers_error(result):
         fine = "; ".join(f"{o.client} {o.way}" for o in result.outcomes)
         return (
             f"{_context(result)}: checker error(s) {_rules(result)} but every client read it "

@@ -37,6 +37,7 @@ class OracleStream:
     content_type: str
     body: bytes
     broken: str = ""  # for a variant: how it was broken ("" for a corpus stream)
+    harmless: bool = False  # a variant every client was measured to read fine (a warning)
 
 
 def _content_type(provider: str, body: bytes) -> str:

@@ -31,6 +31,7 @@ class Reading:
     complete: bool  # the stream reached the event that ends it
     error: str | None = None  # an in-band provider error the client should report
     role: str | None = None  # the role the stream gives the message (Chat Completions)
+    blocked: str | None = None  # Gemini's promptFeedback.blockReason: a client may report it
 
 
 def sse_events(body: bytes) -> Iterator[tuple[str | None, str]]:
@@ -251,13 +252,18 @@ class GeminiCalls:
 
 
 def _gemini(body: bytes) -> Reading:
-    text, usage, finish, error = "", None, None, None
+    text, usage, finish, error, blocked = "", None, None, None, None
     calls = GeminiCalls()
     for _, obj in _json_events(body):
         if not isinstance(obj, dict):
             continue
         if obj.get("error"):
             error = str(obj["error"])[:80]
+        feedback = obj.get("promptFeedback")
+        if isinstance(feedback, dict) and feedback.get("blockReason"):
+            # A blocked prompt ends with no candidate, so no finishReason: it is complete (the
+            # reason is promptFeedback's, which google-genai reports as prompt_feedback)
+            blocked = str(feedback["blockReason"])
         if isinstance(obj.get("usageMetadata"), dict):
             usage = obj["usageMetadata"].get("candidatesTokenCount", usage)
         for cand in obj.get("candidates") or []:
@@ -269,7 +275,8 @@ def _gemini(body: bytes) -> Reading:
                 if "functionCall" in part:
                     calls.add(part["functionCall"])
             finish = cand.get("finishReason") or finish
-    return Reading(text, calls.canonical(), usage, finish, finish is not None, error)
+    complete = finish is not None or blocked is not None
+    return Reading(text, calls.canonical(), usage, finish, complete, error, blocked=blocked)
 
 
 def _eventstream(body: bytes) -> Iterator[tuple[str, Any]]:

@@ -61,7 +61,11 @@ STREAMS: dict[str, list[bytes]] = {
     "clean": [*text(), PING, mdelta(), STOP],
     "payload-a-list": [start(), e([1], "x"), bstart(0), bstop(0), mdelta(), STOP],
     "type-not-a-string": [start(), e({"type": 3}, "x"), mdelta(), STOP],
-    "no-event-line": [e({"type": "message_start", "message": {}}, None), mdelta(), STOP],
+    "no-event-line": [
+        e({"type": "message_start", "message": {"usage": {"output_tokens": 1}}}, None),
+        mdelta(),
+        STOP,
+    ],
     "after-stop-once": [*text(), mdelta(), STOP, PING, delta(0), STOP],
     "after-error-once": [*text(), ERROR, PING, STOP],
     "error-last": [*text(), ERROR],

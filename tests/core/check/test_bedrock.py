@@ -276,9 +276,9 @@ CONVERSE_EXPECTED: dict[str, list[tuple[str, int | None, str]]] = dict(
         (
             "stop-with-an-open-block",
             [
-                ("bedrock.block-index", 2, "block 1 starts while block 0 is open"),
-                ("bedrock.block-index", 3, "content block 0 is never stopped"),
-                ("bedrock.block-index", 3, "content block 1 is never stopped"),
+                ("bedrock.block-stop", 2, "block 1 starts while block 0 is open"),
+                ("bedrock.block-stop", 3, "content block 0 is never stopped"),
+                ("bedrock.block-stop", 3, "content block 1 is never stopped"),
             ],
         ),
         (
@@ -291,7 +291,7 @@ CONVERSE_EXPECTED: dict[str, list[tuple[str, int | None, str]]] = dict(
         ),
         (
             "second-block-while-first-open",
-            [("bedrock.block-index", 2, "block 1 starts while block 0 is open")],
+            [("bedrock.block-stop", 2, "block 1 starts while block 0 is open")],
         ),
         (
             "delta-after-stop",
@@ -320,7 +320,7 @@ CONVERSE_EXPECTED: dict[str, list[tuple[str, int | None, str]]] = dict(
         (
             "open-block-at-two-stops",
             [
-                ("bedrock.block-index", 2, "content block 0 is never stopped"),
+                ("bedrock.block-stop", 2, "content block 0 is never stopped"),
                 (
                     "bedrock.converse-order",
                     3,

@@ -484,7 +484,20 @@ EXPECTED: dict[str, list[tuple[str, int | None, str]]] = dict(
             "choice-without-index",
             [("openai.chat.choice-order", 1, "a choice has no integer index")],
         ),
-        ("delta-null-on-the-finish-chunk", []),
+        (
+            "delta-null-on-the-finish-chunk",
+            [
+                (
+                    "openai.chat.delta-missing",
+                    2,
+                    (
+                        "choice 0 has no delta object; openai-python gives delta None, so "
+                        "chunk.choices[0].delta.content raises AttributeError, and so does the "
+                        ".stream() helper's get_final_completion()"
+                    ),
+                )
+            ],
+        ),
         ("choice-not-an-object", []),
         (
             "choices-out-of-order",
@@ -522,7 +535,7 @@ EXPECTED: dict[str, list[tuple[str, int | None, str]]] = dict(
             "second-finish-reason",
             [
                 (
-                    "openai.chat.finish-reason",
+                    "openai.chat.finish-repeated",
                     3,
                     ("choice 0 has a second finish_reason 'length' (first 'stop' at event 2)"),
                 )

@@ -105,6 +105,13 @@ class Anthropic(Grammar):
             self.started = True
             message = payload.get("message")
             usage = message.get("usage") if isinstance(message, dict) else None
+            if isinstance(message, dict) and not isinstance(usage, dict):
+                report.at(
+                    "anthropic.usage",
+                    ev,
+                    "message_start has no message.usage; anthropic-python's get_final_message() "
+                    "raises AttributeError, anthropic-node and the Vercel AI SDK raise too",
+                )
             self._tokens(ev, usage)
             return
         if not self.started:

@@ -169,7 +169,7 @@ class Converse(_Terminal):
         for index, block in self.blocks.items():
             if not block.stopped:
                 block.stopped = True
-                self.report.at("bedrock.block-index", ev, f"content block {index} is never stopped")
+                self.report.at("bedrock.block-stop", ev, f"content block {index} is never stopped")
 
     def _block(self, ev: StreamEvent, name: str, p: dict[str, Any]) -> None:
         index = p.get("contentBlockIndex")
@@ -188,7 +188,7 @@ class Converse(_Terminal):
             open_blocks = [i for i, b in self.blocks.items() if not b.stopped]
             if open_blocks:
                 self.report.at(
-                    "bedrock.block-index",
+                    "bedrock.block-stop",
                     ev,
                     f"block {index} starts while block {open_blocks[0]} is open",
                 )

@@ -8,6 +8,7 @@ Rules ``gemini.*``.
 
 from __future__ import annotations
 
+import binascii
 from typing import Any
 
 from replayproxy.core.check.base import Grammar, Report, RequestOptions, StreamEvent
@@ -101,6 +102,14 @@ class Gemini(Grammar):
         content = cand.get("content")
         parts = content.get("parts") if isinstance(content, dict) else None
         for part in parts if isinstance(parts, list) else []:
+            signature = part.get("thoughtSignature") if isinstance(part, dict) else None
+            if signature is not None and not _is_base64(signature):
+                self.report.at(
+                    "gemini.thought-signature",
+                    ev,
+                    f"thoughtSignature {str(signature)[:40]!r} is not base64; google-genai "
+                    "raises ValidationError reading the chunk",
+                )
             call = part.get("functionCall") if isinstance(part, dict) else None
             if isinstance(call, dict) and "args" in call and not isinstance(call["args"], dict):
                 self.report.at(
@@ -126,3 +135,16 @@ class Gemini(Grammar):
             self.report.at(
                 "gemini.usage-metadata", self.last, "the final chunk has no usageMetadata"
             )
+
+
+def _is_base64(value: object) -> bool:
+    """Whether ``value`` is a base64 string as pydantic's bytes field (google-genai) takes it:
+    standard or URL-safe alphabet, padding optional."""
+    if not isinstance(value, str):
+        return False
+    text = value.replace("-", "+").replace("_", "/")
+    try:
+        binascii.a2b_base64(text + "=" * (-len(text) % 4), strict_mode=True)
+    except (binascii.Error, ValueError):
+        return False
+    return True

@@ -218,7 +218,15 @@ class OpenAIChat(Grammar):
             report.at("openai.chat.choice-order", ev, "a choice has no integer index")
             return
         delta = choice.get("delta")
-        delta = delta if isinstance(delta, dict) else {}
+        if not isinstance(delta, dict):
+            report.at(
+                "openai.chat.delta-missing",
+                ev,
+                f"choice {index} has no delta object; openai-python gives delta None, so "
+                "chunk.choices[0].delta.content raises AttributeError, and so does the "
+                ".stream() helper's get_final_completion()",
+            )
+            delta = {}
         state = self.choices.get(index)
         if state is None:
             if index != self.next_choice:
@@ -254,7 +262,7 @@ class OpenAIChat(Grammar):
                 )
             elif finish is not None:
                 report.at(
-                    "openai.chat.finish-reason",
+                    "openai.chat.finish-repeated",
                     ev,
                     f"choice {index} has a second finish_reason {finish!r} (first "
                     f"{state.finish!r} at event {state.finish_event.index})",

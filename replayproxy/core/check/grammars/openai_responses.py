@@ -122,6 +122,7 @@ class OpenAIResponses(Grammar):
         self.unknown: set[str] = set()
         self.done: StreamEvent | None = None  # a data: [DONE] sentinel
         self.resumed = False
+        self.url_told = False  # a request URL was given (told), so no guessing from the events
         self.starting_after: int | None = None
         self.adopted: set[int] = set()  # output items opened before a resumed stream began
 
@@ -130,6 +131,7 @@ class OpenAIResponses(Grammar):
             parts = urlsplit(url)
         except ValueError:
             return
+        self.url_told = True  # a POST that creates the response starts with response.created
         after = parse_qs(parts.query).get("starting_after", [""])[0]
         if after.isdigit():  # the server starts after event N: mid-sequence
             self.resumed, self.starting_after = True, int(after)
@@ -222,7 +224,13 @@ class OpenAIResponses(Grammar):
                 self._done_text(ev, family, p)
 
     def _resumed(self, kind: str, seq: Any) -> None:
-        if not self.resumed and kind != "response.created" and isinstance(seq, int) and seq > 0:
+        if (
+            not self.resumed
+            and not self.url_told
+            and kind != "response.created"
+            and isinstance(seq, int)
+            and seq > 0
+        ):
             self.resumed = True  # no URL told it: a stream that begins mid-sequence
         if self.resumed:
             self.lifecycle = True  # response.in_progress came before the resumed part
