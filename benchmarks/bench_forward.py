@@ -12,7 +12,9 @@ p99 and first-event max to the floor.
 
 Section 2: keepalive starvation. With ``--fault keepalive:every=0.01`` on N concurrent
 streams, how long an unrelated request (a miss: ``GET /v1/models``, not recorded) takes to be
-answered, in forward mode and base-URL mode side by side.
+answered, in forward mode and base-URL mode side by side, and through plain mitmdump relaying
+the same keepalive frames baked into the floor server's streams (what mitmproxy's relay alone
+costs at that chunk rate).
 
 Usage::
 
@@ -55,6 +57,22 @@ UNRELATED_TARGET_MS = 50.0
 FLOOR, FWD = "floor", "forward"
 LABELS = {FLOOR: "mitmdump passthrough (floor)", FWD: "replayproxy replay (forward)"}
 SHAPES = ("raw", "httpx")
+
+
+def keepalive_stream(s: BenchStream, every_ns: int = 10_000_000) -> BenchStream:
+    """``s`` with what ``--fault keepalive:every=0.01`` adds baked in as recorded frames (an
+    SSE comment every 10 ms of every wait), named ``ka-NAME``: the floor server serves it, so
+    plain mitmdump relays as many chunks per second as the faulted replay does."""
+    frames: list[tuple[int, bytes]] = []
+    prev = s.head_ns
+    for at, data in s.frames:
+        t = prev + every_ns
+        while t < at:
+            frames.append((t, b": keepalive\n\n"))
+            t += every_ns
+        frames.append((at, data))
+        prev = at
+    return BenchStream(f"ka-{s.name}", s.body, s.head_ns, tuple(frames))
 
 
 def _run_row(
@@ -154,6 +172,9 @@ def main(argv: list[str] | None = None) -> int:
     by_name = {s.name: s for s in variants}
     cassette = work / "forward.cassette"
     write_cassette(cassette, variants, "https://api.openai.com")
+    ka_variants = [keepalive_stream(s) for s in variants]
+    ka_cassette = work / "keepalive.cassette"
+    write_cassette(ka_cassette, ka_variants, "https://api.openai.com")
     conf = work / "conf"
     _make_ca(conf)
     clients = Clients(2)
@@ -164,7 +185,10 @@ def main(argv: list[str] | None = None) -> int:
         with servers() as running:
             floor_srv = T.floor("floor asyncio", cassette, 1.0, work)
             running.extend(floor_srv.servers)
+            ka_floor = T.floor("floor asyncio keepalive", ka_cassette, 1.0, work)
+            running.extend(ka_floor.servers)
             floor_srv.wait(60)
+            ka_floor.wait(60)
             mitm = T._mitmdump("mitmdump regular", [], work, True, conf)
             paths = {
                 FLOOR: T.Target("mitmdump", 0, [mitm], f"http://127.0.0.1:{floor_srv.port}"),
@@ -172,10 +196,14 @@ def main(argv: list[str] | None = None) -> int:
             }
             fault = ["--fault", "keepalive:every=0.01"]
             ka_paths = {
+                # The same mitmdump, relaying the keepalive frames from the floor server.
+                "mitmdump (floor)": T.Target(
+                    "mitmdump ka", 0, [mitm], f"http://127.0.0.1:{ka_floor.port}"
+                ),
                 "forward": T.replay_cli("forward ka", cassette, 1.0, work, conf, fault, None, True),
                 "base URL": T.replay_cli("base ka", cassette, 1.0, work, conf, fault),
             }
-            for t in [*paths.values(), *ka_paths.values()]:
+            for t in [*paths.values(), *list(ka_paths.values())[1:]]:
                 running.extend(t.servers)
             for t in [*paths.values(), *ka_paths.values()]:
                 t.wait(60)
@@ -193,8 +221,9 @@ def main(argv: list[str] | None = None) -> int:
                             k = (n, shape, key)
                             stats[k] = stats[k].merge(st) if k in stats else st
                             rss[k] = max(rss.get(k, 0.0), peak)
-            ka_picked = [variants[i % len(variants)] for i in range(ka_n)]
             for name, t in ka_paths.items():
+                pool = ka_variants if name.startswith("mitmdump") else variants
+                ka_picked = [pool[i % len(pool)] for i in range(ka_n)]
                 ka[name] = _keepalive(clients, t, ka_picked, 3 if q else 8)
     finally:
         clients.close()
@@ -252,6 +281,8 @@ def _report(
     for name, (times, failed) in ka.items():
         ka_rows.append([name, f"{ka_n}", f"{len(times)}", fmt_ms(percentile(times, 50), 1),
                         fmt_ms(max(times), 1), f"{failed}"])  # fmt: skip
+        if name.startswith("mitmdump"):
+            continue  # the floor: context for the replay rows, not a target
         verdicts.append([f"{name}: unrelated request under keepalive:every=0.01 x {ka_n}",
                          f"max {fmt_ms(max(times), 1)} ms",
                          _verdict(max(times) < UNRELATED_TARGET_MS)])  # fmt: skip
