@@ -3,7 +3,8 @@
 ``VmHWM`` is per process and only grows, so it cannot tell one benchmark row from the next;
 forward replay is also two processes (mitmproxy and the origin child). :class:`TreeRss`
 samples the summed ``VmRSS`` of a PID and all its descendants every 20 ms in a thread and
-keeps the peak of the sum over one measurement (``with TreeRss(pid) as m: ...; m.peak_mib``).
+keeps the peak of the sum over one measurement (``with TreeRss(pid) as m: ...; m.peak_mib``),
+and how that peak split between the processes (``m.split_mib``: the root first).
 """
 
 from __future__ import annotations
@@ -63,14 +64,24 @@ class TreeRss:
         self.pid = pid
         self.interval = interval
         self.peak_kib = 0
+        self.split_kib: list[int] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
+    def _sample(self) -> None:
+        split = [_rss_kib(p) for p in tree_pids(self.pid)]
+        if sum(split) > self.peak_kib:
+            self.peak_kib, self.split_kib = sum(split), split
+
     def _run(self) -> None:
         while True:
-            self.peak_kib = max(self.peak_kib, tree_rss_kib(self.pid))
+            self._sample()
             if self._stop.wait(self.interval):
                 return
+
+    @property
+    def split_mib(self) -> list[float]:
+        return [k / 1024 for k in self.split_kib]
 
     @property
     def peak_mib(self) -> float:
@@ -88,4 +99,4 @@ class TreeRss:
     ) -> None:
         self._stop.set()
         self._thread.join()
-        self.peak_kib = max(self.peak_kib, tree_rss_kib(self.pid))
+        self._sample()

@@ -81,8 +81,9 @@ def _run_row(
     shape: str,
     picked: list[BenchStream],
     by_name: dict[str, BenchStream],
-) -> tuple[StreamStats, float]:
-    """One run of ``len(picked)`` concurrent streams: its stats and peak tree RSS (MiB)."""
+) -> tuple[StreamStats, float, str]:
+    """One run of ``len(picked)`` concurrent streams: its stats, peak tree RSS (MiB) and how
+    that peak split between the processes ("mitmproxy+origin child")."""
     prefix = target.absolute or ""
     host = prefix.removeprefix("http://")
     at = time.monotonic_ns() + 200_000_000
@@ -100,7 +101,8 @@ def _run_row(
             proxy = f"http://{target.host}:{target.port}"
             fut = clients.pool.submit(_httpx_client.run_streams, proxy, hjobs, timeout)
             results = fut.result(timeout + 60)
-    return analyse(by_name, results), mem.peak_mib
+    split = "+".join(f"{m:.0f}" for m in mem.split_mib)
+    return analyse(by_name, results), mem.peak_mib, split
 
 
 def _unrelated(host: str, port: int, target: str, hosthdr: str) -> float:
@@ -179,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     _make_ca(conf)
     clients = Clients(2)
     stats: dict[tuple[int, str, str], StreamStats] = {}
-    rss: dict[tuple[int, str, str], float] = {}
+    rss: dict[tuple[int, str, str], tuple[float, str]] = {}
     ka: dict[str, tuple[list[float], int]] = {}
     try:
         with servers() as running:
@@ -217,10 +219,13 @@ def main(argv: list[str] | None = None) -> int:
                     picked = [variants[i % len(variants)] for i in range(n)]
                     for shape in SHAPES:
                         for key in (FLOOR, FWD):
-                            st, peak = _run_row(clients, paths[key], shape, picked, by_name)
+                            st, peak, split = _run_row(
+                                clients, paths[key], shape, picked, by_name
+                            )
                             k = (n, shape, key)
                             stats[k] = stats[k].merge(st) if k in stats else st
-                            rss[k] = max(rss.get(k, 0.0), peak)
+                            if peak > rss.get(k, (0.0, ""))[0]:
+                                rss[k] = (peak, split)
             for name, t in ka_paths.items():
                 pool = ka_variants if name.startswith("mitmdump") else variants
                 ka_picked = [pool[i % len(pool)] for i in range(ka_n)]
@@ -239,7 +244,7 @@ def _report(
     rounds: int,
     events: int,
     stats: dict[tuple[int, str, str], StreamStats],
-    rss: dict[tuple[int, str, str], float],
+    rss: dict[tuple[int, str, str], tuple[float, str]],
     ka: dict[str, tuple[list[float], int]],
     ka_n: int,
 ) -> list[list[str]]:
@@ -254,7 +259,7 @@ def _report(
                 first50, first_max = st.first()
                 ratio = "-" if key == FLOOR else f"{p99 / f99:.2f}x / {first_max / ffirst:.2f}x"
                 rows.append([f"{n}", shape, LABELS[key], fmt_ms(first50), fmt_ms(first_max),
-                             fmt_ms(p50), fmt_ms(p99), fmt_ms(worst), f"{rss[n, shape, key]:.0f}",
+                             fmt_ms(p50), fmt_ms(p99), fmt_ms(worst), f"{rss[n, shape, key][0]:.0f} ({rss[n, shape, key][1]})",
                              ratio, f"{len(st.errors)}"])  # fmt: skip
             fwd = stats[n, shape, FWD]
             _, p99 = fwd.summary()[:2]
@@ -266,13 +271,13 @@ def _report(
             verdicts.append([f"{n} streams, {shape}: first-event offset <= floor",
                              f"max {fmt_ms(first_max)} vs {fmt_ms(ffirst)} ms",
                              _verdict(_within(first_max, ffirst) and clean)])  # fmt: skip
-            peak = rss[n, shape, FWD]
+            peak = rss[n, shape, FWD][0]
             verdicts.append([f"{n} streams, {shape}: peak RSS <= {RSS_TARGET_MIB:.0f} MB",
                              f"{peak:.0f} MiB", _verdict(peak <= RSS_TARGET_MIB)])  # fmt: skip
     print_table(
         f"1. Forward replay vs mitmdump passthrough, ms ({rounds} rounds pooled, {events}-event "
-        f"chat streams; RSS: peak summed VmRSS of the proxy's process tree, MiB; ratio: gap p99 "
-        f"/ first-event max, to the floor)",
+        f"chat streams; RSS: peak summed VmRSS of the proxy's process tree, MiB, and per "
+        f"process at that peak; ratio: gap p99 / first-event max, to the floor)",
         ["streams", "client", "path", "1st p50", "1st max", "gap p50", "gap p99", "gap max",
          "RSS MiB", "ratio", "errors"],  # fmt: skip
         rows,
