@@ -57,6 +57,8 @@ UNRELATED_TARGET_MS = 50.0
 FLOOR, FWD = "floor", "forward"
 LABELS = {FLOOR: "mitmdump passthrough (floor)", FWD: "replayproxy replay (forward)"}
 SHAPES = ("raw", "httpx")
+HEADERS = ["streams", "client", "path", "1st p50", "1st max", "gap p50", "gap p99", "gap max",
+           "RSS MiB", "ratio", "errors"]  # fmt: skip
 
 
 def keepalive_stream(s: BenchStream, every_ns: int = 10_000_000) -> BenchStream:
@@ -219,9 +221,7 @@ def main(argv: list[str] | None = None) -> int:
                     picked = [variants[i % len(variants)] for i in range(n)]
                     for shape in SHAPES:
                         for key in (FLOOR, FWD):
-                            st, peak, split = _run_row(
-                                clients, paths[key], shape, picked, by_name
-                            )
+                            st, peak, split = _run_row(clients, paths[key], shape, picked, by_name)
                             k = (n, shape, key)
                             stats[k] = stats[k].merge(st) if k in stats else st
                             if peak > rss.get(k, (0.0, ""))[0]:
@@ -251,15 +251,16 @@ def _report(
     rows, verdicts = [], []
     for n in counts:
         for shape in SHAPES:
-            f50, f99, _ = stats[n, shape, FLOOR].summary()
+            _, f99, _ = stats[n, shape, FLOOR].summary()
             _, ffirst = stats[n, shape, FLOOR].first()
             for key in (FLOOR, FWD):
                 st = stats[n, shape, key]
+                peak, split = rss[n, shape, key]
                 p50, p99, worst = st.summary()
                 first50, first_max = st.first()
                 ratio = "-" if key == FLOOR else f"{p99 / f99:.2f}x / {first_max / ffirst:.2f}x"
                 rows.append([f"{n}", shape, LABELS[key], fmt_ms(first50), fmt_ms(first_max),
-                             fmt_ms(p50), fmt_ms(p99), fmt_ms(worst), f"{rss[n, shape, key][0]:.0f} ({rss[n, shape, key][1]})",
+                             fmt_ms(p50), fmt_ms(p99), fmt_ms(worst), f"{peak:.0f} ({split})",
                              ratio, f"{len(st.errors)}"])  # fmt: skip
             fwd = stats[n, shape, FWD]
             _, p99 = fwd.summary()[:2]
@@ -278,8 +279,7 @@ def _report(
         f"1. Forward replay vs mitmdump passthrough, ms ({rounds} rounds pooled, {events}-event "
         f"chat streams; RSS: peak summed VmRSS of the proxy's process tree, MiB, and per "
         f"process at that peak; ratio: gap p99 / first-event max, to the floor)",
-        ["streams", "client", "path", "1st p50", "1st max", "gap p50", "gap p99", "gap max",
-         "RSS MiB", "ratio", "errors"],  # fmt: skip
+        HEADERS,
         rows,
     )
     ka_rows = []
