@@ -59,6 +59,7 @@ from replayproxy.engine.failsafe import (
 )
 from replayproxy.engine.http1_reader import MAX_HEAD, BadRequest, StampedReader, read_request
 from replayproxy.engine.http1_writer import (
+    CACHE_BYTES,
     Whole,
     WritesCache,
     head_bytes,
@@ -161,7 +162,10 @@ class Origin:
         self._tasks: set[asyncio.Task[None]] = set()
         self._memory = ReleaseAfterBigBodies()
         # Framed schedules, kept for this origin's life (bounded: http1_writer.CACHE_BYTES).
-        self._writes = WritesCache()
+        # Not in the origin process: each packed schedule is a new object, unpacked from its
+        # request, so an entry (keyed by identity) never hits again; keeping them grew the
+        # child by ~30 MiB per 400 streams up to the bound (bench_forward.py, 200 streams).
+        self._writes = WritesCache(max_bytes=0 if secret is not None else CACHE_BYTES)
 
     @property
     def url(self) -> str:
