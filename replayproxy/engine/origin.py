@@ -59,7 +59,6 @@ from replayproxy.engine.failsafe import (
 )
 from replayproxy.engine.http1_reader import MAX_HEAD, BadRequest, StampedReader, read_request
 from replayproxy.engine.http1_writer import (
-    CACHE_BYTES,
     Whole,
     WritesCache,
     head_bytes,
@@ -161,11 +160,8 @@ class Origin:
         self._tokens = itertools.count(1)
         self._tasks: set[asyncio.Task[None]] = set()
         self._memory = ReleaseAfterBigBodies()
-        # Framed schedules, kept for this origin's life (bounded: http1_writer.CACHE_BYTES).
-        # Not in the origin process: each packed schedule is a new object, unpacked from its
-        # request, so an entry (keyed by identity) never hits again; keeping them grew the
-        # child by ~30 MiB per 400 streams up to the bound (bench_forward.py, 200 streams).
-        self._writes = WritesCache(max_bytes=0 if secret is not None else CACHE_BYTES)
+        # Framed schedules (bounded); none kept in the origin process: unpacked, each is new.
+        self._writes = WritesCache(max_bytes=0) if secret is not None else WritesCache()
 
     @property
     def url(self) -> str:
