@@ -160,8 +160,8 @@ class Origin:
         self._tokens = itertools.count(1)
         self._tasks: set[asyncio.Task[None]] = set()
         self._memory = ReleaseAfterBigBodies()
-        # Framed schedules, kept for this origin's life (bounded: http1_writer.CACHE_BYTES).
-        self._writes = WritesCache()
+        # Framed schedules (bounded); none kept in the origin process: unpacked, each is new.
+        self._writes = WritesCache(max_bytes=0) if secret is not None else WritesCache()
 
     @property
     def url(self) -> str:
