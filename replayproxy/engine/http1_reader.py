@@ -62,7 +62,8 @@ class StampedReader(asyncio.StreamReader):
     socket; the handler coroutine waiting on the data resumes only later (on a busy loop, after
     every other ready callback), so this stamp is the closer measure of "the request arrived".
     A timeout is delivered as the stream's exception (:meth:`set_exception`), which wakes the
-    read waiting for it: one timer per connection, re-armed only when it fires.
+    read waiting for it: one timer per connection, re-armed only when it fires and dropped
+    between requests.
     """
 
     received_at = 0.0
@@ -92,6 +93,11 @@ class StampedReader(asyncio.StreamReader):
         now = asyncio.get_running_loop().time()
         self._phase, self._since = phase, now
         if not phase:
+            # Not reading: drop the timer, which holds this reader (and a big body's buffer)
+            # alive until it fires, long after the connection is gone.
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
             return
         delay = self._limits[0] if phase == "head" else self._limits[1]
         if self._timer is not None:

@@ -399,6 +399,10 @@ def _cases() -> dict[str, Case]:
     c["openai.responses.item-id"] = _case(
         resp, resp_body(_mod(_objs(resp), delta_at, _set(["item_id"], "msg_rotated")))
     )
+    done_at = next(i for i, o in enumerate(_objs(resp)) if o["type"] == "response.output_item.done")
+    c["openai.responses.item-identity"] = _case(
+        resp, resp_body(_mod(_objs(resp), done_at, _set(["item", "id"], "rs_other")))
+    )
     c["openai.responses.terminal-status"] = _case(
         resp, resp_body(_mod(_objs(resp), -1, _set(["response", "status"], "in_progress")))
     )

@@ -661,6 +661,16 @@ EXPECTED: dict[str, list[tuple[int | None, int | None, str]]] = {
     "bedrock.block-stop": [
         (13, 1989, "content block 0 is never stopped"),
     ],
+    "openai.responses.item-identity": [
+        (
+            3,
+            2152,
+            (
+                "output item 0: id 'rs_0cc96ac817fdc57e0069333706f5748198ad6f9d56c74ba528' -> "
+                "'rs_other'"
+            ),
+        ),
+    ],
 }
 
 

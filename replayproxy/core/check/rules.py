@@ -176,6 +176,11 @@ _ALL = [
          "and indexes appear in order from 0.",
          "The SDK indexes snapshot.output[output_index].content[content_index]: IndexError or "
          "text in the wrong item."),
+    Rule("openai.responses.item-identity", "error", "output_item.done's item keeps the type, "
+         "id and call_id output_item.added gave it.",
+         "Measured by the SDK oracle: openai-python 3.x's responses.stream() raises RuntimeError "
+         "'Completed output item identity changed' (2.x read it; seen in a recorded OpenAI "
+         "tool_search_call whose call_id changed)."),
     Rule("openai.responses.item-id", "warning", "item_id stays the output item's id.",
          "openai-python indexes by output_index and copes; clients keyed by item_id (the "
          "Vercel AI SDK before it learnt GitHub Copilot's id rotation) lose the text."),

@@ -33,10 +33,30 @@ def _stopped_at_the_providers_error(result: Result) -> bool:
     )
 
 
+MEASURED_FROM = {"openai.responses.item-identity": ("openai-python", 3)}
+"""Error rules measured on a client's newer major version only (the older one reads the
+stream): with only the older one installed, such an error is neither confirmed nor refuted."""
+
+
+def _older_clients_only(result: Result) -> bool:
+    """Every checker error is a rule of :data:`MEASURED_FROM` and every installed version of
+    its client is older than the version the rule was measured on."""
+    rules = {v.rule for v in result.errors}
+    if not rules or not rules <= set(MEASURED_FROM):
+        return False
+    for rule in rules:
+        client, major = MEASURED_FROM[rule]
+        versions = [o.client.split()[1] for o in result.outcomes if o.client.startswith(client)]
+        if not versions or any(int(v.split(".")[0]) >= major for v in versions):
+            return False
+    return True
+
+
 def disagreement(result: Result) -> str | None:
     """``None`` when the checker and the clients agree on the stream, else what differs."""
     failures = _failures(result)
-    if result.errors and not failures and not _stopped_at_the_providers_error(result):
+    inconclusive = _stopped_at_the_providers_error(result) or _older_clients_only(result)
+    if result.errors and not failures and not inconclusive:
         fine = "; ".join(f"{o.client} {o.way}" for o in result.outcomes)
         return (
             f"{_context(result)}: checker error(s) {_rules(result)} but every client read it "

@@ -49,8 +49,8 @@ def added(oi: int = 0, item: Any = ITEM) -> dict[str, Any]:
     return e("response.output_item.added", output_index=oi, item=item)
 
 
-def item_done(oi: int = 0) -> dict[str, Any]:
-    return e("response.output_item.done", output_index=oi, item=ITEM)
+def item_done(oi: int = 0, item: Any = ITEM) -> dict[str, Any]:
+    return e("response.output_item.done", output_index=oi, item=item)
 
 
 def part_added(oi: int = 0, ci: Any = 0) -> dict[str, Any]:
@@ -314,7 +314,7 @@ STREAMS: dict[str, list[bytes]] = {
         part_done(),
         part_done(1),
         item_done(),
-        item_done(1),
+        item_done(1, {"id": "msg_2"}),
         COMPLETED,
     ),
     "function-call-arguments": stream(
@@ -329,7 +329,7 @@ STREAMS: dict[str, list[bytes]] = {
             item_id="fc_1",
             arguments='{"a":2}',
         ),
-        item_done(),
+        item_done(item={"id": "fc_1", "type": "function_call"}),
         COMPLETED,
     ),
     "reasoning-summary-by-index": stream(
@@ -340,7 +340,7 @@ STREAMS: dict[str, list[bytes]] = {
         e("response.reasoning_summary_text.delta", output_index=0, summary_index=1, delta="b"),
         e("response.reasoning_summary_text.done", output_index=0, summary_index=0, text="a"),
         e("response.reasoning_summary_text.done", output_index=0, summary_index=1, text="bb"),
-        item_done(),
+        item_done(item={"id": "rs_1", "type": "reasoning"}),
         COMPLETED,
     ),
     "no-output-index-keys-by-item-id": stream(

@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from replayproxy.core.check.base import INVALID, Grammar, Report, RequestOptions, StreamEvent
+from replayproxy.core.check.grammars.responses_items import identity_change
 
 __all__ = ["OpenAIResponses"]
 
@@ -87,6 +88,7 @@ _PART_EVENTS = ("response.output_text.", "response.refusal.")
 class _Item:
     item_id: Any
     done: bool = False
+    added: Any = None  # the item as output_item.added gave it
 
 
 def _part(value: Any) -> int | str | None:
@@ -224,14 +226,9 @@ class OpenAIResponses(Grammar):
                 self._done_text(ev, family, p)
 
     def _resumed(self, kind: str, seq: Any) -> None:
-        if (
-            not self.resumed
-            and not self.url_told
-            and kind != "response.created"
-            and isinstance(seq, int)
-            and seq > 0
-        ):
-            self.resumed = True  # no URL told it: a stream that begins mid-sequence
+        guessed = not self.url_told and kind != "response.created"  # no URL told it
+        if not self.resumed and guessed and isinstance(seq, int) and seq > 0:
+            self.resumed = True  # a stream that begins mid-sequence
         if self.resumed:
             self.lifecycle = True  # response.in_progress came before the resumed part
             self.report.note(
@@ -318,7 +315,7 @@ class OpenAIResponses(Grammar):
             if item is None:
                 payload_item = p.get("item")
                 item_id = payload_item.get("id") if isinstance(payload_item, dict) else None
-                self.items[oi] = _Item(item_id)
+                self.items[oi] = _Item(item_id, added=payload_item)
             return
         if item is None and self.resumed:  # added before the resumed stream began
             item = self.items[oi] = _Item(p.get("item_id"))
@@ -340,6 +337,9 @@ class OpenAIResponses(Grammar):
             item.item_id = item_id  # report each rotation once
         ci = p.get("content_index")
         if kind == "response.output_item.done":
+            changed = identity_change(item.added, p.get("item"))
+            if changed:
+                report.at("openai.responses.item-identity", ev, f"output item {oi}: {changed}")
             open_parts = [c for (o, c), done in self.parts.items() if o == oi and not done]
             if open_parts:
                 report.at(
