@@ -74,15 +74,19 @@ class ReleaseAfterBigBodies:
     """Call :meth:`seen` with each request body's size, on the serving loop."""
 
     def __init__(self) -> None:
-        self._pending = False
+        self._timer: asyncio.TimerHandle | None = None
 
     def seen(self, size: int) -> None:
-        if self._pending or size < BIG_BODY:
+        """A body of ``size`` bytes was handled: after a big one, release a moment after the
+        last one (each big body moves the release later, so it runs once what held the
+        bodies, such as a connection still open or a second request, is gone too)."""
+        if size < BIG_BODY:
             return
-        self._pending = True
+        if self._timer is not None:
+            self._timer.cancel()
 
         def run() -> None:
-            self._pending = False
+            self._timer = None
             release()
 
-        asyncio.get_running_loop().call_later(_AFTER_S, run)
+        self._timer = asyncio.get_running_loop().call_later(_AFTER_S, run)

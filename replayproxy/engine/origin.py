@@ -2,11 +2,9 @@
 
 Each response is sent as its :class:`~replayproxy.core.replay.schedule.Schedule` says: the head at
 its offset, every :class:`~replayproxy.core.replay.schedule.Write` as its own HTTP/1.1 chunk in its
-own socket write (TCP_NODELAY) at its *absolute* offset from the moment the request arrived (no
-drift; writes due at the very same offset, e.g. all of them at ``--speed 0``, share one socket
-write but keep their own chunks), then the finish: the chunk terminator (COMPLETE, the
-connection is kept alive), a FIN without terminator (CLOSE), a TCP RST (RESET) or silence
-until the peer leaves (HANG).
+own socket write (TCP_NODELAY) at its *absolute* offset from the moment the request arrived
+(writes due at the same offset share one socket write but keep their chunks), then the finish:
+the terminator (COMPLETE, kept alive), a FIN (CLOSE), a TCP RST (RESET) or silence (HANG).
 
 Requests are read by :mod:`replayproxy.engine.http1_reader`. How a schedule becomes socket writes
 (joined per instant, bounded per connection) is :mod:`replayproxy.engine.http1_writer`; the origin
@@ -248,13 +246,13 @@ class Origin:
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, slot: Slot | None = None
     ) -> None:
         task = asyncio.current_task()
-        assert task is not None
-        self._tasks.add(task)
+        self._tasks.add(task)  # type: ignore[arg-type]  # a handler always runs in a task
         sock = writer.get_extra_info("socket")
         if sock is not None:
             with contextlib.suppress(OSError):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         writer.transport.set_write_buffer_limits(high=WRITE_BUFFER_HIGH)
+        big = 0  # the largest request body on this connection
         try:
             loop = asyncio.get_running_loop()
             ready = loop.time()  # from here on the next request could be read
@@ -288,7 +286,8 @@ class Origin:
                 received = reader.received_at if isinstance(reader, StampedReader) else now
                 t0 = max(ready, min(received, now))
                 keep_alive = await self._respond(request, t0, reader, writer)
-                self._memory.seen(len(request.body))
+                big = max(big, len(request.body))
+                self._memory.seen(big)
                 if (request.header("connection") or "").lower() == "close":
                     keep_alive = False
                 ready = loop.time()
@@ -303,6 +302,7 @@ class Origin:
             writer.transport.abort()
         finally:
             self._tasks.discard(task)
+            self._memory.seen(big)  # the connection's buffers go now: release after them
             if slot is not None:
                 slot.closed()
             if not writer.transport.is_closing():
