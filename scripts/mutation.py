@@ -194,7 +194,7 @@ TESTS: dict[str, list[str]] = {
     "engine/server.py": ["tests/replay/test_server.py"],
     "engine/sockets.py": ["tests/replay/test_sockets.py"],
     "engine/timers.py": ["tests/replay/test_timers.py"],
-    "engine/cassette_sink.py": ["tests/replay/test_cassette_sink.py"],
+    "store/sink.py": ["tests/replay/test_cassette_sink.py"],
     # unmatched_response moved here from session.py: its tests came along.
     "engine/failsafe.py": ["tests/replay/test_failsafe.py", "tests/replay/test_session.py"],
     "engine/memory.py": ["tests/replay/test_memory.py"],

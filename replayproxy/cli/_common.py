@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import logging
+import os
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -43,7 +44,7 @@ from replayproxy.cli._child import Signals, run_child
 from replayproxy.engine.memory import freeze_startup_heap
 from replayproxy.errors import UsageError
 from replayproxy.harness.env import CA_ENV_VARS, NODE_PROXY_ENV, PROXY_ENV_VARS, child_env
-from replayproxy.mitm.embedded import DEFAULT_CONFDIR, EmbeddedProxy, format_address
+from replayproxy.mitm.embedded import DEFAULT_CONFDIR, format_address
 
 __all__ = [
     "CA_ENV_VARS",
@@ -72,10 +73,14 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 class Listener(Protocol):
     """What :func:`serve` needs of a started server: an :class:`EmbeddedProxy`, or the engine's
-    :class:`~replayproxy.engine.server.ReplayServer` (base-URL replay without mitmproxy)."""
+    :class:`~replayproxy.engine.server.ReplayServer` (replay without mitmproxy). ``ca_cert``:
+    the CA clients must trust in forward mode (``None`` in base-URL mode)."""
 
     @property
     def url(self) -> str: ...
+
+    @property
+    def ca_cert(self) -> str | os.PathLike[str] | None: ...
 
     def stop(self, timeout: float = ...) -> object: ...
 
@@ -178,7 +183,7 @@ def warn_if_exposed(host: str, port: int, role: str) -> None:
 def print_ready(proxy: Listener, *, forward: bool) -> None:
     """Print ``listening on http://HOST:PORT`` and, in forward mode, ``ca-cert PATH`` (flushed)."""
     click.echo(f"listening on {proxy.url}")
-    if forward and isinstance(proxy, EmbeddedProxy):  # forward mode is always mitmproxy
+    if forward and proxy.ca_cert is not None:
         click.echo(f"ca-cert {proxy.ca_cert}")
     sys.stdout.flush()
 
@@ -237,7 +242,7 @@ def serve(
             return wait_for_signal(proxy, ready=lambda: print_ready(proxy, forward=forward))
         if announce:
             print_ready(proxy, forward=forward)
-        ca_cert = proxy.ca_cert if forward and isinstance(proxy, EmbeddedProxy) else None
+        ca_cert = proxy.ca_cert if forward else None
         env = child_env(proxy.url, forward=forward, ca_cert=ca_cert)
         env.update(extra_env or {})
         return run_child(command, env, timeout=timeout, output=output)

@@ -55,6 +55,7 @@ from replayproxy.core.replay.shell import Shell, choose_shell
 from replayproxy.engine.failsafe import ReplayFailure
 from replayproxy.engine.server import ReplayServer
 from replayproxy.engine.session import ReplaySession
+from replayproxy.mitm.leaf_certs import LeafCerts
 from replayproxy.mitm.stack import build_stack
 from replayproxy.mitm.trust import trust_bundle
 
@@ -210,15 +211,17 @@ def start_replay(
     confdir: str,
     ca: str | None = None,
 ) -> Listener:
-    """Start the shell that serves ``session`` (:func:`choose_shell`): mitmproxy in forward
-    mode or when recording, the replay engine alone for base-URL replay. ``upstream`` is
-    checked already; ``ca`` is the upstream trust bundle for recording."""
-    if choose_shell(upstream=upstream, records=session.policy.records) is Shell.MITMPROXY:
+    """Start the shell that serves ``session`` (:func:`choose_shell`): mitmproxy when
+    recording, else the replay engine alone, as a forward proxy with mitmproxy's CA in
+    ``confdir`` (``upstream`` None) or standing in for ``upstream``. ``upstream`` is checked
+    already; ``ca`` is the upstream trust bundle for recording."""
+    if choose_shell(records=session.policy.records) is Shell.MITMPROXY:
         stack = build_stack(session, upstream, trusted_ca=ca, origin_process=True)
         proxy = stack.proxy(listen_host=listen[0], listen_port=listen[1], confdir=confdir)
         return proxy.start()
+    tls = LeafCerts(confdir) if upstream is None else None
     return ReplayServer.for_session(
-        session, host=listen[0], port=listen[1], upstream=upstream
+        session, host=listen[0], port=listen[1], upstream=upstream, tls=tls
     ).start()
 
 

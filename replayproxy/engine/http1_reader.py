@@ -254,7 +254,10 @@ async def _read_request(
     except (ValueError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
         raise BadRequest("malformed or truncated request body") from None
     host = fields.get(b"host", b"127.0.0.1").decode("latin-1")
-    url = target if "://" in target else f"http://{host}{target}"
+    if method == "CONNECT":  # authority form: HOST:PORT is the whole target
+        url = f"http://{target}"
+    else:
+        url = target if "://" in target else f"http://{host}{target}"
     return Request(method, url, version, tuple(headers), body)
 
 

@@ -16,6 +16,7 @@ Before, ``--speed 0`` joined a whole 50 MB body into one write per client.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import http
 from collections.abc import Iterable, Iterator, Sequence
@@ -36,6 +37,7 @@ __all__ = [
     "head_bytes",
     "plain_response",
     "plain_whole",
+    "send_plain",
     "steps",
     "wire_headers",
 ]
@@ -211,3 +213,10 @@ class WritesCache:
             old = self._entries.pop(next(iter(self._entries)))  # oldest first
             self.size -= old.size
         return out.steps
+
+
+async def send_plain(writer: asyncio.StreamWriter, status: int, body: bytes) -> None:
+    """Send a whole response before closing the connection (the peer may be gone already)."""
+    with contextlib.suppress(ConnectionError):
+        writer.write(plain_response(status, body, close=True))
+        await writer.drain()

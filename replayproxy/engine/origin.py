@@ -18,14 +18,12 @@ and ``transfer-encoding: chunked`` is sent; ``content-encoding`` and the bytes s
 
 Three ways in:
 
-- behind the mitmproxy addon: the addon matches the request, registers the schedule with
-  :meth:`Origin.expect` and forwards the request with the private ``x-replayproxy-token`` header,
-  which the origin strips and uses to find the schedule;
-- behind the addon, in a child process (:mod:`~replayproxy.engine.origin_process`, the CLI):
-  the forwarded request carries the schedule itself as its body
-  (:mod:`~replayproxy.core.replay.schedule_wire`) and the origin's secret in :data:`PACKED_HEADER`;
+- behind the mitmproxy addon, which matches the request and hands its schedule over
+  (:mod:`~replayproxy.engine.handoff`: a token, or packed for an origin in a child process);
 - directly (:class:`~replayproxy.engine.server.ReplayServer`, no mitmproxy): the origin
-  matches requests itself through a :class:`~replayproxy.engine.session.ReplaySession`.
+  matches requests itself through a :class:`~replayproxy.engine.session.ReplaySession`, as if
+  sent to the upstream it stands in for (base-URL mode) or, given ``tls`` (forward mode), to
+  where they say: absolute URLs, and CONNECT tunnels (:mod:`~replayproxy.engine.proxy.tunnel`).
 
 When the clock starts (:mod:`~replayproxy.engine.pacing`): directly, at the socket read that
 delivered the request's last byte (stamped in ``data_received``); behind mitmproxy at its
@@ -36,15 +34,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
-import itertools
 import socket
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 
 from replayproxy.core.cassette.model import Request
 from replayproxy.core.matching.matcher import Miss
-from replayproxy.core.replay import schedule_wire
 from replayproxy.core.replay.options import ConnectionLimits
 from replayproxy.core.replay.schedule import Schedule
 from replayproxy.core.replay.upstream import base_of, on_upstream
@@ -55,19 +49,27 @@ from replayproxy.engine.failsafe import (
     failure_of,
     failure_response,
 )
+from replayproxy.engine.handoff import (
+    FAILURE_HEADER,
+    PACKED_HEADER,
+    TOKEN_HEADER,
+    Handoffs,
+    Planned,
+)
 from replayproxy.engine.http1_reader import MAX_HEAD, BadRequest, StampedReader, read_request
 from replayproxy.engine.http1_writer import (
     Whole,
     WritesCache,
     head_bytes,
-    plain_response,
     plain_whole,
+    send_plain,
     wire_headers,
 )
 from replayproxy.engine.http2.dispatch import serve_unless_http1
 from replayproxy.engine.listener import LISTEN_BACKLOG, Listener, Slot, bind
 from replayproxy.engine.memory import ReleaseAfterBigBodies
 from replayproxy.engine.pacing import ABSORB_MAX, clock_start, execute
+from replayproxy.engine.proxy.tunnel import ServerContexts, open_tunnel
 from replayproxy.engine.session import Passthrough, ReplaySession
 from replayproxy.engine.websocket import WsServe, serve_websocket
 from replayproxy.errors import ReplayProxyError
@@ -89,33 +91,19 @@ __all__ = [
 FailureHandler = Callable[[str, BaseException], ReplayFailure]
 """Counts a request replay failed to answer (``ReplaySession.fail``); returns the failure."""
 
-TOKEN_HEADER = "x-replayproxy-token"
-
-PACKED_HEADER = "x-replayproxy-packed"
-"""Carries the origin's secret on a request whose body is a packed schedule
-(:mod:`~replayproxy.core.replay.schedule_wire`): how the proxy hands schedules to an origin in
-another process (:mod:`~replayproxy.engine.origin_process`)."""
-
-FAILURE_HEADER = "x-replayproxy-failure"
-"""On an origin with a secret, the explained 500 also carries the failure's summary here, so
-the proxy can count it in its session (the proxy removes it before the client sees it)."""
-
 WRITE_BUFFER_HIGH = 256 * 1024
 """Per connection, the origin stops writing while this many bytes wait for a slow reader
 (the transport's high-water mark); with one write of at most JOIN_MAX on top, a client that
 stops reading makes the origin hold at most ~320 KiB for it, whatever the body size."""
 
 
-@dataclass(frozen=True, slots=True)
-class Planned:
-    """A response sent by its schedule: ``method`` is the request's (no body for ``HEAD``),
-    ``arrived`` when the request reached the proxy (behind mitmproxy), ``websocket`` the session
-    to replay after an upgrade."""
+class _Biggest:
+    """The largest request body seen on one connection (its buffers may hold that much)."""
 
-    schedule: Schedule
-    method: str
-    arrived: float | None
-    websocket: WsServe | None
+    __slots__ = ("big",)
+
+    def __init__(self) -> None:
+        self.big = 0
 
 
 class Origin:
@@ -141,21 +129,22 @@ class Origin:
         fail: FailureHandler | None = None,
         upstream: str | None = None,
         secret: str | None = None,
+        tls: ServerContexts | None = None,
     ) -> None:
         self.session = session
+        # Forward mode: CONNECT opens a tunnel, TLS answered with certificates from here.
+        self.tls = tls
         # Requests carrying this secret bring their schedule along (origin_process).
-        self._secret = secret
+        self._handoffs = Handoffs(secret)
         self.host = "127.0.0.1"
         # Base-URL mode stands in for this host: requests are matched as if sent to it, as
         # mitmproxy's reverse mode shows them (matters for --match-host and explanations).
         self.upstream = upstream
         self._upstream_base = None if upstream is None else base_of(upstream)
         # Where failures are counted: the addon's session (behind mitmproxy) or our own.
-        self._fail = fail or (session.fail if session is not None else failure_of_request)
+        self._fail = fail or (session.fail if session is not None else _uncounted)
         self.port = 0
         self._listener: Listener | None = None
-        self._expected: dict[str, tuple[Schedule, str, float | None, WsServe | None]] = {}
-        self._tokens = itertools.count(1)
         self._tasks: set[asyncio.Task[None]] = set()
         self._memory = ReleaseAfterBigBodies()
         # Framed schedules (bounded); none kept in the origin process: unpacked, each is new.
@@ -234,13 +223,11 @@ class Origin:
         schedule's offsets count from then (default: from when the origin reads the request).
         Call it on the origin's loop (the mitmproxy hooks do).
         """
-        token = str(next(self._tokens))
-        self._expected[token] = (schedule, method.upper(), arrived, websocket)
-        return token
+        return self._handoffs.expect(Planned(schedule, method.upper(), arrived, websocket))
 
     def forget(self, token: str) -> None:
         """Drop a registered schedule that will not be asked for (the flow was killed)."""
-        self._expected.pop(token, None)
+        self._handoffs.forget(token)
 
     async def _handle(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, slot: Slot | None = None
@@ -252,45 +239,9 @@ class Origin:
             with contextlib.suppress(OSError):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         writer.transport.set_write_buffer_limits(high=WRITE_BUFFER_HIGH)
-        big = 0  # the largest request body on this connection
+        holder = _Biggest()
         try:
-            loop = asyncio.get_running_loop()
-            ready = loop.time()  # from here on the next request could be read
-            if slot is not None:
-                slot.waiting()  # may be closed to make room for a new client
-            # The first bytes say what the client speaks: HTTP/2 (h2c) and TLS are not HTTP/1.1.
-            http1 = await serve_unless_http1(self, reader, writer)
-            if http1 is None:
-                return
-            reader = http1
-            keep_alive = True
-            while keep_alive:
-                if slot is not None:
-                    slot.waiting()  # may be closed to make room for a new client
-                try:
-                    request = await read_request(reader, writer)
-                except BadRequest as e:
-                    # Never drop a connection without a word: say what was wrong, then close
-                    # (unless the listener closed it to make room, and said so itself).
-                    if not writer.transport.is_closing():
-                        text = f"replayproxy: bad request: {e}\n".encode()
-                        await _send_plain(writer, e.status, text)
-                    break
-                if request is None:
-                    break
-                if slot is not None:
-                    slot.busy()
-                # The read that completed the request; not earlier than when we could start on
-                # it (a pipelined request waited for the response before it).
-                now = loop.time()
-                received = reader.received_at if isinstance(reader, StampedReader) else now
-                t0 = max(ready, min(received, now))
-                keep_alive = await self._respond(request, t0, reader, writer)
-                big = max(big, len(request.body))
-                self._memory.seen(big)
-                if (request.header("connection") or "").lower() == "close":
-                    keep_alive = False
-                ready = loop.time()
+            await self._serve(reader, writer, slot, holder, self._upstream_base)
         except ConnectionError:
             pass
         except asyncio.CancelledError:
@@ -302,11 +253,78 @@ class Origin:
             writer.transport.abort()
         finally:
             self._tasks.discard(task)
-            self._memory.seen(big)  # the connection's buffers go now: release after them
+            self._memory.seen(holder.big)  # the connection's buffers go now: release after them
             if slot is not None:
                 slot.closed()
             if not writer.transport.is_closing():
                 writer.close()
+
+    async def _serve(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        slot: Slot | None,
+        holder: _Biggest,
+        base: tuple[str, str] | None,
+    ) -> None:
+        """Serve the connection's requests, matched as if sent to ``base`` (``None``: where
+        their own URLs say); a CONNECT (forward mode) opens a tunnel served the same way."""
+        loop = asyncio.get_running_loop()
+        ready = loop.time()  # from here on the next request could be read
+        if slot is not None:
+            slot.waiting()  # may be closed to make room for a new client
+        # The first bytes say what the client speaks: HTTP/2 (h2c) and TLS are not HTTP/1.1.
+        http1 = await serve_unless_http1(self, reader, writer, base)
+        if http1 is None:
+            return
+        reader = http1
+        keep_alive = True
+        while keep_alive:
+            if slot is not None:
+                slot.waiting()  # may be closed to make room for a new client
+            try:
+                request = await read_request(reader, writer)
+            except BadRequest as e:
+                # Never drop a connection without a word: say what was wrong, then close
+                # (unless the listener closed it to make room, and said so itself).
+                if not writer.transport.is_closing():
+                    text = f"replayproxy: bad request: {e}\n".encode()
+                    await send_plain(writer, e.status, text)
+                return
+            if request is None:
+                return
+            if slot is not None:
+                slot.busy()
+            if request.method == "CONNECT" and self.tls is not None and base is None:
+                await self._tunnel(request, reader, writer, slot, holder)
+                return
+            # The read that completed the request; not earlier than when we could start on
+            # it (a pipelined request waited for the response before it).
+            now = loop.time()
+            received = reader.received_at if isinstance(reader, StampedReader) else now
+            t0 = max(ready, min(received, now))
+            keep_alive = await self._respond(request, t0, reader, writer, base)
+            holder.big = max(holder.big, len(request.body))
+            self._memory.seen(holder.big)
+            if (request.header("connection") or "").lower() == "close":
+                keep_alive = False
+            ready = loop.time()
+
+    async def _tunnel(
+        self,
+        request: Request,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        slot: Slot | None,
+        holder: _Biggest,
+    ) -> None:
+        """Open the tunnel ``request`` (a CONNECT) asks for and serve what comes through it."""
+        assert self.tls is not None and self.session is not None
+        timeout = self.limits.head_timeout
+        tunnel = await open_tunnel(request.url, reader, writer, self.session, self.tls, timeout)
+        if tunnel is not None:
+            writer.transport.set_write_buffer_limits(high=WRITE_BUFFER_HIGH)  # the TLS one
+            await self._serve(reader, writer, slot, holder, tunnel.base)
 
     async def _respond(
         self,
@@ -314,9 +332,10 @@ class Origin:
         t0: float,
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
+        base: tuple[str, str] | None,
     ) -> bool:
         try:
-            job = await self.job(request)
+            job = await self.job(request, base)
             if isinstance(job, Planned):
                 writes = _compiled(self._writes, job.schedule, job.method)
         except Exception as e:  # fail closed: the explained 500, never a dropped connection
@@ -342,59 +361,40 @@ class Origin:
         (counted by the failure handler), whatever protocol it came over."""
         failure = self._fail(describe(request.method, request.url), exc)
         status, headers, body = failure_response(failure)
-        if self._secret is not None:  # for the proxy's count (origin_process)
+        if self._handoffs.secret is not None:  # for the proxy's count (origin_process)
             # A header value: printable ASCII only, whatever the exception said.
             summary = bytes(c if 32 <= c < 127 else 63 for c in failure.summary.encode())
             headers = (*headers, (FAILURE_HEADER.encode(), summary))
         return status, headers, body
 
-    async def job(self, request: Request) -> Whole | Planned:
+    async def job(self, request: Request, base: tuple[str, str] | None = None) -> Whole | Planned:
         """What to send for ``request``, over HTTP/1.1 or HTTP/2: a whole response, or a
-        schedule to execute.
+        schedule to execute; matched as if sent to ``base`` (``(scheme, netloc)``: the
+        upstream stood in for, or a tunnel's host), else where its URL says.
 
         Everything that can fail (matching, planning) happens here, before the first byte is
         written, so a failure can still be answered with a complete response (:meth:`failure`).
         """
-        token = request.header(TOKEN_HEADER)
-        packed = request.header(PACKED_HEADER)
-        if packed is not None and self._secret is not None:
-            if not hmac.compare_digest(packed.encode(), self._secret.encode()):
-                raise schedule_wire.ScheduleWireError("a packed schedule with the wrong secret")
-            schedule, method, arrived = schedule_wire.unpack(request.body)
-            websocket = None
-        elif token is not None:
-            found = self._expected.pop(token, None)
-            if found is None:
-                return plain_whole(500, b"replayproxy: unknown replay token\n")
-            schedule, method, arrived, websocket = found
-        elif self.session is None:
+        handed = self._handoffs.take(request)
+        if handed is not None:
+            return handed
+        if self.session is None:
             return plain_whole(500, b"replayproxy: no replay session\n")
-        else:
-            arrived = None
-            if self._upstream_base is not None:
-                request = on_upstream(request, self._upstream_base)
-            result = await resolving.resolve(self.session, request)
-            if isinstance(result, Passthrough):
-                # Forwarding needs the mitmproxy shell; the direct server only ever replays.
-                text = b"replayproxy: this replay server cannot forward or record\n"
-                return plain_whole(502, text)
-            if isinstance(result, Miss):
-                return await resolving.explained(self.session, request, result)
-            schedule, method, websocket = result.schedule, request.method.upper(), result.websocket
-        return Planned(schedule, method, arrived, websocket)
+        if base is not None:
+            request = on_upstream(request, base)
+        result = await resolving.resolve(self.session, request)
+        if isinstance(result, Passthrough):
+            # Forwarding needs the mitmproxy shell; the direct server only ever replays.
+            return plain_whole(502, b"replayproxy: this replay server cannot forward or record\n")
+        if isinstance(result, Miss):
+            return await resolving.explained(self.session, request, result)
+        return Planned(result.schedule, request.method.upper(), None, result.websocket)
 
 
 # The seam tests break on purpose (tests/reliability), called with the origin's own cache.
 _compiled = WritesCache.writes_for
 
 
-def failure_of_request(request: str, exc: BaseException) -> ReplayFailure:
+def _uncounted(request: str, exc: BaseException) -> ReplayFailure:
     """The failure handler of an origin that counts nothing (no session)."""
     return failure_of(exc, request)
-
-
-async def _send_plain(writer: asyncio.StreamWriter, status: int, body: bytes) -> None:
-    """Send a whole response before closing the connection (the peer may be gone already)."""
-    with contextlib.suppress(ConnectionError):
-        writer.write(plain_response(status, body, close=True))
-        await writer.drain()

@@ -13,6 +13,7 @@ import contextlib
 import dataclasses
 import logging
 import os
+import socket
 import threading
 from collections.abc import Sequence
 from typing import Any, Self
@@ -31,6 +32,7 @@ from replayproxy.core.replay.options import (
 from replayproxy.engine import timers
 from replayproxy.engine.failsafe import ReplayFailure
 from replayproxy.engine.origin import Origin
+from replayproxy.engine.proxy.tunnel import ServerContexts
 from replayproxy.engine.session import (
     ErrorHandler,
     MissHandler,
@@ -151,17 +153,29 @@ class ReplayServer:
         host: str = "127.0.0.1",
         port: int = 0,
         upstream: str | None = None,
+        tls: ServerContexts | None = None,
     ) -> ReplayServer:
-        """A server for a session made elsewhere (the CLI builds one for either shell)."""
+        """A server for a session made elsewhere (the CLI builds one for either shell).
+
+        ``tls``: serve as a forward proxy (``upstream`` is then ``None``): CONNECT tunnels are
+        answered with TLS certificates from ``tls`` (``mitm/leaf_certs.LeafCerts``: signed by
+        mitmproxy's CA) and absolute-form requests matched as their URLs say."""
         self = cls.__new__(cls)
-        self._setup(session, host, port, upstream)
+        self._setup(session, host, port, upstream, tls)
         return self
 
-    def _setup(self, session: ReplaySession, host: str, port: int, upstream: str | None) -> None:
+    def _setup(
+        self,
+        session: ReplaySession,
+        host: str,
+        port: int,
+        upstream: str | None,
+        tls: ServerContexts | None = None,
+    ) -> None:
         self.session = session
         self._host = host
         self._port = port
-        self._origin = Origin(self.session, upstream=upstream)
+        self._origin = Origin(self.session, upstream=upstream, tls=tls)
         self._bound_host = ""
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopped: asyncio.Event | None = None
@@ -183,6 +197,12 @@ class ReplayServer:
         """``http://HOST:PORT`` (append the API prefix, e.g. ``/v1``, for SDK base URLs)."""
         host = self.host
         return f"http://{'[' + host + ']' if ':' in host else host}:{self.port}"
+
+    @property
+    def ca_cert(self) -> str | None:
+        """In forward mode, the CA certificate (PEM) clients must trust; else ``None``."""
+        tls = self._origin.tls
+        return None if tls is None else tls.ca_cert
 
     @property
     def is_running(self) -> bool:
@@ -219,6 +239,8 @@ class ReplayServer:
             error = self._error
             if isinstance(error, OSError):  # one line, as mitmproxy's bind errors are reported
                 reason = os.strerror(error.errno).lower() if error.errno else str(error)
+                if isinstance(error, socket.gaierror):  # EAI_* codes os.strerror does not know
+                    reason = f"the host does not resolve ({(error.strerror or '').lower()})"
                 raise ReplayProxyError(
                     f"cannot listen on {self._host}:{self._port}: {reason}"
                 ) from None

@@ -7,7 +7,7 @@ the :class:`~replayproxy.core.replay.schedule.Schedule` built for it by
 shells answer it with :func:`~replayproxy.engine.failsafe.unmatched_response`, re-exported
 here), or, in a record mode (:mod:`replayproxy.core.replay.record_mode`), a :class:`Passthrough`:
 forward the request upstream and hand the interaction to :meth:`ReplaySession.record`, which
-appends it to the cassette (:class:`~replayproxy.engine.cassette_sink.CassetteSink`) and grows
+appends it to the cassette (:class:`~replayproxy.store.sink.CassetteSink`) and grows
 the matcher. It also keeps the totals reported at exit, and every request it resolved
 (:attr:`ReplaySession.requests`, :mod:`replayproxy.core.replay.seen`). Both the mitmproxy
 addon and the direct :class:`~replayproxy.engine.server.ReplayServer` use it; apart from that
@@ -50,7 +50,6 @@ from replayproxy.core.replay.schedule import Schedule, scale
 from replayproxy.core.replay.seen import SeenLog, SeenRequest, seen_request
 from replayproxy.core.replay.summary import Summary
 from replayproxy.core.websocket.conversation import plan_interaction
-from replayproxy.engine.cassette_sink import CassetteSink
 from replayproxy.engine.failsafe import (
     UNMATCHED_EXPLANATION_HEADER,
     UNMATCHED_HEADER,
@@ -61,6 +60,7 @@ from replayproxy.engine.failsafe import (
 )
 from replayproxy.engine.websocket import WsServe
 from replayproxy.errors import ReplayProxyError, UsageError
+from replayproxy.store.sink import CassetteSink
 
 __all__ = [
     "UNMATCHED_EXPLANATION_HEADER",

@@ -146,9 +146,10 @@ def _host(
     upstream_ca: str | None,
     confdir: str,
 ) -> EngineHost | MitmHost:
-    if choose_shell(upstream=upstream, records=session.policy.records) is Shell.ENGINE:
-        return pool.engine()  # base-URL replay: no mitmproxy needed
-    return pool.mitm(upstream, upstream_ca=upstream_ca, confdir=os.path.expanduser(confdir))
+    confdir = os.path.expanduser(confdir)
+    if choose_shell(records=session.policy.records) is Shell.MITMPROXY:
+        return pool.mitm(upstream, upstream_ca=upstream_ca, confdir=confdir)
+    return pool.engine(None if upstream is not None else confdir)
 
 
 @contextlib.contextmanager
@@ -194,7 +195,8 @@ def use_cassette(
     session = ReplaySession.from_settings(path, settings, missing_ok=True, on_warning=log.warning)
     host = _host(pool or default_pool(), session, upstream, upstream_ca, confdir)
     use = CassetteUse(path, session, host.url, proxy_mode=upstream is None)
-    if isinstance(host, MitmHost) and upstream is None:
+    if upstream is None:
+        assert host.ca_cert is not None  # forward mode: both hosts have a CA
         use.ca_cert = host.ca_cert
         full = child_env(host.url, forward=True, ca_cert=host.ca_cert, base={})
         use.env = full

@@ -6,13 +6,14 @@ per process (per pytest-xdist worker) in a :class:`HostPool` and points it at ea
 :class:`~replayproxy.engine.session.ReplaySession` in turn:
 
 - :class:`EngineHost`: the replay engine alone (:class:`~replayproxy.engine.server.
-  ReplayServer`), for base-URL replay that never forwards. It never imports mitmproxy, so it
-  works in an environment without it (see docs/pytest.md, "Python 3.11 and the newest SDKs");
+  ReplayServer`), for replay that never forwards. In base-URL mode it never imports mitmproxy,
+  so it works in an environment without it (see docs/pytest.md, "Python 3.11 and the newest
+  SDKs"); as a forward proxy it answers CONNECT and TLS itself with certificates from
+  mitmproxy's CA in ``confdir`` (:class:`~replayproxy.mitm.leaf_certs.LeafCerts`);
 - :class:`MitmHost`: mitmproxy with the replay addon and the recorder (the replayer as its
-  sink; :func:`~replayproxy.mitm.stack.build_stack`), for proxy mode and for every session
-  that may record. mitmproxy is imported here, lazily, and only then. A different mitmproxy
-  mode (forward vs standing in for another upstream, another upstream CA) replaces the
-  running one.
+  sink; :func:`~replayproxy.mitm.stack.build_stack`), for every session that may record.
+  mitmproxy is imported here, lazily, and only then. A different mitmproxy mode (forward vs
+  standing in for another upstream, another upstream CA) replaces the running one.
 
 Between sessions a host serves an empty cassette, so a request made outside any test is
 answered with the explained 500, never forwarded.
@@ -41,15 +42,38 @@ def idle_session() -> ReplaySession:
     return ReplaySession(Cassette(), speed=0)
 
 
-class EngineHost:
-    """Base-URL replay in this process, through the engine only (no mitmproxy)."""
+def _mitm_import_error(e: ImportError) -> UsageError:
+    return UsageError(
+        f"proxy mode and recording need mitmproxy, which cannot be imported here ({e}); "
+        "install replayproxy with its dependencies, or replay in base-URL mode "
+        "(upstream=...) with record mode none"
+    )
 
-    def __init__(self) -> None:
-        self.server = ReplayServer(Cassette(), speed=0).start()
+
+class EngineHost:
+    """Replay in this process through the engine only: base-URL mode, or (``confdir``) a
+    forward proxy with mitmproxy's CA in ``confdir``."""
+
+    def __init__(self, confdir: str | None = None) -> None:
+        tls = None
+        if confdir is not None:
+            try:
+                from replayproxy.mitm.leaf_certs import LeafCerts
+            except ImportError as e:  # an environment without mitmproxy (docs/pytest.md)
+                raise _mitm_import_error(e) from None
+            with _confdir_lock(confdir):  # xdist workers: the first creates the CA
+                tls = LeafCerts(confdir)
+        self.confdir = confdir
+        self.server = ReplayServer.for_session(idle_session(), tls=tls).start()
 
     @property
     def url(self) -> str:
         return self.server.url
+
+    @property
+    def ca_cert(self) -> str | None:
+        """The CA clients must trust (forward mode), else ``None``."""
+        return self.server.ca_cert
 
     def activate(self, session: ReplaySession) -> None:
         if session.policy.records:
@@ -75,11 +99,7 @@ class MitmHost:
                 from replayproxy.mitm.stack import build_stack
                 from replayproxy.mitm.trust import trust_bundle
         except ImportError as e:  # an environment without mitmproxy (docs/pytest.md)
-            raise UsageError(
-                f"proxy mode and recording need mitmproxy, which cannot be imported here ({e}); "
-                "install replayproxy with its dependencies, or replay in base-URL mode "
-                "(upstream=...) with record mode none"
-            ) from None
+            raise _mitm_import_error(e) from None
         self.key = (upstream, upstream_ca, confdir)
         self._bundle = contextlib.ExitStack()
         bundle = self._bundle.enter_context(trust_bundle(upstream_ca))
@@ -143,18 +163,29 @@ def _confdir_lock(confdir: str) -> Iterator[None]:
 
 
 class HostPool:
-    """At most one :class:`EngineHost` and one :class:`MitmHost`, started on first use."""
+    """At most one :class:`EngineHost` per mode and one :class:`MitmHost`, started on first
+    use."""
 
     def __init__(self) -> None:
         self._engine: EngineHost | None = None
+        self._forward: EngineHost | None = None
         self._mitm: MitmHost | None = None
         self._lock = threading.Lock()
 
-    def engine(self) -> EngineHost:
+    def engine(self, forward_confdir: str | None = None) -> EngineHost:
+        """The engine host for base-URL replay, or (``forward_confdir``: mitmproxy's CA
+        directory) for forward-proxy replay."""
         with self._lock:
-            if self._engine is None:
-                self._engine = EngineHost()
-            return self._engine
+            if forward_confdir is None:
+                if self._engine is None:
+                    self._engine = EngineHost()
+                return self._engine
+            if self._forward is not None and self._forward.confdir != forward_confdir:
+                self._forward.close()  # another CA: a new host
+                self._forward = None
+            if self._forward is None:
+                self._forward = EngineHost(forward_confdir)
+            return self._forward
 
     def mitm(self, upstream: str | None, *, upstream_ca: str | None, confdir: str) -> MitmHost:
         """The mitmproxy host standing in for ``upstream`` (``None``: a forward proxy)."""
@@ -169,8 +200,8 @@ class HostPool:
 
     def close(self) -> None:
         with self._lock:
-            hosts: list[EngineHost | MitmHost | None] = [self._engine, self._mitm]
-            self._engine = self._mitm = None
+            hosts: list[EngineHost | MitmHost | None] = [self._engine, self._forward, self._mitm]
+            self._engine = self._forward = self._mitm = None
         for host in hosts:
             if host is not None:
                 host.close()

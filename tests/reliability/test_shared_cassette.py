@@ -3,7 +3,7 @@ workers recording one cassette kept 9 of 10, both tests passing).
 
 A session that found no cassette (record mode ``once`` / ``new_episodes``) creates it with its
 first interaction; if another writer created it meanwhile, it appends to that file under the
-writers' lock instead of truncating it (engine/cassette_sink.py). Here two real ``replay
+writers' lock instead of truncating it (store/sink.py). Here two real ``replay
 --record-mode once -- COMMAND`` processes record into one path at the same time, their
 requests interleaved.
 """

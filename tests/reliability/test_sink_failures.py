@@ -1,4 +1,4 @@
-"""The session's cassette sink (engine/cassette_sink.py) before and after a failed write: the
+"""The session's cassette sink (store/sink.py) before and after a failed write: the
 target is checked without being changed, a cassette created meanwhile by another writer is
 joined, and after a failed write nothing more is opened, written or (for ``rewrite``) moved."""
 
@@ -14,9 +14,9 @@ import pytest
 from replayproxy import store
 from replayproxy.core.cassette.model import Interaction
 from replayproxy.core.replay.cassette_write import CassetteWrite
-from replayproxy.engine.cassette_sink import CassetteSink
 from replayproxy.errors import CassetteError, CassetteWriteError
 from replayproxy.store import writer as writer_module
+from replayproxy.store.sink import CassetteSink
 from replayproxy.testing import cassette, interaction, sse_frames
 
 

@@ -1,9 +1,11 @@
-"""Fixtures for replay tests: an embedded replay proxy per mode, and an upstream that counts.
+"""Fixtures for replay tests: a replay proxy per mode, and an upstream that counts.
 
-``replay_proxy`` is module-scoped and parametrized over the two modes, built with
-:func:`~replayproxy.mitm.stack.build_stack` like the CLI's and ``use_cassette()``'s, so each
-test module starts one mitmproxy per mode (one embedded proxy per process at a time) and swaps the
-cassette per test with :meth:`ReplayTarget.serve`.
+``replay_proxy`` is module-scoped and parametrized over the modes: mitmproxy built with
+:func:`~replayproxy.mitm.stack.build_stack` like the CLI's and ``use_cassette()``'s when they
+record (forward, reverse, forward with the origin in a child process), and the engine alone as a
+forward proxy (``forward+engine``: how the CLI, ``use_cassette()`` and the pytest plugin replay
+in forward mode). Each test module starts one proxy per mode (one embedded mitmproxy per process
+at a time) and swaps the cassette per test with :meth:`ReplayTarget.serve`.
 """
 
 from __future__ import annotations
@@ -20,9 +22,11 @@ from replayproxy.cli._common import child_env
 from replayproxy.core.cassette.model import Cassette
 from replayproxy.core.matching.differences import MatchOptions
 from replayproxy.engine.origin import PACKED_HEADER, TOKEN_HEADER
+from replayproxy.engine.server import ReplayServer
 from replayproxy.engine.session import ReplaySession
 from replayproxy.mitm.addons.replayer import Replayer
 from replayproxy.mitm.embedded import EmbeddedProxy
+from replayproxy.mitm.leaf_certs import LeafCerts
 from replayproxy.mitm.stack import MitmStack, build_stack
 from replayproxy.testing import CountingUpstream
 
@@ -48,15 +52,24 @@ class ReplayTarget:
     """A running replay proxy in one mode, and how a client reaches it."""
 
     mode: str  # "forward" or "reverse"
-    stack: MitmStack  # built as the CLI and use_cassette() build theirs
-    proxy: EmbeddedProxy
+    stack: MitmStack | None  # built as the CLI and use_cassette() build theirs; None: the engine
+    proxy: EmbeddedProxy | ReplayServer
     counter: CountingUpstream
     probe: FlowProbe
     env: dict[str, str] = field(default_factory=dict)
 
     @property
-    def replayer(self) -> Replayer:
+    def replayer(self) -> Replayer | ReplayServer:
+        """What serves sessions (``use(session)``): the replay addon, or the engine's server."""
+        if self.stack is None:
+            assert isinstance(self.proxy, ReplayServer)
+            return self.proxy
         return self.stack.replayer
+
+    @property
+    def mitmproxy(self) -> bool:
+        """Whether mitmproxy serves (its addons see the flows), not the engine alone."""
+        return self.stack is not None
 
     @property
     def base_url(self) -> str:
@@ -78,7 +91,7 @@ def counter() -> Iterator[CountingUpstream]:
     c.close()
 
 
-@pytest.fixture(scope="module", params=["forward", "reverse", "forward+process"])
+@pytest.fixture(scope="module", params=["forward", "reverse", "forward+process", "forward+engine"])
 def replay_proxy(
     request: pytest.FixtureRequest,
     counter: CountingUpstream,
@@ -86,12 +99,24 @@ def replay_proxy(
 ) -> Iterator[ReplayTarget]:
     """A replay proxy: forward (HTTPS_PROXY + CA) or reverse (base URL) standing in for a
     host that counts connections; its env is what ``replayproxy replay -- COMMAND`` would set.
-    ``forward+process``: forward, with the origin in a child process, as the CLI runs it."""
-    mode, _, process = request.param.partition("+")
+    ``forward+process``: forward through mitmproxy, with the origin in a child process, as the
+    CLI records; ``forward+engine``: forward, the engine alone, as every replay runs it."""
+    mode, _, variant = request.param.partition("+")
     probe = FlowProbe()
+    confdir = _confdir(tmp_path_factory)
+    if variant == "engine":
+        tls = LeafCerts(confdir)
+        server = ReplayServer.for_session(ReplaySession(Cassette(), speed=0), tls=tls).start()
+        try:
+            env = child_env(server.url, forward=True, ca_cert=tls.ca_cert, base={})
+            yield ReplayTarget(mode, None, server, counter, probe, env)
+        finally:
+            server.stop()
+        assert counter.connections == 0, "the replay proxy connected upstream"
+        return
     upstream = None if mode == "forward" else f"http://127.0.0.1:{counter.port}"
-    stack = build_stack(None, upstream, origin_process=bool(process), extra_addons=[probe])
-    proxy = stack.proxy(confdir=_confdir(tmp_path_factory)).start()
+    stack = build_stack(None, upstream, origin_process=variant == "process", extra_addons=[probe])
+    proxy = stack.proxy(confdir=confdir).start()
     try:
         env = child_env(proxy.url, forward=mode == "forward", ca_cert=proxy.ca_cert, base={})
         yield ReplayTarget(mode, stack, proxy, counter, probe, env)

@@ -1,4 +1,4 @@
-"""CassetteSink (engine/cassette_sink.py): a record-mode session's cassette is opened on its first
+"""CassetteSink (store/sink.py): a record-mode session's cassette is opened on its first
 new interaction, in the session's write mode, and never touched when nothing is recorded."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 
 from replayproxy import store
 from replayproxy.core.replay.cassette_write import CassetteWrite
-from replayproxy.engine.cassette_sink import CassetteSink
 from replayproxy.errors import CassetteError
+from replayproxy.store.sink import CassetteSink
 from replayproxy.testing import cassette, interaction
 
 ONE = interaction([b"data: 1\n\n"])

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from replayproxy import store
 from replayproxy.core.replay.cassette_write import CassetteWrite
-from replayproxy.engine.cassette_sink import CassetteSink
+from replayproxy.store.sink import CassetteSink
 from replayproxy.testing import cassette, interaction
 
 OLD = interaction([b"data: old\n\n"], url="https://api.openai.invalid/v1/old")

@@ -497,7 +497,7 @@ def test_a_request_behind_a_no_response_is_not_read() -> None:
     nothing = Schedule(None, (), Finish(0, FinishKind.CLOSE))
     t1, t2 = origin.expect(nothing, "GET"), origin.expect(_answer(b"bb"), "GET")
     assert pipelined(origin, [_get(t1), _get(t2)]) == b""
-    assert set(origin._expected) == {t2}
+    assert set(origin._handoffs._expected) == {t2}
 
 
 def test_close_waits_for_every_connection_and_stops_listening() -> None:

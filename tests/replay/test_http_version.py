@@ -1,6 +1,7 @@
 """Forward replay answers a TLS client with the HTTP version the interaction was recorded with
 (``http_version=recorded``, the default), the client's preference (``client``), or a forced one
-(``1.1``, ``2``): a real mitmproxy built by ``build_stack``, a real HTTP/2 recording from a
+(``1.1``, ``2``): in both shells (the engine alone, as every replay runs, and a real mitmproxy
+built by ``build_stack``, as a recording session replays), a real HTTP/2 recording from a
 local h2 server over TLS, and real clients (curl, httpx, our own h2 frame reader).
 """
 
@@ -20,9 +21,11 @@ import pytest
 
 from replayproxy import store
 from replayproxy.core.cassette.model import Cassette
+from replayproxy.engine.server import ReplayServer
 from replayproxy.engine.session import ReplaySession
 from replayproxy.mitm.addons.replayer import Replayer
 from replayproxy.mitm.embedded import EmbeddedProxy
+from replayproxy.mitm.leaf_certs import LeafCerts
 from replayproxy.mitm.stack import build_stack
 from replayproxy.testing import cassette, interaction, request, sse_frames
 from tests.record.helpers import recording
@@ -58,19 +61,35 @@ def h2_recording(
     return recorded
 
 
-@pytest.fixture(scope="module")
-def proxy(confdir: Path, h2_recording: Cassette) -> Iterator[EmbeddedProxy]:
-    """The forward replay proxy, as the CLI builds it (origin in a child process); after the
-    recording (one embedded mitmproxy per process at a time)."""
+Proxy = EmbeddedProxy | ReplayServer
+
+
+@pytest.fixture(scope="module", params=["engine", "mitmproxy"])
+def proxy(request: pytest.FixtureRequest, confdir: Path, h2_recording: Cassette) -> Iterator[Proxy]:
+    """The forward replay proxy: the engine alone (as ``replay`` runs), or mitmproxy as the
+    CLI builds it when recording (origin in a child process); after the recording (one
+    embedded mitmproxy per process at a time)."""
+    if request.param == "engine":
+        idle = ReplaySession(Cassette(), speed=0)
+        with ReplayServer.for_session(idle, tls=LeafCerts(confdir)) as server:
+            yield server
+        return
     stack = build_stack(None, None, origin_process=True)
     with stack.proxy(confdir=confdir) as running:
         yield running
 
 
-def serve(proxy: EmbeddedProxy, recorded: Cassette, http_version: str = "recorded") -> None:
+def use(proxy: Proxy, session: ReplaySession) -> None:
+    if isinstance(proxy, ReplayServer):
+        proxy.use(session)
+        return
     replayer = next(a for a in proxy.addons if isinstance(a, Replayer))
     assert isinstance(replayer, Replayer)
-    replayer.use(ReplaySession(recorded, speed=1, http_version=http_version))
+    replayer.use(session)
+
+
+def serve(proxy: Proxy, recorded: Cassette, http_version: str = "recorded") -> None:
+    use(proxy, ReplaySession(recorded, speed=1, http_version=http_version))
 
 
 def h1_cassette() -> Cassette:
@@ -78,7 +97,7 @@ def h1_cassette() -> Cassette:
     return cassette(interaction(H1_FRAMES, request=get, head_ms=5, gap_ms=20))
 
 
-def curl(proxy: EmbeddedProxy, url: str, *flags: str) -> tuple[str, bytes]:
+def curl(proxy: Proxy, url: str, *flags: str) -> tuple[str, bytes]:
     """curl through the proxy: (``%{http_version}``, body)."""
     marker = b"\n--http-version="
     write_out = marker.decode() + "%{http_version}"
@@ -91,7 +110,7 @@ def curl(proxy: EmbeddedProxy, url: str, *flags: str) -> tuple[str, bytes]:
     return version.decode(), body
 
 
-def httpx_get(proxy: EmbeddedProxy, url: str) -> tuple[str, list[bytes]]:
+def httpx_get(proxy: Proxy, url: str) -> tuple[str, list[bytes]]:
     """httpx ``http2=True`` through the proxy: (``http_version``, the raw chunks read)."""
     verify = ssl.create_default_context(cafile=str(proxy.ca_cert))
     with (
@@ -110,7 +129,7 @@ def test_the_recording_keeps_http2_and_one_frame_per_data_frame(h2_recording: Ca
 
 
 @needs_curl
-def test_an_http11_recording_answers_curl_http2_over_http11(proxy: EmbeddedProxy) -> None:
+def test_an_http11_recording_answers_curl_http2_over_http11(proxy: Proxy) -> None:
     """curl --http2 offers h2 first, yet a session recorded over HTTP/1.1 answers over 1.1."""
     serve(proxy, h1_cassette())
     version, body = curl(proxy, URL, "--http2")
@@ -118,7 +137,7 @@ def test_an_http11_recording_answers_curl_http2_over_http11(proxy: EmbeddedProxy
 
 
 @needs_curl
-def test_client_restores_the_clients_preference(proxy: EmbeddedProxy) -> None:
+def test_client_restores_the_clients_preference(proxy: Proxy) -> None:
     """http_version=client: curl --http2 gets HTTP/2 for the same HTTP/1.1 recording."""
     serve(proxy, h1_cassette(), "client")
     version, body = curl(proxy, URL, "--http2")
@@ -126,7 +145,7 @@ def test_client_restores_the_clients_preference(proxy: EmbeddedProxy) -> None:
 
 
 def test_an_http2_recording_answers_httpx_over_h2_chunk_per_write(
-    proxy: EmbeddedProxy, h2_recording: Cassette
+    proxy: Proxy, h2_recording: Cassette
 ) -> None:
     """httpx http2=True gets HTTP/2 and reads each recorded write as its own chunk."""
     serve(proxy, h2_recording)
@@ -138,7 +157,7 @@ def test_an_http2_recording_answers_httpx_over_h2_chunk_per_write(
 
 
 def test_an_http2_recording_sends_one_data_frame_per_recorded_write(
-    proxy: EmbeddedProxy, h2_recording: Cassette
+    proxy: Proxy, h2_recording: Cassette
 ) -> None:
     """An h2 client of our own counts DATA frames: exactly the recorded writes, in order."""
     serve(proxy, h2_recording)
@@ -150,9 +169,7 @@ def test_an_http2_recording_sends_one_data_frame_per_recorded_write(
 
 
 @needs_curl
-def test_an_http2_recording_answers_curl_over_h2(
-    proxy: EmbeddedProxy, h2_recording: Cassette
-) -> None:
+def test_an_http2_recording_answers_curl_over_h2(proxy: Proxy, h2_recording: Cassette) -> None:
     """curl --http2 gets HTTP/2 and the recorded body."""
     serve(proxy, h2_recording)
     (recorded,) = h2_recording.interactions
@@ -161,7 +178,7 @@ def test_an_http2_recording_answers_curl_over_h2(
 
 
 def test_forcing_http11_answers_an_h2_recording_over_http11(
-    proxy: EmbeddedProxy, h2_recording: Cassette
+    proxy: Proxy, h2_recording: Cassette
 ) -> None:
     """http_version=1.1: httpx http2=True gets HTTP/1.1 with the same chunks."""
     serve(proxy, h2_recording, "1.1")
@@ -172,7 +189,7 @@ def test_forcing_http11_answers_an_h2_recording_over_http11(
     assert chunks == [f.data for f in recorded.response.frames]
 
 
-def test_forcing_http2_answers_an_http11_recording_over_h2(proxy: EmbeddedProxy) -> None:
+def test_forcing_http2_answers_an_http11_recording_over_h2(proxy: Proxy) -> None:
     """http_version=2: an HTTP/1.1 recording reaches our h2 client as one frame per write."""
     serve(proxy, h1_cassette(), "2")
     reply = h2_get_through_proxy(proxy.port, HOST, str(proxy.ca_cert), "/v1/chat/completions")
@@ -180,7 +197,7 @@ def test_forcing_http2_answers_an_http11_recording_over_h2(proxy: EmbeddedProxy)
     assert reply.frames == H1_FRAMES
 
 
-def test_a_client_without_http11_keeps_h2(proxy: EmbeddedProxy) -> None:
+def test_a_client_without_http11_keeps_h2(proxy: Proxy) -> None:
     """http_version=1.1 cannot refuse a client that offers only h2: it gets h2 and the
     recorded frames, not a failed handshake."""
     serve(proxy, h1_cassette(), "1.1")
@@ -190,7 +207,7 @@ def test_a_client_without_http11_keeps_h2(proxy: EmbeddedProxy) -> None:
 
 
 def test_a_client_without_h2_gets_http11_from_an_h2_recording(
-    proxy: EmbeddedProxy, h2_recording: Cassette
+    proxy: Proxy, h2_recording: Cassette
 ) -> None:
     """A client offering only http/1.1 is answered over it, whatever was recorded."""
     serve(proxy, h2_recording, "2")
@@ -203,14 +220,12 @@ def test_a_client_without_h2_gets_http11_from_an_h2_recording(
     [("reset:events=2", 2, 2), ("close:events=2", 2, 2), ("truncate:events=2", 2, None)],
 )
 def test_faults_over_h2_as_documented(
-    proxy: EmbeddedProxy, h2_recording: Cassette, fault: str, frames: int, reset: int | None
+    proxy: Proxy, h2_recording: Cassette, fault: str, frames: int, reset: int | None
 ) -> None:
     """Over HTTP/2 a reset or a close is RST_STREAM INTERNAL_ERROR (2) after the frames
     before it, a truncation a clean END_STREAM; the connection stays open either way
     (docs/replay.md, "HTTP/2")."""
-    replayer = next(a for a in proxy.addons if isinstance(a, Replayer))
-    assert isinstance(replayer, Replayer)
-    replayer.use(ReplaySession(h2_recording, speed=0, faults=[fault]))
+    use(proxy, ReplaySession(h2_recording, speed=0, faults=[fault]))
     reply = h2_get_through_proxy(proxy.port, "127.0.0.1", str(proxy.ca_cert), ping_after=True)
     got = (reply.alpn, len(reply.frames), reply.reset, reply.after)
     assert got == ("h2", frames, reset, "open")

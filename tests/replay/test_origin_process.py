@@ -62,12 +62,23 @@ def gone(pid: int, within: float = 10.0) -> bool:
 
 
 class Cli:
-    """``replayproxy replay CASSETTE`` in forward mode, as a user starts it."""
+    """``replayproxy replay CASSETTE --record-mode new_episodes`` in forward mode, as a user
+    starts it: mitmproxy serves (it may record), with the origin child for timed replays. (A
+    replay that never records is the engine's alone, with no child.)"""
 
     def __init__(self, path: Path) -> None:
         env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
         self.proc = subprocess.Popen(
-            [*REPLAYPROXY, "replay", str(path), "--listen", "127.0.0.1:0", "--allow-repeats"],
+            [
+                *REPLAYPROXY,
+                "replay",
+                str(path),
+                "--listen",
+                "127.0.0.1:0",
+                "--allow-repeats",
+                "--record-mode",
+                "new_episodes",
+            ],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -153,7 +164,7 @@ def test_a_failure_in_the_origin_child_is_counted_and_explained(
 ) -> None:
     """A schedule the child cannot run (here: a secret it does not know) comes back as the
     explained 500; the proxy counts it and removes the child's private header."""
-    process = replay_proxy.replayer.process
+    process = getattr(replay_proxy.replayer, "process", None)
     if process is None:
         pytest.skip("the in-process origin has no child")
     session = replay_proxy.serve(cassette(interaction([b"data: 1\n\n"])), speed=1)
@@ -174,6 +185,8 @@ def test_later_addons_see_the_body_the_client_sent(
 ) -> None:
     """The schedule rode to the child in the request body; the flow shows the client's body
     and content-length again once the exchange is over."""
+    if not replay_proxy.mitmproxy:
+        pytest.skip("the engine alone: no addons, no hand-off")
     replay_proxy.serve(cassette(interaction([b"data: 1\n\n"])), speed=1)
     r = httpx.post(replay_proxy.base_url + PATH, content=BODY, timeout=5)
     assert (r.status_code, r.content) == (200, b"data: 1\n\n")
@@ -199,7 +212,7 @@ def test_an_instant_replay_does_not_use_the_child(
     replay_proxy: ReplayTarget, client_env: dict[str, str]
 ) -> None:
     """At --speed 0 the in-process origin serves: a wrong child secret changes nothing."""
-    process = replay_proxy.replayer.process
+    process = getattr(replay_proxy.replayer, "process", None)
     if process is None:
         pytest.skip("the in-process origin has no child")
     replay_proxy.serve(cassette(interaction([b"data: 1\n\n", b"data: 2\n\n"])), speed=0)
@@ -281,7 +294,7 @@ def test_an_origin_child_that_cannot_start_stops_the_run_with_one_line() -> None
     env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
     done = subprocess.run(
         [sys.executable, "-c", patched, "replay", str(ANTHROPIC), "--listen", "127.0.0.1:0",
-         "--", sys.executable, "-c", "print('the command ran')"],
+         "--record-mode", "new_episodes", "--", sys.executable, "-c", "print('the command ran')"],
         capture_output=True, text=True, timeout=60, env=env,
     )  # fmt: skip
     assert done.returncode == 2, done.stderr

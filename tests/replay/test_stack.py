@@ -98,13 +98,19 @@ main()
 
 @pytest.mark.parametrize(
     ("args", "built"),
-    [([], True), (["--upstream", UPSTREAM], False)],
-    ids=["forward-mitmproxy", "base-url-engine"],
+    [
+        (["--record-mode", "new_episodes"], True),
+        (["--upstream", UPSTREAM, "--record-mode", "new_episodes"], True),
+        ([], False),
+        (["--upstream", UPSTREAM], False),
+    ],
+    ids=["forward-recording", "base-url-recording", "forward-engine", "base-url-engine"],
 )
 def test_the_cli_builds_its_mitmproxy_with_build_stack(
     tmp_path: Path, args: list[str], built: bool
 ) -> None:
-    """replay builds mitmproxy through build_stack (forward mode), and none for the engine."""
+    """replay builds mitmproxy through build_stack when it may record, and none for a replay
+    that never records (the engine serves it in both modes)."""
     path = tmp_path / "chat.cassette"
     store.save(path, cassette(interaction([b"data: 1\n\n"])))
     env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
@@ -121,7 +127,8 @@ def test_the_cli_builds_its_mitmproxy_with_build_stack(
 def test_use_cassette_builds_its_mitmproxy_with_build_stack(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """use_cassette() in proxy mode starts its mitmproxy host from build_stack, recorder in."""
+    """use_cassette() recording in proxy mode starts its mitmproxy host from build_stack,
+    recorder in."""
     calls: list[tuple[Any, ...]] = []
     real = stack_mod.build_stack
 
@@ -134,7 +141,11 @@ def test_use_cassette_builds_its_mitmproxy_with_build_stack(
     pool = HostPool()
     try:
         with use_cassette(
-            tmp_path / "c.cassette", pool=pool, confdir=str(tmp_path), set_env=False
+            tmp_path / "c.cassette",
+            pool=pool,
+            confdir=str(tmp_path),
+            set_env=False,
+            record_mode="once",
         ) as use:
             assert use.proxy_mode
         assert len(calls) == 1

@@ -1,9 +1,9 @@
-"""WebSocket frames in forward mode, read off the wire by a raw client: mitmproxy reassembles
-each message before any hook, then sends it on in frames of the sizes it arrived in (its
-``Fragmentizer``), so fragment sizes survive the proxy, except a fragment boundary inside a
-UTF-8 character of a text message, which moves to the start of that character. The base-URL
-engine keeps every boundary as recorded. What this means is in docs/replay.md ("WebSocket
-frames")."""
+"""WebSocket frames, read off the wire by a raw client. The engine keeps every fragment
+boundary as recorded, in base-URL mode and as a forward proxy (how every replay runs). Through
+mitmproxy (a session that may record), which reassembles each message before any hook, then
+sends it on in frames of the sizes it arrived in (its ``Fragmentizer``), fragment sizes survive,
+except a fragment boundary inside a UTF-8 character of a text message, which moves to the start
+of that character. What this means is in docs/replay.md ("WebSocket frames")."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from replayproxy.engine.server import ReplayServer
 from replayproxy.engine.session import ReplaySession
 from replayproxy.mitm.addons.replayer import Replayer
 from replayproxy.mitm.embedded import EmbeddedProxy
+from replayproxy.mitm.leaf_certs import LeafCerts
 from replayproxy.mitm.stack import build_stack
 from replayproxy.testing import ns, ws_interaction
 
@@ -73,7 +74,24 @@ def test_the_engine_sends_each_fragment_as_recorded() -> None:
     assert got == RECORDED
 
 
-def test_forward_mode_keeps_fragment_sizes_but_not_a_cut_inside_a_character(
+def test_the_engine_as_a_forward_proxy_sends_each_fragment_as_recorded(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """Forward mode served by the engine (CONNECT, TLS with mitmproxy's CA): every fragment
+    boundary as recorded, the one inside "é" too."""
+    tls = LeafCerts(tmp_path_factory.mktemp("conf"))
+    session = ReplaySession(CASSETTE, speed=0)
+    with ReplayServer.for_session(session, tls=tls) as server:
+        raw = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+        raw.sendall(f"CONNECT {HOST}:443 HTTP/1.1\r\nHost: {HOST}:443\r\n\r\n".encode())
+        assert raw.recv(4096).startswith(b"HTTP/1.1 200")
+        context = ssl.create_default_context(cafile=tls.ca_cert)
+        with context.wrap_socket(raw, server_hostname=HOST) as sock:
+            got = _frames(sock, HOST, len(RECORDED))
+    assert got == RECORDED
+
+
+def test_mitmproxy_keeps_fragment_sizes_but_not_a_cut_inside_a_character(
     proxy: EmbeddedProxy,
 ) -> None:
     """Through mitmproxy the sizes survive, but the cut after the first byte of "é" moves

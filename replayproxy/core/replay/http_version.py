@@ -17,13 +17,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-from replayproxy.core.cassette.model import Interaction
+from replayproxy.core.cassette.model import Cassette, Interaction
 from replayproxy.errors import UsageError
 
 __all__ = [
     "H2",
     "HTTP11",
     "HttpVersion",
+    "RecordedVersions",
     "choose_alpn",
     "parse_http_version",
     "recorded_versions",
@@ -99,6 +100,20 @@ def recorded_versions(
         if versions or match_host:
             return versions or frozenset()
     return by_host.get("", frozenset())
+
+
+class RecordedVersions:
+    """:func:`recorded_versions` for the cassette being served, its per-host table computed
+    once per cassette (a cassette is immutable; sessions switch per test, so one is kept)."""
+
+    def __init__(self) -> None:
+        self._cached: tuple[Cassette, Mapping[str, frozenset[str]]] | None = None
+
+    def for_host(self, cassette: Cassette, host: str | None, *, match_host: bool) -> frozenset[str]:
+        cached = self._cached
+        if cached is None or cached[0] is not cassette:
+            cached = self._cached = (cassette, versions_by_host(cassette.interactions))
+        return recorded_versions(cached[1], host, match_host=match_host)
 
 
 def choose_alpn(

@@ -16,19 +16,19 @@ class Shell(enum.Enum):
     """A server that can serve a replay session."""
 
     ENGINE = "engine"
-    """:class:`~replayproxy.engine.server.ReplayServer`: plain HTTP/1.1 for a base URL."""
+    """:class:`~replayproxy.engine.server.ReplayServer`: HTTP/1.1 and h2c for a base URL, or a
+    forward proxy answering CONNECT and TLS itself with mitmproxy's CA."""
     MITMPROXY = "mitmproxy"
-    """The embedded mitmproxy with the replay addon (and the recorder)."""
+    """The embedded mitmproxy with the replay addon and the recorder."""
 
 
-def choose_shell(*, upstream: str | None, records: bool) -> Shell:
-    """The shell for a session standing in for ``upstream`` (``None``: a forward proxy).
+def choose_shell(*, records: bool) -> Shell:
+    """The shell for a session, in either mode (a base URL, or a forward proxy).
 
-    Forward-proxy mode needs mitmproxy (CONNECT, TLS interception with its CA, HTTP/2), and so
-    does a session that ``records`` (what is not replayed is forwarded to the upstream and
-    recorded by the recorder addon). Plain base-URL replay is HTTP/1.1 that the engine speaks
-    itself, at engine speed (measured: docs/replay.md, "Which shell serves").
+    A session that ``records`` needs mitmproxy: what is not replayed is forwarded to the
+    upstream and recorded by the recorder addon. A replay that never forwards is served by the
+    engine alone in both modes (base URL, and forward proxy with CONNECT and TLS answered by
+    the engine with mitmproxy's CA), at engine speed: measured in docs/replay.md, "Which shell
+    serves".
     """
-    if upstream is None or records:
-        return Shell.MITMPROXY
-    return Shell.ENGINE
+    return Shell.MITMPROXY if records else Shell.ENGINE

@@ -75,9 +75,14 @@ class _Connection:
     """The state of one h2c connection: the ``h2`` machine, streams being read and served."""
 
     def __init__(
-        self, origin: Origin, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+        self,
+        origin: Origin,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        base: tuple[str, str] | None,
     ) -> None:
         self.origin = origin
+        self.base = base  # where requests are matched as if sent (the origin's job)
         self.reader = reader
         self.writer = writer
         # h2's header validation and normalisation are off: on 200 requests arriving at once
@@ -176,7 +181,7 @@ class _Connection:
         """Answer one request stream (the task is cancelled if the client resets it)."""
         try:
             try:
-                job = await self.origin.job(request)
+                job = await self.origin.job(request, self.base)
                 if not isinstance(job, tuple) and job.websocket is not None:
                     raise WebSocketOverHttp2(
                         "a WebSocket upgrade over HTTP/2 is not replayed; connect over HTTP/1.1"
@@ -260,7 +265,11 @@ class _Connection:
 
 
 async def serve_h2(
-    origin: Origin, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    origin: Origin,
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    base: tuple[str, str] | None = None,
 ) -> None:
-    """Serve one h2c connection (its preface not read yet) until the client leaves."""
-    await _Connection(origin, reader, writer).run()
+    """Serve one HTTP/2 connection (its preface not read yet) until the client leaves; its
+    requests are matched as if sent to ``base`` (``None``: as their URLs say)."""
+    await _Connection(origin, reader, writer, base).run()

@@ -68,7 +68,10 @@ async def sniff(reader: asyncio.StreamReader) -> tuple[Preface, asyncio.StreamRe
 
 
 async def serve_unless_http1(
-    origin: Origin, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    origin: Origin,
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    base: tuple[str, str] | None = None,
 ) -> asyncio.StreamReader | None:
     """Serve the connection as h2c and return ``None`` if it speaks HTTP/2; else return the
     reader for the HTTP/1.1 loop (holding the bytes looked at). A TLS ClientHello is logged
@@ -84,5 +87,5 @@ async def serve_unless_http1(
             origin.url,
         )
         return reader  # the HTTP/1 reader answers its first byte with a 400 saying so, and closes
-    await serve_h2(origin, reader, writer)
+    await serve_h2(origin, reader, writer, base)
     return None

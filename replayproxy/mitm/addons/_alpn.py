@@ -14,13 +14,11 @@ with what was negotiated.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, Protocol
 
 from mitmproxy import ctx, tls
 
-from replayproxy.core.cassette.model import Cassette
-from replayproxy.core.replay.http_version import choose_alpn, recorded_versions, versions_by_host
+from replayproxy.core.replay.http_version import RecordedVersions, choose_alpn
 from replayproxy.engine.session import ReplaySession
 
 __all__ = ["AlpnChoice"]
@@ -37,9 +35,7 @@ class AlpnChoice:
 
     def __init__(self, serving: _Serving) -> None:
         self._serving = serving
-        # The versions per host of the cassette last seen (a cassette is immutable; sessions
-        # switch per test, so one entry is enough).
-        self._cached: tuple[Cassette, Mapping[str, frozenset[str]]] | None = None
+        self._versions = RecordedVersions()
 
     def tls_clienthello(self, data: tls.ClientHelloData) -> None:
         session = self._serving.session
@@ -49,8 +45,8 @@ class AlpnChoice:
         host = hello.sni
         if not host and data.context.server.address:
             host = data.context.server.address[0]  # the CONNECT target
-        recorded = recorded_versions(
-            self._by_host(session.cassette), host, match_host=session.options.match_host
+        recorded = self._versions.for_host(
+            session.cassette, host, match_host=session.options.match_host
         )
         opts: Any = ctx.options
         alpn = choose_alpn(
@@ -58,9 +54,3 @@ class AlpnChoice:
         )
         if alpn is not None:
             data.context.client.alpn = alpn
-
-    def _by_host(self, cassette: Cassette) -> Mapping[str, frozenset[str]]:
-        cached = self._cached
-        if cached is None or cached[0] is not cassette:
-            cached = self._cached = (cassette, versions_by_host(cassette.interactions))
-        return cached[1]

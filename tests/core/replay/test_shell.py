@@ -1,4 +1,5 @@
-"""Which shell serves (core/replay/shell.py): a table of settings -> shell."""
+"""Which shell serves (core/replay/shell.py): a replay that never records is the engine's in
+both modes; recording needs mitmproxy."""
 
 from __future__ import annotations
 
@@ -7,18 +8,7 @@ import pytest
 from replayproxy.core.replay.shell import Shell, choose_shell
 
 
-@pytest.mark.parametrize(
-    ("upstream", "records", "shell"),
-    [
-        (None, False, Shell.MITMPROXY),  # forward proxy: CONNECT and TLS interception
-        (None, True, Shell.MITMPROXY),
-        ("https://api.openai.com", False, Shell.ENGINE),  # plain base-URL replay
-        ("https://api.openai.com", True, Shell.MITMPROXY),  # forwards and records
-        ("http://127.0.0.1:9", False, Shell.ENGINE),
-    ],
-)
-def test_only_base_url_replay_that_never_records_runs_in_the_engine(
-    upstream: str | None, records: bool, shell: Shell
-) -> None:
-    """Forward mode and recording need mitmproxy; base-URL replay alone is the engine's."""
-    assert choose_shell(upstream=upstream, records=records) is shell
+@pytest.mark.parametrize(("records", "shell"), [(False, Shell.ENGINE), (True, Shell.MITMPROXY)])
+def test_only_sessions_that_record_run_in_mitmproxy(records: bool, shell: Shell) -> None:
+    """Forwarding and recording need mitmproxy; replay alone (base URL or forward) does not."""
+    assert choose_shell(records=records) is shell

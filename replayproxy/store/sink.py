@@ -33,7 +33,8 @@ from pathlib import Path
 from replayproxy.core.cassette.model import Interaction
 from replayproxy.core.replay.cassette_write import CassetteWrite
 from replayproxy.errors import CassetteError, CassetteExistsError, CassetteWriteError
-from replayproxy.store import CassetteWriter, check_writable
+from replayproxy.store.files import check_writable
+from replayproxy.store.writer import CassetteWriter
 
 __all__ = ["CassetteSink"]
 
