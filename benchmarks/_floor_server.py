@@ -11,7 +11,9 @@ With ``?rid=N`` in the request it logs the monotonic time (CLOCK_MONOTONIC, shar
 processes) just before each chunk write; ``GET /__sendlog`` returns that log as JSON, so the
 recording benchmark can compute per-chunk latency origin -> client.
 
-Run: ``python benchmarks/_floor_server.py CASSETTE [--speed S]``; prints ``PORT <n>`` when ready.
+Run: ``python benchmarks/_floor_server.py CASSETTE [--speed S] [--tls PEM]``; prints ``PORT <n>``
+when ready. ``--tls``: serve HTTPS with the certificate and key in ``PEM`` (the floor for clients
+that speak TLS through a forward proxy).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import argparse
 import asyncio
 import json
 import socket
+import ssl
 import sys
 import time
 from urllib.parse import parse_qs, urlsplit
@@ -111,9 +114,14 @@ async def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("cassette")
     ap.add_argument("--speed", type=float, default=1.0)
+    ap.add_argument("--tls", default=None, help="serve HTTPS: certificate and key (PEM)")
     args = ap.parse_args()
     floor = Floor(load_schedules(args.cassette, args.speed))
-    server = await asyncio.start_server(floor.handle, "127.0.0.1", 0, backlog=1024)
+    context = None
+    if args.tls:
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(args.tls)
+    server = await asyncio.start_server(floor.handle, "127.0.0.1", 0, backlog=1024, ssl=context)
     print("PORT", server.sockets[0].getsockname()[1], flush=True)
     async with server:
         await server.serve_forever()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import ssl
 import time
 
 import httpx
@@ -46,19 +47,25 @@ async def _one(
 
 
 async def _run(
-    proxy: str, jobs: list[tuple[str, str, bytes, int]], timeout: float
+    proxy: str, jobs: list[tuple[str, str, bytes, int]], timeout: float, ca: str | None
 ) -> list[StreamResult]:
     limits = httpx.Limits(max_connections=len(jobs) + 8, max_keepalive_connections=len(jobs))
+    verify: ssl.SSLContext | bool = True if ca is None else ssl.create_default_context(cafile=ca)
     async with httpx.AsyncClient(
-        proxy=proxy, limits=limits, timeout=httpx.Timeout(timeout), trust_env=False
+        proxy=proxy,
+        limits=limits,
+        timeout=httpx.Timeout(timeout),
+        trust_env=False,
+        verify=verify,
     ) as client:
         return list(await asyncio.gather(*(_one(client, *job) for job in jobs)))
 
 
 def run_streams(
-    proxy: str, jobs: list[tuple[str, str, bytes, int]], timeout: float
+    proxy: str, jobs: list[tuple[str, str, bytes, int]], timeout: float, ca: str | None = None
 ) -> list[StreamResult]:
-    """Run every job ``(stream name, url, body, start_at_ns)`` concurrently through ``proxy``.
+    """Run every job ``(stream name, url, body, start_at_ns)`` concurrently through ``proxy``
+    (``ca``: the CA to verify ``https://`` URLs with: the proxy's).
 
     The cyclic collector is off while the streams run, as in :func:`_client.run_streams`: a
     collection is a pause in the client, which would be charged to the proxy under test.
@@ -66,6 +73,6 @@ def run_streams(
     gc.collect()
     gc.disable()
     try:
-        return asyncio.run(_run(proxy, jobs, timeout))
+        return asyncio.run(_run(proxy, jobs, timeout, ca))
     finally:
         gc.enable()

@@ -51,8 +51,13 @@ class Target:
         return self
 
 
-def floor(label: str, cassette: Path, speed: float, workdir: Path) -> Target:
+def floor(
+    label: str, cassette: Path, speed: float, workdir: Path, tls: Path | None = None
+) -> Target:
+    """The floor server; ``tls``: over HTTPS with this certificate and key (PEM)."""
     argv = [sys.executable, str(HERE / "_floor_server.py"), str(cassette), "--speed", str(speed)]
+    if tls is not None:
+        argv += ["--tls", str(tls)]
     s = Server(label, argv, port_from_log(r"PORT (\d+)"), workdir)
     return Target(label, 0, [s])
 

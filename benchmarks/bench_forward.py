@@ -1,14 +1,17 @@
-"""Forward-mode replay against its floor, two client shapes, and keepalive starvation.
+"""Forward-mode replay against its floor, three client shapes, and keepalive starvation.
 
-Section 1: ``replayproxy replay`` as an HTTP forward proxy (mitmproxy; no ``--upstream``)
-against the floor of plain ``mitmdump`` (regular mode, streaming) in front of
-``_floor_server.py`` serving the same recorded streams, at 1 / 50 / 200 concurrent streams,
-with two client shapes in one run: raw sockets over two processes (``_client.py``, absolute-form
-requests) and httpx streaming clients in one asyncio process (``_httpx_client.py``,
-``proxy=``). Paths alternate within each round (floor, replay, floor, replay, ...) and rounds
-are pooled. Per row: gap error p50/p99 (inter-chunk gaps vs recorded), first-event offset
-error, peak RSS of the proxy's process tree (summed ``VmRSS``, sampled), and the ratios of
-p99 and first-event max to the floor.
+Section 1: ``replayproxy replay`` as a forward proxy (no ``--upstream``: the engine alone,
+CONNECT and TLS included) against the floor of plain ``mitmdump`` (regular mode, streaming)
+in front of ``_floor_server.py`` serving the same recorded streams, at 1 / 50 / 200
+concurrent streams, with three client shapes in one run: raw sockets over two processes
+(``_client.py``, absolute-form ``http://`` requests), httpx streaming clients in one asyncio
+process (``_httpx_client.py``, ``proxy=``, ``http://`` URLs), and the same httpx clients with
+``https://`` URLs (``httpx-tls``: CONNECT, then TLS verified against the proxies' CA;
+mitmdump intercepts it and talks TLS to an HTTPS floor server, the replay answers it). Paths
+alternate within each round (floor, replay, floor, replay, ...) and rounds are pooled. Per
+row: gap error p50/p99 (inter-chunk gaps vs recorded), first-event offset error, peak RSS of
+the proxy's process tree (summed ``VmRSS``, sampled), and the ratios of p99 and first-event
+max to the floor.
 
 Section 2: keepalive starvation. With ``--fault keepalive:every=0.01`` on N concurrent
 streams, how long an unrelated request (a miss: ``GET /v1/models``, not recorded) takes to be
@@ -38,12 +41,14 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _httpx_client
 import _targets as T
+import trustme
 from _bench import _make_ca
 from _client import StreamResult
 from _config import FLOOR_TOLERANCE_MS, FLOOR_TOLERANCE_REL
@@ -56,7 +61,7 @@ RSS_TARGET_MIB = 150.0
 UNRELATED_TARGET_MS = 50.0
 FLOOR, FWD = "floor", "forward"
 LABELS = {FLOOR: "mitmdump passthrough (floor)", FWD: "replayproxy replay (forward)"}
-SHAPES = ("raw", "httpx")
+SHAPES = ("raw", "httpx", "httpx-tls")
 HEADERS = ["streams", "client", "path", "1st p50", "1st max", "gap p50", "gap p99", "gap max",
            "RSS MiB", "ratio", "errors"]  # fmt: skip
 
@@ -77,16 +82,26 @@ def keepalive_stream(s: BenchStream, every_ns: int = 10_000_000) -> BenchStream:
     return BenchStream(f"ka-{s.name}", s.body, s.head_ns, tuple(frames))
 
 
+@dataclass(frozen=True)
+class Tls:
+    """The ``httpx-tls`` shape: ``https://`` URLs on the TLS floor server, through CONNECT,
+    verified against the proxies' CA (mitmdump intercepts them; the replay answers them)."""
+
+    prefix: str
+    ca: str
+
+
 def _run_row(
     clients: Clients,
     target: T.Target,
     shape: str,
     picked: list[BenchStream],
     by_name: dict[str, BenchStream],
+    tls: Tls,
 ) -> tuple[StreamStats, float, str]:
     """One run of ``len(picked)`` concurrent streams: its stats, peak tree RSS (MiB) and how
     that peak split between the processes ("mitmproxy+origin child")."""
-    prefix = target.absolute or ""
+    prefix = tls.prefix if shape == "httpx-tls" else target.absolute or ""
     host = prefix.removeprefix("http://")
     at = time.monotonic_ns() + 200_000_000
     spread = 100_000_000
@@ -101,7 +116,8 @@ def _run_row(
             hjobs = [(s.name, f"{prefix}{PATH}?{s.query}", s.body, at + k * spread // n)
                      for k, s in enumerate(picked)]  # fmt: skip
             proxy = f"http://{target.host}:{target.port}"
-            fut = clients.pool.submit(_httpx_client.run_streams, proxy, hjobs, timeout)
+            ca = tls.ca if shape == "httpx-tls" else None
+            fut = clients.pool.submit(_httpx_client.run_streams, proxy, hjobs, timeout, ca)
             results = fut.result(timeout + 60)
     split = "+".join(f"{m:.0f}" for m in mem.split_mib)
     return analyse(by_name, results), mem.peak_mib, split
@@ -181,6 +197,8 @@ def main(argv: list[str] | None = None) -> int:
     write_cassette(ka_cassette, ka_variants, "https://api.openai.com")
     conf = work / "conf"
     _make_ca(conf)
+    floor_cert = work / "floor.pem"
+    trustme.CA().issue_cert("127.0.0.1").private_key_and_cert_chain_pem.write_to_path(floor_cert)
     clients = Clients(2)
     stats: dict[tuple[int, str, str], StreamStats] = {}
     rss: dict[tuple[int, str, str], tuple[float, str]] = {}
@@ -191,9 +209,13 @@ def main(argv: list[str] | None = None) -> int:
             running.extend(floor_srv.servers)
             ka_floor = T.floor("floor asyncio keepalive", ka_cassette, 1.0, work)
             running.extend(ka_floor.servers)
-            floor_srv.wait(60)
-            ka_floor.wait(60)
-            mitm = T._mitmdump("mitmdump regular", [], work, True, conf)
+            tls_floor = T.floor("floor asyncio tls", cassette, 1.0, work, floor_cert)
+            running.extend(tls_floor.servers)
+            for f in (floor_srv, ka_floor, tls_floor):
+                f.wait(60)
+            tls = Tls(f"https://127.0.0.1:{tls_floor.port}", str(conf / "mitmproxy-ca-cert.pem"))
+            # ssl_insecure: mitmdump does not know the floor's test CA (upstream TLS only).
+            mitm = T._mitmdump("mitmdump regular", ["--set", "ssl_insecure=true"], work, True, conf)
             paths = {
                 FLOOR: T.Target("mitmdump", 0, [mitm], f"http://127.0.0.1:{floor_srv.port}"),
                 FWD: T.replay_cli("forward", cassette, 1.0, work, conf, forward=True),
@@ -215,13 +237,15 @@ def main(argv: list[str] | None = None) -> int:
             # and the first flow through a proxy its own first-use costs.
             for shape in SHAPES:
                 for key in (FLOOR, FWD):
-                    _run_row(clients, paths[key], shape, variants[:1], by_name)
+                    _run_row(clients, paths[key], shape, variants[:1], by_name, tls)
             for _ in range(rounds):
                 for n in counts:
                     picked = [variants[i % len(variants)] for i in range(n)]
                     for shape in SHAPES:
                         for key in (FLOOR, FWD):
-                            st, peak, split = _run_row(clients, paths[key], shape, picked, by_name)
+                            st, peak, split = _run_row(
+                                clients, paths[key], shape, picked, by_name, tls
+                            )
                             k = (n, shape, key)
                             stats[k] = stats[k].merge(st) if k in stats else st
                             if peak > rss.get(k, (0.0, ""))[0]:

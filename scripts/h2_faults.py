@@ -3,9 +3,11 @@ of docs/replay.md ("HTTP/2").
 
     .venv/bin/python scripts/h2_faults.py
 
-One embedded forward replay proxy (``build_stack``, the origin in a child process as the CLI
-runs it) serves an OpenAI chat stream recorded as HTTP/2 (``cassettes/openai-chat-text``, its
-response marked ``HTTP/2.0``), once per fault, to: our own h2 client (every frame: the
+One forward replay proxy per shell (the engine alone, as ``replayproxy replay`` runs; and
+mitmproxy from ``build_stack`` with the origin in a child process, as a session that may
+record runs it; ``--shell engine`` or ``--shell mitmproxy`` for one of them) serves an OpenAI
+chat stream recorded as HTTP/2 (``cassettes/openai-chat-text``, its response marked
+``HTTP/2.0``), once per fault, to: our own h2 client (every frame: the
 RST_STREAM / GOAWAY code and the DATA frames before it), curl ``--http2``, httpx
 ``http2=True`` and, if ``go`` is installed, Go net/http (``ForceAttemptHTTP2``). Loopback only.
 """
@@ -20,6 +22,7 @@ import sys
 import tempfile
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -28,9 +31,11 @@ sys.path.insert(0, str(ROOT))
 
 from replayproxy import store  # noqa: E402
 from replayproxy.core.cassette.model import Cassette  # noqa: E402
+from replayproxy.engine.server import ReplayServer  # noqa: E402
 from replayproxy.engine.session import ReplaySession  # noqa: E402
 from replayproxy.mitm.addons.replayer import Replayer  # noqa: E402
 from replayproxy.mitm.embedded import EmbeddedProxy  # noqa: E402
+from replayproxy.mitm.leaf_certs import LeafCerts  # noqa: E402
 from replayproxy.mitm.stack import build_stack  # noqa: E402
 from tests.replay.h2_peers import h2_get_through_proxy  # noqa: E402
 
@@ -99,7 +104,7 @@ def h2_cassette() -> Cassette:
     return Cassette(interactions=(replace(recorded, request=request, response=response),))
 
 
-def own_h2(proxy: EmbeddedProxy) -> str:
+def own_h2(proxy: EmbeddedProxy | ReplayServer) -> str:
     reply = h2_get_through_proxy(proxy.port, HOST, str(proxy.ca_cert), PATH, ping_after=True)
     out = f"{reply.alpn} {reply.status}, {len(reply.frames)} DATA frames, "
     if reply.reset is not None:
@@ -111,7 +116,7 @@ def own_h2(proxy: EmbeddedProxy) -> str:
     return out + f"; connection {reply.after}"
 
 
-def curl(proxy: EmbeddedProxy) -> str:
+def curl(proxy: EmbeddedProxy | ReplayServer) -> str:
     if shutil.which("curl") is None:
         return "(curl not installed)"
     cmd = ["curl", "-sS", "--http2", "-x", proxy.url, "--cacert", str(proxy.ca_cert)]
@@ -121,7 +126,7 @@ def curl(proxy: EmbeddedProxy) -> str:
     return f"HTTP/{done.stdout} exit {done.returncode}" + (f": {err}" if err else "")
 
 
-def httpx_client(proxy: EmbeddedProxy) -> str:
+def httpx_client(proxy: EmbeddedProxy | ReplayServer) -> str:
     verify = ssl.create_default_context(cafile=str(proxy.ca_cert))
     chunks = 0
     try:
@@ -137,7 +142,7 @@ def httpx_client(proxy: EmbeddedProxy) -> str:
     return f"{head}, {chunks} chunks, no error"
 
 
-def go_client(proxy: EmbeddedProxy, binary: Path | None) -> str:
+def go_client(proxy: EmbeddedProxy | ReplayServer, binary: Path | None) -> str:
     if binary is None:
         return "(go not installed)"
     env = {**os.environ, "HTTPS_PROXY": proxy.url}
@@ -160,23 +165,36 @@ def build_go(work: Path) -> Path | None:
     return work / "client"
 
 
-def main() -> None:
+def table(proxy: EmbeddedProxy | ReplayServer, use: Any, go: Path | None) -> None:
+    """One Markdown table: every fault, every client, through ``proxy``."""
     cassette = h2_cassette()
+    print("| fault | our h2 client (frames) | curl --http2 | httpx http2=True | Go |")
+    print("|---|---|---|---|---|")
+    for fault in FAULTS:
+        cells = []
+        for client in (own_h2, curl, httpx_client, lambda p: go_client(p, go)):
+            use(ReplaySession(cassette, speed=0, faults=[fault] if fault else []))
+            cells.append(client(proxy).replace("|", "\\|"))
+        print(f"| `{fault or '(none)'}` | " + " | ".join(cells) + " |")
+
+
+def main() -> None:
+    shells = sys.argv[sys.argv.index("--shell") + 1 :][:1] if "--shell" in sys.argv else []
     with tempfile.TemporaryDirectory() as tmp:
         go = build_go(Path(tmp))
-        stack = build_stack(None, None, origin_process=True)
-        replayer = stack.replayer
-        assert isinstance(replayer, Replayer)
-        with stack.proxy(confdir=Path(tmp) / "conf") as proxy:
-            print("| fault | our h2 client (frames) | curl --http2 | httpx http2=True | Go |")
-            print("|---|---|---|---|---|")
-            for fault in FAULTS:
-                cells = []
-                for client in (own_h2, curl, httpx_client, lambda p: go_client(p, go)):
-                    faults = [fault] if fault else []
-                    replayer.use(ReplaySession(cassette, speed=0, faults=faults))
-                    cells.append(client(proxy).replace("|", "\\|"))
-                print(f"| `{fault or '(none)'}` | " + " | ".join(cells) + " |")
+        confdir = Path(tmp) / "conf"
+        if not shells or shells == ["engine"]:
+            print("\nthe engine (replayproxy replay)\n")
+            idle = ReplaySession(Cassette(), speed=0)
+            with ReplayServer.for_session(idle, tls=LeafCerts(confdir)) as server:
+                table(server, server.use, go)
+        if not shells or shells == ["mitmproxy"]:
+            print("\nmitmproxy (a session that may record)\n")
+            stack = build_stack(None, None, origin_process=True)
+            replayer = stack.replayer
+            assert isinstance(replayer, Replayer)
+            with stack.proxy(confdir=confdir) as proxy:
+                table(proxy, replayer.use, go)
 
 
 if __name__ == "__main__":

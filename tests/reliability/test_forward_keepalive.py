@@ -1,13 +1,12 @@
 """Keepalive faults do not starve other clients (issue 28, item 9): with ``--fault
-keepalive:every=0.01`` on 200 concurrent streams, an unrelated recorded request is answered,
-in base-URL mode (the engine) within 1 s and in forward mode (mitmproxy) within 3 s.
+keepalive:every=0.01`` on 200 concurrent streams, an unrelated recorded request is answered
+within 1 s in both modes (the engine serves every replay).
 
-Generous bounds: they catch the starvation the issue reported (11.7-22 s), not the issue's
-50 ms target. Forward mode does not meet that target, and cannot while mitmproxy relays every
-chunk: ``benchmarks/bench_forward.py`` measured plain mitmdump relaying the same keepalive
-chunks at 133 ms p50 / 260 ms max for an unrelated request, forward replay at 140 / 403 ms,
-base-URL mode at 6 / 12 ms. Real CLI subprocesses, real sockets on 127.0.0.1; the 200 streams
-are read by one thread here that discards what it reads.
+A generous bound: it catches the starvation the issue reported (11.7-22 s), not the issue's
+50 ms target, which ``benchmarks/bench_forward.py`` measures side by side with plain mitmdump
+relaying the same keepalive chunks (300 streams: forward replay 8.6 ms p50 / 13.2 ms max,
+base-URL 5.2 / 13.7 ms, mitmdump 7.8 / 2760 ms). Real CLI subprocesses, real sockets on
+127.0.0.1; the 200 streams are read by one thread here that discards what it reads.
 """
 
 from __future__ import annotations
@@ -63,13 +62,13 @@ def _read_all(socks: list[socket.socket], stop: threading.Event, seen: list[int]
 
 @pytest.mark.parametrize(
     ("forward", "bound_s"),
-    [pytest.param(False, 1.0, id="base-url"), pytest.param(True, 3.0, id="forward")],
+    [pytest.param(False, 1.0, id="base-url"), pytest.param(True, 1.0, id="forward")],
 )
 def test_an_unrelated_request_is_answered_while_200_streams_get_keepalives(
     tmp_path: Path, forward: bool, bound_s: float
 ) -> None:
     """200 streams under keepalive (interaction 0 only) leave the recorded GET /v1/models
-    answered within the bound: 1 s in base-URL mode, 3 s in forward mode."""
+    answered within the bound (1 s) in either mode."""
     path = tmp_path / "c.cassette"
     store.save(path, cassette(CHAT, MODELS))
     fault = "keepalive:every=0.01,interaction=0"  # GET /v1/models has no events to fill

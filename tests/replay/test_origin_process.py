@@ -84,13 +84,17 @@ class Cli:
             text=True,
             env=env,
         )
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        assert line.startswith("listening on http://127.0.0.1:"), line
-        self.url = line.split()[-1]
-        kids = children(self.proc.pid)
-        assert len(kids) == 1, kids
-        self.origin_pid = kids[0]
+        try:
+            assert self.proc.stdout is not None
+            line = self.proc.stdout.readline()
+            assert line.startswith("listening on http://127.0.0.1:"), line
+            self.url = line.split()[-1]
+            kids = children(self.proc.pid)
+            assert len(kids) == 1, kids
+            self.origin_pid = kids[0]
+        except BaseException:
+            self.kill()  # a failed start must not leave the proxy running
+            raise
 
     def post(self, url: str) -> httpx.Response:
         with httpx.Client(proxy=self.url, timeout=10) as c:
