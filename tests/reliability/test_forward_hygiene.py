@@ -1,7 +1,8 @@
-"""Forward mode (mitmproxy) under idle, half-sent and numerous clients (issue 28: it starved as
-the engine did): the ClientLimits addon times clients out and bounds how many are served, so
-new clients are answered; the CLI under ``ulimit -n 1024`` against 1100 half-sent heads keeps
-answering with stderr quiet. Real mitmproxy, real sockets, generous bounds."""
+"""Forward mode under idle, half-sent and numerous clients (issue 28: it starved as the engine
+did): through mitmproxy (a session that may record) the ClientLimits addon times clients out and
+bounds how many are served, so new clients are answered; the CLI's forward proxy (the engine,
+for replay) under ``ulimit -n 1024`` against 1100 half-sent heads keeps answering with stderr
+quiet. Real mitmproxy, real sockets, generous bounds."""
 
 from __future__ import annotations
 
