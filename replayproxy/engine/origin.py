@@ -321,10 +321,10 @@ class Origin:
         """Open the tunnel ``request`` (a CONNECT) asks for and serve what comes through it."""
         assert self.tls is not None and self.session is not None
         timeout = self.limits.head_timeout
-        tunnel = await open_tunnel(request.url, reader, writer, self.session, self.tls, timeout)
-        if tunnel is not None:
+        base = await open_tunnel(request.url, reader, writer, self.session, self.tls, timeout)
+        if base is not None:
             writer.transport.set_write_buffer_limits(high=WRITE_BUFFER_HIGH)  # the TLS one
-            await self._serve(reader, writer, slot, holder, tunnel.base)
+            await self._serve(reader, writer, slot, holder, base)
 
     async def _respond(
         self,

@@ -45,7 +45,7 @@ from replayproxy.engine.http1_writer import send_plain
 if TYPE_CHECKING:
     from replayproxy.engine.session import ReplaySession
 
-__all__ = ["ESTABLISHED", "ServerContexts", "Tunnel", "TunnelRefused", "open_tunnel"]
+__all__ = ["ESTABLISHED", "ServerContexts", "TunnelRefused", "open_tunnel"]
 
 log = logging.getLogger(__name__)
 
@@ -78,16 +78,6 @@ class ServerContexts(Protocol):
 
 class TunnelRefused(Exception):
     """The tunnel cannot be opened; the message is the one line the client gets."""
-
-
-class Tunnel:
-    """An opened tunnel: serve its connection matched as if sent to ``scheme://authority``."""
-
-    __slots__ = ("base", "protocol")
-
-    def __init__(self, base: tuple[str, str], protocol: bytes | None) -> None:
-        self.base = base
-        self.protocol = protocol
 
 
 def _authority(target: str) -> tuple[str, int]:
@@ -155,6 +145,21 @@ def _protocol(session: ReplaySession, host: str, hello: ClientHello) -> bytes | 
     return chosen
 
 
+async def _establish(
+    target: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, timeout: float
+) -> tuple[str, int, bytes]:
+    """Answer ``CONNECT target`` with the ``200`` and peek at what the client sends first:
+    ``(host, port, first bytes)``; :class:`TunnelRefused` if the tunnel cannot be opened."""
+    host, port = _authority(target)
+    transport = cast(asyncio.Transport, writer.transport)
+    transport.pause_reading()  # keep what comes next in the kernel for the peek
+    if isinstance(reader, StampedReader) and reader.has_partial_request:
+        raise TunnelRefused("the client sent bytes before the tunnel was established")
+    writer.write(ESTABLISHED)
+    await writer.drain()
+    return host, port, await _peek(transport.get_extra_info("socket"), timeout)
+
+
 async def open_tunnel(
     target: str,
     reader: asyncio.StreamReader,
@@ -162,47 +167,26 @@ async def open_tunnel(
     session: ReplaySession,
     contexts: ServerContexts,
     timeout: float,
-) -> Tunnel | None:
-    """Answer ``CONNECT target`` on ``writer``'s connection and start what comes through it:
-    the :class:`Tunnel` to serve, or ``None`` if there is nothing to serve: the client left,
-    the tunnel was refused (a 400 saying why) or its TLS handshake failed (one log line
-    naming the host and what to check)."""
+) -> tuple[str, str] | None:
+    """Answer ``CONNECT target`` on ``writer``'s connection and start what comes through it
+    (TLS, or plain HTTP): where the tunnel's requests go, ``(scheme, netloc)`` as a recorded
+    URL spells it, for the origin to serve the connection with; or ``None`` if there is
+    nothing to serve: the client left, the tunnel was refused (a 400 saying why) or its TLS
+    handshake failed (one log line naming the host and what to check)."""
     try:
-        return await _open(target, reader, writer, session, contexts, timeout)
+        host, port, first = await _establish(target, reader, writer, timeout)
     except TunnelRefused as e:
         if not writer.transport.is_closing():
             await send_plain(writer, 400, f"replayproxy: bad request: {e}\n".encode())
         return None
-
-
-async def _open(
-    target: str,
-    reader: asyncio.StreamReader,
-    writer: asyncio.StreamWriter,
-    session: ReplaySession,
-    contexts: ServerContexts,
-    timeout: float,
-) -> Tunnel | None:
-    host, port = _authority(target)
-    transport = cast(asyncio.Transport, writer.transport)
-    sock = transport.get_extra_info("socket")
-    if sock is None:
-        raise TunnelRefused("CONNECT on a connection without a socket")
-    transport.pause_reading()  # keep what comes next in the kernel for the peek
-    if isinstance(reader, StampedReader) and reader.has_partial_request:
-        raise TunnelRefused("the client sent bytes before the tunnel was established")
-    writer.write(ESTABLISHED)
-    await writer.drain()
-    first = await _peek(sock, timeout)
     if not first:
         return None
     hello = parse_client_hello(first) if classify(first) is Preface.TLS else None
     if hello is None:  # plain HTTP (or h2c) inside the tunnel
-        transport.resume_reading()
-        return Tunnel(_base("http", host, port), None)
+        cast(asyncio.Transport, writer.transport).resume_reading()
+        return _base("http", host, port)
     names = list(dict.fromkeys(n for n in (hello.sni, host) if n))
-    protocol = _protocol(session, hello.sni or host, hello)
-    context = contexts.server_context(names, protocol)
+    context = contexts.server_context(names, _protocol(session, hello.sni or host, hello))
     try:
         await writer.start_tls(context, ssl_handshake_timeout=timeout)
     except (ssl.SSLError, ConnectionError, TimeoutError, OSError) as e:
@@ -215,6 +199,4 @@ async def _open(
             contexts.ca_cert,
         )
         return None
-    agreed = writer.get_extra_info("ssl_object")
-    chosen = agreed.selected_alpn_protocol() if agreed is not None else None
-    return Tunnel(_base("https", host, port), chosen.encode() if chosen else None)
+    return _base("https", host, port)
