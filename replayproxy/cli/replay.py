@@ -2,24 +2,25 @@
 
 Two modes, like ``record``:
 
-- forward proxy (default): mitmproxy, clients use ``HTTPS_PROXY`` and trust mitmproxy's CA
-  (``ca-cert PATH`` line);
+- forward proxy (default): clients use ``HTTPS_PROXY`` and trust mitmproxy's CA (``ca-cert
+  PATH`` line);
 - base URL (``--upstream URL``): replayproxy stands in for ``URL``; clients point their base
-  URL at ``listening on ...``. ``URL`` is contacted only to record. Plain replay needs no
-  mitmproxy feature there, so the replay engine (:class:`~replayproxy.engine.server.ReplayServer`)
-  serves it directly, without the extra hop through mitmproxy (docs/replay.md, "Which shell
-  serves"); record modes keep mitmproxy.
+  URL at ``listening on ...``. ``URL`` is contacted only to record.
 
+A replay that never records needs no mitmproxy feature in either mode, so the replay engine
+(:class:`~replayproxy.engine.server.ReplayServer`) serves it directly, as a forward proxy
+answering CONNECT and TLS itself with mitmproxy's CA in ``--confdir``, or standing in for
+``URL`` (docs/replay.md, "Which shell serves"); record modes run mitmproxy.
 :func:`~replayproxy.core.replay.shell.choose_shell` chooses, and
-:func:`~replayproxy.mitm.stack.build_stack` builds the mitmproxy stack (the replay addon, and in
-a record mode the recorder with the replayer as its sink). Both shells share one
+:func:`~replayproxy.mitm.stack.build_stack` builds the mitmproxy stack (the replay addon and
+the recorder with the replayer as its sink). Both shells share one
 :class:`~replayproxy.engine.session.ReplaySession` (matching, faults, the summary) and the
 same schedule executor, and print and exit alike.
 
 With ``--record-mode none`` (the default) nothing is resolved or connected upstream in either
-mode (``connection_strategy=lazy`` and every request is answered by the cassette). The other
-record modes (:mod:`replayproxy.core.replay.record_mode`) forward what the cassette does not answer
-and record it, in the same proxy (the :class:`Replayer` is the :class:`Recorder`'s sink).
+mode: the engine has no upstream connection to open. The other record modes
+(:mod:`replayproxy.core.replay.record_mode`) forward what the cassette does not answer and
+record it, in the same proxy (the :class:`Replayer` is the :class:`Recorder`'s sink).
 
 On exit a one-line summary goes to stderr; with ``-- COMMAND`` an unmatched request makes the
 exit status non-zero unless ``--allow-unmatched``,

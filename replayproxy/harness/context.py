@@ -14,7 +14,9 @@ Two ways clients reach it:
 
 - **base URL** (``upstream=URL``): ``rp.url`` stands in for ``URL``. Replay that never forwards
   runs in the in-process engine (no mitmproxy); recording runs mitmproxy as a reverse proxy;
-- **proxy** (no ``upstream``): mitmproxy as a forward proxy; for the block ``os.environ`` has
+- **proxy** (no ``upstream``): a forward proxy with mitmproxy's CA (replay in the in-process
+  engine, which answers CONNECT and TLS itself; recording in mitmproxy); for the block
+  ``os.environ`` has
   ``HTTPS_PROXY``/``HTTP_PROXY`` (and lower-case), the CA variables (``SSL_CERT_FILE``,
   ``REQUESTS_CA_BUNDLE``...) and ``REPLAYPROXY_URL``, so clients created inside it use the proxy.
 
