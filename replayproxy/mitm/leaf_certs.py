@@ -49,8 +49,14 @@ class LeafCerts:
         directory = Path(os.path.expanduser(os.fspath(confdir)))
         try:
             self._store = certs.CertStore.from_store(directory, _BASENAME, KEY_SIZE)
-        except (OSError, ValueError) as e:
-            raise UsageError(f"cannot use the CA in {directory}: {e}") from None
+        except (OSError, ValueError) as e:  # cryptography's ValueError carries a list too
+            words = e.strerror if isinstance(e, OSError) and e.strerror else None
+            words = words or (str(e.args[0]) if e.args else type(e).__name__)
+            raise UsageError(
+                f"cannot use mitmproxy's CA in {directory}: {words.splitlines()[0]} (if its "
+                f"{_BASENAME}-ca.pem is damaged, move the {_BASENAME}-ca* files away: a new CA "
+                "is made, which clients must then trust)"
+            ) from None
         self._ca_cert = str(directory / f"{_BASENAME}-ca-cert.pem")
         self._contexts: dict[tuple[tuple[str, ...], bytes | None], ssl.SSLContext] = {}
         self._lock = threading.Lock()

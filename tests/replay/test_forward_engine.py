@@ -19,6 +19,7 @@ from replayproxy.core.matching.differences import MatchOptions
 from replayproxy.core.replay.options import ConnectionLimits
 from replayproxy.engine.server import ReplayServer
 from replayproxy.engine.session import ReplaySession
+from replayproxy.errors import UsageError
 from replayproxy.mitm.leaf_certs import LeafCerts
 from replayproxy.testing import cassette, interaction
 
@@ -166,3 +167,15 @@ def test_an_empty_cassette_explains_the_miss_through_the_tunnel(certs: LeafCerts
             r = c.post(f"https://{HOST}{PATH}", content=BODY)
     assert r.status_code == 500 and r.headers["x-replayproxy-unmatched"] == "1"
     assert f"POST {PATH} (host {HOST})" in r.text
+
+
+def test_a_damaged_ca_is_one_line_naming_the_directory(tmp_path: Path) -> None:
+    """A confdir whose CA file is garbage is refused in one line that names the directory
+    and how to get a new CA, not a cryptography traceback or its error list."""
+    (tmp_path / "mitmproxy-ca.pem").write_text("garbage")
+    with pytest.raises(UsageError) as caught:
+        LeafCerts(tmp_path)
+    message = str(caught.value)
+    assert "\n" not in message and str(tmp_path) in message
+    assert "Could not deserialize key data" in message and "OpenSSLError" not in message
+    assert "move the mitmproxy-ca* files away" in message
