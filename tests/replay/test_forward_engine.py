@@ -177,5 +177,6 @@ def test_a_damaged_ca_is_one_line_naming_the_directory(tmp_path: Path) -> None:
         LeafCerts(tmp_path)
     message = str(caught.value)
     assert "\n" not in message and str(tmp_path) in message
-    assert "Could not deserialize key data" in message and "OpenSSLError" not in message
+    # cryptography's own words differ between versions; its list of OpenSSL errors is left out.
+    assert "OpenSSLError" not in message and "[<" not in message
     assert "move the mitmproxy-ca* files away" in message
