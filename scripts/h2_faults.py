@@ -14,6 +14,7 @@ RST_STREAM / GOAWAY code and the DATA frames before it), curl ``--http2``, httpx
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import ssl
@@ -179,16 +180,18 @@ def table(proxy: EmbeddedProxy | ReplayServer, use: Any, go: Path | None) -> Non
 
 
 def main() -> None:
-    shells = sys.argv[sys.argv.index("--shell") + 1 :][:1] if "--shell" in sys.argv else []
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--shell", choices=("engine", "mitmproxy"), help="one shell only")
+    shell = ap.parse_args().shell
     with tempfile.TemporaryDirectory() as tmp:
         go = build_go(Path(tmp))
         confdir = Path(tmp) / "conf"
-        if not shells or shells == ["engine"]:
+        if shell in (None, "engine"):
             print("\nthe engine (replayproxy replay)\n")
             idle = ReplaySession(Cassette(), speed=0)
             with ReplayServer.for_session(idle, tls=LeafCerts(confdir)) as server:
                 table(server, server.use, go)
-        if not shells or shells == ["mitmproxy"]:
+        if shell in (None, "mitmproxy"):
             print("\nmitmproxy (a session that may record)\n")
             stack = build_stack(None, None, origin_process=True)
             replayer = stack.replayer

@@ -198,7 +198,6 @@ def use_cassette(
     host = _host(pool or default_pool(), session, upstream, upstream_ca, confdir)
     use = CassetteUse(path, session, host.url, proxy_mode=upstream is None)
     if upstream is None:
-        assert host.ca_cert is not None  # forward mode: both hosts have a CA
         use.ca_cert = host.ca_cert
         full = child_env(host.url, forward=True, ca_cert=host.ca_cert, base={})
         use.env = full
