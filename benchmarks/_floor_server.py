@@ -27,8 +27,8 @@ import sys
 import time
 from urllib.parse import parse_qs, urlsplit
 
-from replayproxy import store
-from replayproxy.core.replay.schedule import Schedule, from_interaction, scale
+from replayproxy import _store as store
+from replayproxy._core.replay.schedule import Schedule, from_interaction, scale
 
 _DROP = {b"content-length", b"transfer-encoding", b"connection", b"keep-alive"}
 

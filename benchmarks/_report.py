@@ -281,7 +281,7 @@ class Report:
             return ""
         from urllib.parse import parse_qs, urlsplit
 
-        from replayproxy import store
+        from replayproxy import _store as store
 
         path = self.b.workdir / "recorded.cassette"
         want = sum(st.streams_ok for (_, k), st in out.items() if k == "rec-rp" and st)

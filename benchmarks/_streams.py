@@ -11,7 +11,7 @@ deterministically (seeded), the way `replayproxy/testing/payloads/README` descri
   text), each event cut into 1-3 frames at random byte positions (mid UTF-8 sequences
   included), gaps 5-7 ms: the stream for split fidelity (target: 100% at gaps >= 5 ms).
 
-The same streams are written as a replayproxy cassette (``replayproxy.store.save``) and as a
+The same streams are written as a replayproxy cassette (``replayproxy._store.save``) and as a
 mitmproxy flows file (``mitmproxy.io.FlowWriter``) for mitmproxy's own ``--server-replay``.
 A request names its stream in the query (``?bench=chat-3``) and the body, so every replayer
 (and the floor server) can tell them apart without relying on replay order.
@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from replayproxy import store
-from replayproxy.core.cassette.model import (
+from replayproxy import _store as store
+from replayproxy._core.cassette.model import (
     Cassette,
     Ending,
     EndKind,

@@ -24,9 +24,9 @@ from functools import partial
 from importlib import resources
 from typing import Any
 
-from replayproxy.core.check import StreamChecker
-from replayproxy.core.wire.eventstream import decode_all, encode_event
-from replayproxy.core.wire.sse import parse_events
+from replayproxy._core.check import StreamChecker
+from replayproxy._core.wire.eventstream import decode_all, encode_event
+from replayproxy._core.wire.sse import parse_events
 
 
 def _payloads(name: str) -> list[Any]:

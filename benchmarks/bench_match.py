@@ -29,17 +29,17 @@ from urllib.parse import quote
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from replayproxy.core.cassette.model import Cassette, Request  # noqa: E402
-from replayproxy.core.matching.differences import (  # noqa: E402
+from replayproxy._core.cassette.model import Cassette, Request  # noqa: E402
+from replayproxy._core.matching.differences import (  # noqa: E402
     MatchOptions,
     _query_differences,
     is_wildcard,
     query_pairs,
 )
-from replayproxy.core.matching.explanation import Difference  # noqa: E402
-from replayproxy.engine.failsafe import unmatched_response  # noqa: E402
-from replayproxy.engine.resolving import resolves_inline  # noqa: E402
-from replayproxy.engine.session import ReplaySession  # noqa: E402
+from replayproxy._core.matching.explanation import Difference  # noqa: E402
+from replayproxy._engine.failsafe import unmatched_response  # noqa: E402
+from replayproxy._engine.resolving import resolves_inline  # noqa: E402
+from replayproxy._engine.session import ReplaySession  # noqa: E402
 from replayproxy.testing import cassette, interaction  # noqa: E402
 
 URL = "http://api.example.invalid/v1/things"

@@ -34,7 +34,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from replayproxy.core.matrix import cells
+from replayproxy._core.matrix import cells
 from replayproxy.testing import Simulator
 
 CONFTEST = """

@@ -37,8 +37,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from replayproxy import store  # noqa: E402
-from replayproxy.core.cassette.model import (  # noqa: E402
+from replayproxy import _store as store  # noqa: E402
+from replayproxy._core.cassette.model import (  # noqa: E402
     Cassette,
     Ending,
     EndKind,
@@ -55,8 +55,8 @@ SSE = ((b"content-type", b"text/event-stream"),)
 
 _ENGINE = """
 import sys, time
-from replayproxy.core.matching.differences import MatchOptions
-from replayproxy.engine.server import ReplayServer
+from replayproxy._core.matching.differences import MatchOptions
+from replayproxy._engine.server import ReplayServer
 faults = sys.argv[2:]
 with ReplayServer(sys.argv[1], speed=0 if not faults else 1, faults=faults,
                   options=MatchOptions(allow_repeats=True), on_miss=lambda m: None) as s:

@@ -6,7 +6,7 @@
 Every write of a replay waits for a timer, so a timer's lateness is added to the write's
 offset. Stock asyncio waits in ``epoll_wait``, whose timeout is whole milliseconds rounded
 up; replayproxy's engine and embedded mitmproxy run on
-:class:`~replayproxy.engine.timers.PreciseSelector` (``select()`` on the epoll descriptor, a
+:class:`~replayproxy._engine.timers.PreciseSelector` (``select()`` on the epoll descriptor, a
 microsecond timeout). Each round sleeps the same random delays (2-12 ms, like the gaps of a
 chat stream) on one loop of each kind, alternating rounds so machine noise falls on both.
 Lateness = when the coroutine resumed minus when the timer was due. A script, not a test:
@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 from _stats import percentile
 
-from replayproxy.engine import timers
+from replayproxy._engine import timers
 
 
 async def _lateness(delays: list[float]) -> list[float]:

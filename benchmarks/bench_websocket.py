@@ -5,11 +5,11 @@ relative to the client message they answer.
     python benchmarks/bench_websocket.py --runs 20   # quicker, a wider interval
 
 A Realtime-shaped session is recorded once from the local Realtime simulator
-(``replayproxy.testing.realtime``) through the recorder addon in an embedded mitmproxy. It is
+(``replayproxy.testing._realtime``) through the recorder addon in an embedded mitmproxy. It is
 then replayed ``--runs`` times at speed 1 on each path, to a raw ``websockets`` client (the
 cheapest real client: the openai SDK adds its own parsing time to every message):
 
-- ``direct``: :class:`~replayproxy.engine.server.ReplayServer` in this process, no mitmproxy
+- ``direct``: :class:`~replayproxy._engine.server.ReplayServer` in this process, no mitmproxy
   (what the pytest plugin and ``use_cassette`` run in base-URL mode);
 - ``proxy``: the replay addon in an embedded mitmproxy in this process, reverse mode (the
   pytest plugin's proxy mode);
@@ -62,16 +62,16 @@ from _harness import Server, bin_path, port_from_log
 from _stats import percentile
 from websockets.sync.client import connect
 
-import replayproxy.engine.websocket as engine_ws
-import replayproxy.mitm.addons.replayer as replayer_mod
-from replayproxy import store
-from replayproxy.core.websocket.conversation import plan_session
-from replayproxy.engine.server import ReplayServer
-from replayproxy.engine.session import ReplaySession
-from replayproxy.mitm.addons.recorder import Recorder
-from replayproxy.mitm.addons.replayer import Replayer
-from replayproxy.mitm.embedded import EmbeddedProxy
-from replayproxy.testing.realtime import RealtimeSimulator
+import replayproxy._engine.websocket as engine_ws
+import replayproxy._mitm.addons.replayer as replayer_mod
+from replayproxy import _store as store
+from replayproxy._core.websocket.conversation import plan_session
+from replayproxy._engine.server import ReplayServer
+from replayproxy._engine.session import ReplaySession
+from replayproxy._mitm.addons.recorder import Recorder
+from replayproxy._mitm.addons.replayer import Replayer
+from replayproxy._mitm.embedded import EmbeddedProxy
+from replayproxy.testing._realtime import RealtimeSimulator
 
 PATH = "/v1/realtime?model=gpt-realtime"
 ITEM = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Hi"}]}

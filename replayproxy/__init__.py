@@ -1,14 +1,14 @@
 """replayproxy: record and replay streaming LLM API responses byte for byte, with their timing.
 
-The public Python API. Submodules: :mod:`replayproxy.core` (pure model, codec, parsers,
-schedules), :mod:`replayproxy.store` (cassette files), :mod:`replayproxy.mitm.addons` (mitmproxy
-addons), :mod:`replayproxy.harness` (:func:`use_cassette`: replay and record around Python code;
+The public Python API. Submodules: :mod:`replayproxy._core` (pure model, codec, parsers,
+schedules), :mod:`replayproxy._store` (cassette files), :mod:`replayproxy._mitm.addons` (mitmproxy
+addons), :mod:`replayproxy._harness` (:func:`use_cassette`: replay and record around Python code;
 the pytest plugin is built on it), :mod:`replayproxy.testing` (a local provider simulator).
 """
 
 from __future__ import annotations
 
-from replayproxy.core.cassette.model import (
+from replayproxy._core.cassette.model import (
     Cassette,
     Ending,
     EndKind,
@@ -17,9 +17,9 @@ from replayproxy.core.cassette.model import (
     Request,
     Response,
 )
-from replayproxy.core.replay.seen import SeenRequest
-from replayproxy.engine.server import ReplayServer
-from replayproxy.errors import (
+from replayproxy._core.replay.seen import SeenRequest
+from replayproxy._engine.server import ReplayServer
+from replayproxy._errors import (
     CassetteError,
     CassetteExistsError,
     CassetteFormatError,
@@ -31,8 +31,8 @@ from replayproxy.errors import (
     UpstreamError,
     UsageError,
 )
-from replayproxy.harness.context import CassetteUse, use_cassette
-from replayproxy.store import CassetteWriter, load, save
+from replayproxy._harness.context import CassetteUse, use_cassette
+from replayproxy._store import CassetteWriter, load, save
 
 __version__ = "0.1.0"
 

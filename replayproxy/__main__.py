@@ -1,5 +1,5 @@
 """``python -m replayproxy``: the same as the ``replayproxy`` command."""
 
-from replayproxy.cli import main
+from replayproxy._cli import main
 
 main()

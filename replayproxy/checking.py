@@ -1,6 +1,6 @@
 """Check recorded or captured streams against each provider's stream contract.
 
-The user-facing side of :mod:`replayproxy.core.check`::
+The user-facing side of :mod:`replayproxy._core.check`::
 
     from replayproxy.checking import check, assert_stream_ok
 
@@ -21,7 +21,7 @@ The user-facing side of :mod:`replayproxy.core.check`::
     check_cassette("app.cassette", contract=contract, path="/chat")   # select interactions
 
 Interactions are checked *as replayed*: the faults stored in the interaction (and any given
-with ``faults=``) are applied first, through the same :func:`replayproxy.core.faults.plan` the
+with ``faults=``) are applied first, through the same :func:`replayproxy._core.faults.plan` the
 replay server uses, so a cassette edited to drop or truncate events fails with the rule that
 fault breaks.
 """
@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from replayproxy.core.cassette.model import Cassette, Frame, Interaction
-from replayproxy.core.check import (
+from replayproxy._core.cassette.model import Cassette, Frame, Interaction
+from replayproxy._core.check import (
     PROVIDERS,
     Contract,
     RequestOptions,
@@ -44,10 +44,10 @@ from replayproxy.core.check import (
     parse_contract,
     request_options,
 )
-from replayproxy.core.check.decoding import unsupported
-from replayproxy.core.check.recorded import InteractionReport, check_interaction, select
-from replayproxy.core.providers import Provider, detect
-from replayproxy.errors import UsageError
+from replayproxy._core.check.decoding import unsupported
+from replayproxy._core.check.recorded import InteractionReport, check_interaction, select
+from replayproxy._core.providers import Provider, detect
+from replayproxy._errors import UsageError
 
 __all__ = [
     "InteractionReport",
@@ -134,7 +134,7 @@ def check_cassette(
     app = _contract(contract)
     name = "the cassette"
     if not isinstance(cassette, Cassette):
-        from replayproxy import store
+        from replayproxy import _store as store
 
         name = str(cassette)
         cassette = store.load(cassette, on_warning=on_warning)
@@ -213,7 +213,7 @@ def check_stream(
     """Check one stream and return a :class:`StreamReport` (dialect, notes, violations).
 
     ``source`` is the body (bytes), its frames (an iterable of bytes, or of
-    :class:`~replayproxy.core.cassette.model.Frame` with their arrival offsets: any split gives
+    :class:`~replayproxy._core.cassette.model.Frame` with their arrival offsets: any split gives
     the same result, the delivery timing of ``incremental`` contracts aside) or an
     :class:`Interaction` (provider detected from its request unless given, faults applied). For
     bytes and frames, give ``provider``, an application ``contract`` (a :class:`Contract` or a

@@ -30,14 +30,14 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from replayproxy import store  # noqa: E402
-from replayproxy.core.cassette.model import Cassette  # noqa: E402
-from replayproxy.engine.server import ReplayServer  # noqa: E402
-from replayproxy.engine.session import ReplaySession  # noqa: E402
-from replayproxy.mitm.addons.replayer import Replayer  # noqa: E402
-from replayproxy.mitm.embedded import EmbeddedProxy  # noqa: E402
-from replayproxy.mitm.leaf_certs import LeafCerts  # noqa: E402
-from replayproxy.mitm.stack import build_stack  # noqa: E402
+from replayproxy import _store as store  # noqa: E402
+from replayproxy._core.cassette.model import Cassette  # noqa: E402
+from replayproxy._engine.server import ReplayServer  # noqa: E402
+from replayproxy._engine.session import ReplaySession  # noqa: E402
+from replayproxy._mitm.addons.replayer import Replayer  # noqa: E402
+from replayproxy._mitm.embedded import EmbeddedProxy  # noqa: E402
+from replayproxy._mitm.leaf_certs import LeafCerts  # noqa: E402
+from replayproxy._mitm.stack import build_stack  # noqa: E402
 from tests.replay.h2_peers import h2_get_through_proxy  # noqa: E402
 
 HOST = "api.openai.com"  # never resolved: connection_strategy=lazy, the replayer refuses it

@@ -29,8 +29,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
 
-from replayproxy import store
-from replayproxy.core.cassette.model import EndKind
+from replayproxy import _store as store
+from replayproxy._core.cassette.model import EndKind
 from replayproxy.testing import STREAMS, Behavior, Simulator, Stream
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -215,7 +215,7 @@ def record(example: Example, sim: Simulator, out: Path, confdir: Path) -> None:
     cmd = [
         sys.executable,
         "-c",
-        "from replayproxy.cli import main; main()",
+        "from replayproxy._cli import main; main()",
         "record",
         str(out),
         "--overwrite",

@@ -21,7 +21,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-REPLAYPROXY = [sys.executable, "-c", "from replayproxy.cli import main; main()"]
+REPLAYPROXY = [sys.executable, "-c", "from replayproxy._cli import main; main()"]
 
 
 def section(title: str) -> str:

@@ -1,4 +1,4 @@
-"""Cassette files on disk (replayproxy.store): errors, torn tails, append/new/overwrite, crashes."""
+"""Cassette files on disk (replayproxy._store): errors, torn tails, append/new/overwrite, crashes."""
 
 from __future__ import annotations
 
@@ -12,15 +12,15 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from replayproxy import store
-from replayproxy.cli import cli
-from replayproxy.core.cassette import codec
-from replayproxy.core.cassette.model import (
+from replayproxy import _store as store
+from replayproxy._cli import cli
+from replayproxy._core.cassette import codec
+from replayproxy._core.cassette.model import (
     Cassette,
     Interaction,
 )
-from replayproxy.core.replay.cassette_write import CassetteWrite
-from replayproxy.errors import (
+from replayproxy._core.replay.cassette_write import CassetteWrite
+from replayproxy._errors import (
     CassetteError,
     CassetteExistsError,
     CassetteFormatError,

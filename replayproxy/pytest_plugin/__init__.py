@@ -5,7 +5,7 @@ plugin``), so installing replayproxy is enough; ``-p no:replayproxy`` turns it o
 
 - :mod:`.plugin`: the hooks, the marker ``@pytest.mark.replayproxy(...)``, the fixtures
   (``replayproxy``, ``replayproxy_config``, ``replayproxy_cassette_dir``) and the command-line
-  and ini options, generated from :data:`replayproxy.core.replay.options.REPLAY_OPTIONS`;
+  and ini options, generated from :data:`replayproxy._core.replay.options.REPLAY_OPTIONS`;
 - :mod:`.naming`: the cassette path of a test;
 - :mod:`.matrix`: the fault matrix's items (one per cell; ``matrix=``, ``--replayproxy-matrix``);
 - :mod:`.report`: the fault matrix's results at the end of the session (summary, report,
@@ -14,6 +14,6 @@ plugin``), so installing replayproxy is enough; ``-p no:replayproxy`` turns it o
 Built on :func:`replayproxy.use_cassette`; docs/pytest.md documents every option.
 """
 
-from replayproxy.pytest_plugin.naming import cassette_name
+from replayproxy.pytest_plugin._naming import cassette_name
 
 __all__ = ["cassette_name"]

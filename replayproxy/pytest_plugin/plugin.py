@@ -5,11 +5,11 @@ Settings, from weakest to strongest: the option table's defaults, ini keys, the
 function: the closest wins), the command line. ``faults`` from the command line add to the
 others instead of replacing them; the names to redact add up across every level (a narrower
 level never drops a secret a wider one names). The options are the table's
-(:mod:`replayproxy.core.replay.options`), replay and record groups alike.
+(:mod:`replayproxy._core.replay.options`), replay and record groups alike.
 
 A test uses replayproxy when it carries the marker or asks for the ``replayproxy`` fixture. For
 its duration the fixture serves its cassette through a per-process server (see
-:mod:`replayproxy.harness.hosts`); after the test body, :func:`pytest_runtest_call` fails the
+:mod:`replayproxy._harness.hosts`); after the test body, :func:`pytest_runtest_call` fails the
 test with the explanation of every unmatched request (and recording error, and blocked
 connection), and reports recorded interactions it never used (a warning, or a failure with
 ``--replayproxy-fail-unused``). Under a fault matrix a test has one item per cell (:mod:`.matrix`).
@@ -24,21 +24,25 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
-from replayproxy.core.replay.option_values import strings
-from replayproxy.core.replay.options import Front, Kind, OptionDef, options_for, settings_from
-from replayproxy.pytest_plugin import matrix, network, report, summary, vcr
-from replayproxy.pytest_plugin import words as failing
-from replayproxy.pytest_plugin.matrix import MATRIX_OPTIONS
-from replayproxy.pytest_plugin.naming import cassette_path
+from replayproxy._core.replay.option_values import strings
+from replayproxy._core.replay.options import Front, Kind, OptionDef, options_for, settings_from
+from replayproxy.pytest_plugin import _matrix as matrix
+from replayproxy.pytest_plugin import _network as network
+from replayproxy.pytest_plugin import _report as report
+from replayproxy.pytest_plugin import _summary as summary
+from replayproxy.pytest_plugin import _vcr as vcr
+from replayproxy.pytest_plugin import _words as failing
+from replayproxy.pytest_plugin._matrix import MATRIX_OPTIONS
+from replayproxy.pytest_plugin._naming import cassette_path
 
 if TYPE_CHECKING:
-    from replayproxy.harness.context import CassetteUse
-    from replayproxy.harness.netblock import NetworkBlock
+    from replayproxy._harness.context import CassetteUse
+    from replayproxy._harness.netblock import NetworkBlock
 
 __all__ = ["ReplayproxyUnusedWarning"]
 
 # The stream_snapshot fixture and its --replayproxy-snapshot-update option.
-pytest_plugins = ["replayproxy.pytest_plugin.snapshot"]
+pytest_plugins = ["replayproxy.pytest_plugin._snapshot"]
 
 MARKER = "replayproxy"
 
@@ -155,7 +159,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    from replayproxy.harness import context
+    from replayproxy._harness import context
 
     if context._pool is not None:
         context._pool.close()
@@ -225,8 +229,8 @@ def replayproxy(
     Base-URL mode with ``upstream=`` (point the client's base URL at ``replayproxy.url``),
     proxy mode without (``HTTPS_PROXY``, ``SSL_CERT_FILE``... are set for the test).
     """
-    from replayproxy.errors import ReplayProxyError
-    from replayproxy.harness.context import use_cassette
+    from replayproxy._errors import ReplayProxyError
+    from replayproxy._harness.context import use_cassette
 
     config = request.config
     item = request.node

@@ -33,8 +33,8 @@ Public API (details in each module's docstring):
 
 from typing import TYPE_CHECKING, Any
 
-from replayproxy.testing.behavior import KNOBS, Behavior, Plan, Write, from_knobs, plan
-from replayproxy.testing.builders import (
+from replayproxy.testing._behavior import KNOBS, Behavior, Plan, Write, from_knobs, plan
+from replayproxy.testing._builders import (
     CHAT_BODY,
     CHAT_URL,
     JSON_HEADERS,
@@ -54,13 +54,13 @@ from replayproxy.testing.builders import (
     sse_frames,
     stream_interaction,
 )
-from replayproxy.testing.capture import CapturedEvent, CapturedFrame, StreamCapture
-from replayproxy.testing.capture_read import acapture_stream, capture_stream, capture_url
-from replayproxy.testing.routes import route
-from replayproxy.testing.server import Served, SimRequest
-from replayproxy.testing.streams import STREAMS, Stream, expected_text
-from replayproxy.testing.upstream import CountingUpstream
-from replayproxy.testing.ws_builders import (
+from replayproxy.testing._capture import CapturedEvent, CapturedFrame, StreamCapture
+from replayproxy.testing._capture_read import acapture_stream, capture_stream, capture_url
+from replayproxy.testing._routes import route
+from replayproxy.testing._server import Served, SimRequest
+from replayproxy.testing._streams import STREAMS, Stream, expected_text
+from replayproxy.testing._upstream import CountingUpstream
+from replayproxy.testing._ws_builders import (
     REALTIME_URL,
     UPGRADE_HEADERS,
     realtime_turns,
@@ -69,7 +69,7 @@ from replayproxy.testing.ws_builders import (
 )
 
 if TYPE_CHECKING:
-    from replayproxy.testing.realtime import RealtimeSimulator
+    from replayproxy.testing._realtime import RealtimeSimulator
     from replayproxy.testing.simulator import Simulator
 
 
@@ -81,7 +81,7 @@ def __getattr__(name: str) -> Any:
 
         return Simulator
     if name == "RealtimeSimulator":
-        from replayproxy.testing.realtime import RealtimeSimulator
+        from replayproxy.testing._realtime import RealtimeSimulator
 
         return RealtimeSimulator
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -4,7 +4,7 @@ Synchronous use (tests)::
 
     with Simulator() as sim:                       # or Simulator(tls=trustme_ca)
         httpx.post(sim.url + "/v1/chat/completions", json={"stream": True, ...})
-        served = sim.wait_served(1)                # -> [Served], see replayproxy.testing.server
+        served = sim.wait_served(1)                # -> [Served], see replayproxy.testing._server
 
 API::
 
@@ -21,7 +21,7 @@ API::
     .clear()             forget served records
 
 Per-request knobs (``x-sim-*`` headers / ``sim-*`` query) are listed in
-:mod:`replayproxy.testing.behavior`; routing in :mod:`replayproxy.testing.routes`.
+:mod:`replayproxy.testing._behavior`; routing in :mod:`replayproxy.testing._routes`.
 
 A hung response (``hang_after``) is recorded when the client disconnects or the simulator stops.
 
@@ -46,9 +46,9 @@ import threading
 from types import TracebackType
 from typing import Any
 
-from replayproxy.errors import UsageError
-from replayproxy.testing.behavior import Behavior, from_knobs
-from replayproxy.testing.server import Connection, Served
+from replayproxy._errors import UsageError
+from replayproxy.testing._behavior import Behavior, from_knobs
+from replayproxy.testing._server import Connection, Served
 
 __all__ = ["Simulator", "main", "server_context"]
 
@@ -229,7 +229,7 @@ Routes (POST unless noted; anything else is a 404 in the provider's error shape)
   /model/MODEL/converse-stream               Bedrock ConverseStream (AWS event stream)
   GET /v1/models                             OpenAI model list
 Per-request knobs (x-sim-* headers or sim-* query parameters: ttfb, gaps, errors, resets,
-...) are listed in replayproxy.testing.behavior.
+...) are listed in replayproxy.testing._behavior.
 
 Prints "listening on URL" once ready; stops cleanly on Ctrl-C or SIGTERM."""
 

@@ -25,7 +25,7 @@ from dataclasses import replace
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
-from replayproxy.core.cassette.model import (
+from replayproxy._core.cassette.model import (
     Cassette,
     Ending,
     EndKind,
@@ -34,8 +34,8 @@ from replayproxy.core.cassette.model import (
     Request,
     Response,
 )
-from replayproxy.core.cassette.validate import MAX_OFFSET_NS
-from replayproxy.core.websocket.model import (
+from replayproxy._core.cassette.validate import MAX_OFFSET_NS
+from replayproxy._core.websocket.model import (
     MAX_CLOSE_CODE,
     MIN_CLOSE_CODE,
     WebSocketSession,
@@ -43,8 +43,8 @@ from replayproxy.core.websocket.model import (
     WsCloseKind,
     WsMessage,
 )
-from replayproxy.testing.builders import MS, interaction, stream_interaction
-from replayproxy.testing.streams import STREAMS
+from replayproxy.testing._builders import MS, interaction, stream_interaction
+from replayproxy.testing._streams import STREAMS
 
 __all__ = [
     "any_bytes",
@@ -117,7 +117,7 @@ def sse_streams(
 
 def recorded_streams(names: Sequence[str] | None = None) -> SearchStrategy[Interaction]:
     """One of the simulator's real SSE provider streams (:data:`STREAMS`, or those ``names``)
-    as :func:`~replayproxy.testing.builders.stream_interaction` records it."""
+    as :func:`~replayproxy.testing._builders.stream_interaction` records it."""
     pool = sorted(names or (n for n, s in STREAMS.items() if s.sse))
     return st.sampled_from(pool).map(stream_interaction)
 

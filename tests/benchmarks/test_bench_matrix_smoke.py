@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from replayproxy.core.matrix import cells
+from replayproxy._core.matrix import cells
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_matrix.py"
 NUMBER = r"-?\d+\.\d\d"

@@ -16,8 +16,8 @@ MESSAGES = [{"role": "user", "content": "Invent a new holiday and describe it."}
 
 def real_events() -> list[dict[str, object]]:
     """The real OpenAI chunks, from the shipped example cassette's first interaction."""
-    from replayproxy import store
-    from replayproxy.core.wire.sse import parse_events
+    from replayproxy import _store as store
+    from replayproxy._core.wire.sse import parse_events
 
     body = store.load(EXAMPLE).interactions[0].response.body  # type: ignore[union-attr]
     return [json.loads(e.data) for e in parse_events(body) if e.data != "[DONE]"]

@@ -1,4 +1,4 @@
-"""Sample cassettes for the cassette-tool tests, built with :mod:`replayproxy.testing.builders`.
+"""Sample cassettes for the cassette-tool tests, built with :mod:`replayproxy.testing._builders`.
 
 The values are chosen for these tests: a request carrying secrets to redact (a bearer token,
 an e-mail address), a stream split badly on purpose, and a demo session of real provider
@@ -7,10 +7,10 @@ streams that ended in different ways.
 
 from __future__ import annotations
 
-from replayproxy.core.cassette.model import Cassette, EndKind, Interaction
-from replayproxy.testing import builders
-from replayproxy.testing.builders import interaction, no_response, request, stream_interaction
-from replayproxy.testing.streams import STREAMS
+from replayproxy._core.cassette.model import Cassette, EndKind, Interaction
+from replayproxy.testing import _builders as builders
+from replayproxy.testing._builders import interaction, no_response, request, stream_interaction
+from replayproxy.testing._streams import STREAMS
 
 # A list, as the tests compare lists of frame data with it.
 SSE_EVENTS = list(builders.SSE_EVENTS)

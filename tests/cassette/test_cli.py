@@ -16,15 +16,15 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 
-from replayproxy import store
-from replayproxy.cli import cli
-from replayproxy.core.cassette.model import Cassette
+from replayproxy import _store as store
+from replayproxy._cli import cli
+from replayproxy._core.cassette.model import Cassette
 from replayproxy.testing.strategies import cassettes
 from tests.cassette.samples import SSE_EVENTS, demo_cassette, sample_cassette
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "cassettes").glob("*.cassette"))
-REPLAYPROXY = [sys.executable, "-c", "from replayproxy.cli import main; main()"]
+REPLAYPROXY = [sys.executable, "-c", "from replayproxy._cli import main; main()"]
 examples = pytest.mark.parametrize(
     "example",
     EXAMPLES or [pytest.param(None, marks=pytest.mark.skip(reason="no cassettes/*.cassette yet"))],

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from replayproxy import store
+from replayproxy import _store as store
 from tests.cassette.test_cli import ROOT, rp
 
 SHIPPED = ROOT / "cassettes" / "openai-chat-text.cassette"

@@ -11,9 +11,10 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from replayproxy import store, use_cassette
-from replayproxy.cli import cli
-from replayproxy.harness.hosts import HostPool
+from replayproxy import _store as store
+from replayproxy import use_cassette
+from replayproxy._cli import cli
+from replayproxy._harness.hosts import HostPool
 from replayproxy.testing import Simulator, cassette, stream_interaction
 
 BODY = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}

@@ -16,9 +16,9 @@ from pathlib import Path
 import openai
 from click.testing import CliRunner
 
-from replayproxy import store
-from replayproxy.cli import cli
-from replayproxy.core.wire.sse import parse_events
+from replayproxy import _store as store
+from replayproxy._cli import cli
+from replayproxy._core.wire.sse import parse_events
 from replayproxy.testing import Behavior, Simulator
 from tests.cassette.import_helpers import MESSAGES, replayed_text
 

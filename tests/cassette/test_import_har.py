@@ -11,8 +11,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from replayproxy import store
-from replayproxy.cli import cli
+from replayproxy import _store as store
+from replayproxy._cli import cli
 from tests.cassette.import_helpers import MESSAGES, real_events, replayed_text, sse_body, text_of
 
 URL = "https://api.openai.com/v1/chat/completions"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from replayproxy.cli import cli
+from replayproxy._cli import cli
 from tests.cassette.import_helpers import ROOT, real_events, sse_body
 
 test_import_vcr = pytest.importorskip("tests.cassette.test_import_vcr")

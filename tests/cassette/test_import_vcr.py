@@ -12,9 +12,9 @@ import openai
 import pytest
 from click.testing import CliRunner
 
-from replayproxy import store
-from replayproxy.cli import cli
-from replayproxy.core.wire.sse import parse_events
+from replayproxy import _store as store
+from replayproxy._cli import cli
+from replayproxy._core.wire.sse import parse_events
 from replayproxy.testing.simulator import Simulator
 from tests.cassette.import_helpers import (
     MESSAGES,
@@ -142,7 +142,7 @@ def test_a_binary_aws_event_stream_is_byte_exact_one_frame_per_message(tmp_path:
     same bytes, one frame per message."""
     from importlib import resources
 
-    from replayproxy.core.wire.eventstream import encode_event
+    from replayproxy._core.wire.eventstream import encode_event
 
     text = resources.files("replayproxy.testing").joinpath("payloads/bedrock-converse-text.jsonl")
     payloads = [json.loads(line) for line in text.read_text().splitlines() if line.strip()]

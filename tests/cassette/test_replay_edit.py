@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from replayproxy import store
-from replayproxy.core.wire.events import event_spans
+from replayproxy import _store as store
+from replayproxy._core.wire.events import event_spans
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "cassettes" / "openai-chat-text.cassette"
-REPLAYPROXY = [sys.executable, "-c", "from replayproxy.cli import main; main()"]
+REPLAYPROXY = [sys.executable, "-c", "from replayproxy._cli import main; main()"]
 
 # Streams the recorded request through the replay proxy; writes the raw body it received and
 # how the stream ended ("ok" or the exception's class name).

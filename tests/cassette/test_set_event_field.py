@@ -9,8 +9,9 @@ import openai
 import pytest
 from click.testing import CliRunner
 
-from replayproxy import ReplayServer, store
-from replayproxy.cli import cli
+from replayproxy import ReplayServer
+from replayproxy import _store as store
+from replayproxy._cli import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "cassettes" / "openai-chat-text.cassette"

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from replayproxy import store
-from replayproxy.core.cassette.model import Cassette
-from replayproxy.core.websocket.model import WsMessage
+from replayproxy import _store as store
+from replayproxy._core.cassette.model import Cassette
+from replayproxy._core.websocket.model import WsMessage
 from replayproxy.testing import realtime_turns, ws_interaction
 from tests.cassette.samples import sse_interaction
 from tests.cassette.test_cli import rp

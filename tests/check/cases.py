@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from replayproxy.core.check import Contract, RequestOptions
-from replayproxy.core.wire.eventstream import encode_event, encode_exception, encode_message
+from replayproxy._core.check import Contract, RequestOptions
+from replayproxy._core.wire.eventstream import encode_event, encode_exception, encode_message
 from tests.check.contract_cases import APP_BASES, app_cases
 from tests.check.family_cases import FAMILY_BASES, family_cases
 from tests.check.framing import bedrock_messages, frame_sse, payload_lines

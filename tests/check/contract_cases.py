@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from replayproxy.core.check import Contract, parse_contract
+from replayproxy._core.check import Contract, parse_contract
 
 __all__ = ["APP_BASES", "EXAMPLES", "app_cases", "contract", "ndjson_events", "sse_events"]
 

@@ -25,7 +25,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Final
 
-from replayproxy.core.wire import eventstream
+from replayproxy._core.wire import eventstream
 
 __all__ = [
     "CORPUS",

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from replayproxy.core.wire.eventstream import encode_event
+from replayproxy._core.wire.eventstream import encode_event
 
 __all__ = ["FAMILY_BASES", "INVOKE_FAMILIES", "complete_events", "family_cases", "invoke_body"]
 

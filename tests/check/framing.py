@@ -1,6 +1,6 @@
 """Real provider streams for the checker tests, as the simulator serves them.
 
-A thin view of :mod:`replayproxy.testing.streams` (payload bytes as stored, framed as each
+A thin view of :mod:`replayproxy.testing._streams` (payload bytes as stored, framed as each
 provider frames them) under the names these tests use, plus :func:`frame_sse` to re-frame
 edited payloads when building a stream that breaks one rule.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from replayproxy.testing.streams import STREAMS, frame
+from replayproxy.testing._streams import STREAMS, frame
 
 __all__ = ["PAYLOAD_FILES", "SSE_STREAMS", "bedrock_body", "payload_lines", "sse_body"]
 

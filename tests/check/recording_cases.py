@@ -17,10 +17,10 @@ from typing import Any
 
 import brotli
 
+from replayproxy._core.cassette.model import Interaction
+from replayproxy._core.check import Contract, Violation
 from replayproxy.checking import check_interaction
-from replayproxy.core.cassette.model import Interaction
-from replayproxy.core.check import Contract, Violation
-from replayproxy.testing import builders
+from replayproxy.testing import _builders as builders
 from tests.check.contract_cases import contract, sse_events
 
 __all__ = [

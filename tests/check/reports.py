@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from replayproxy.core.check import RequestOptions, check_body
+from replayproxy._core.check import RequestOptions, check_body
 
 __all__ = ["check_events", "sse_event"]
 

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from replayproxy import store
-from replayproxy.checking import check_cassette, check_interaction
-from replayproxy.core.cassette.model import (
+from replayproxy import _store as store
+from replayproxy._core.cassette.model import (
     Cassette,
     Ending,
     EndKind,
@@ -19,6 +18,7 @@ from replayproxy.core.cassette.model import (
     Request,
     Response,
 )
+from replayproxy.checking import check_cassette, check_interaction
 
 ROOT = Path(__file__).resolve().parents[2]
 CASSETTES = sorted((ROOT / "cassettes").glob("*.cassette"))

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from replayproxy._core.cassette.model import Ending, EndKind, Interaction, Request, Response
+from replayproxy._core.check import RequestOptions, Violation
+from replayproxy._errors import UsageError
 from replayproxy.checking import StreamContractError, assert_stream_ok, check
-from replayproxy.core.cassette.model import Ending, EndKind, Interaction, Request, Response
-from replayproxy.core.check import RequestOptions, Violation
-from replayproxy.errors import UsageError
-from replayproxy.testing import builders
+from replayproxy.testing import _builders as builders
 from tests.check.cases import CASES, base_body
 
 

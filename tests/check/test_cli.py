@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from replayproxy.cli import cli
-from replayproxy.core.check import RULES
+from replayproxy._cli import cli
+from replayproxy._core.check import RULES
 from tests.check.cases import CASES, base_body
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -129,7 +129,7 @@ def test_installed_entry_point() -> None:
 @needs_cassettes
 def test_torn_and_corrupt_cassettes(tmp_path: Path) -> None:
     """A torn tail is a warning line and the rest is checked; a corrupt file is exit 2."""
-    from replayproxy import store
+    from replayproxy import _store as store
 
     torn = tmp_path / "torn.cassette"
     torn.write_bytes((ROOT / "cassettes" / "anthropic-text.cassette").read_bytes())

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from replayproxy import store
-from replayproxy.cli import cli
-from replayproxy.testing import builders
+from replayproxy import _store as store
+from replayproxy._cli import cli
+from replayproxy.testing import _builders as builders
 from tests.check.contract_cases import EXAMPLES, sse_events
 from tests.check.recording_cases import buffered_frames, compress_whole, recording, streamed_frames
 

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from replayproxy._core.check import Contract, check_frames, parse_contract
+from replayproxy._core.check.order import OrderMatcher, compile_order
+from replayproxy._errors import UsageError
 from replayproxy.checking import check, check_stream, load_contract
-from replayproxy.core.check import Contract, check_frames, parse_contract
-from replayproxy.core.check.order import OrderMatcher, compile_order
-from replayproxy.errors import UsageError
 from tests.check.contract_cases import (
     APP_BASES,
     EXAMPLES,

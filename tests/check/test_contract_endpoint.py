@@ -10,6 +10,8 @@ import json
 
 import pytest
 
+from replayproxy._core.check import Contract, parse_contract
+from replayproxy._errors import UsageError
 from replayproxy.checking import (
     StreamContractError,
     assert_stream_ok,
@@ -18,9 +20,7 @@ from replayproxy.checking import (
     check_stream,
     load_contract,
 )
-from replayproxy.core.check import Contract, parse_contract
-from replayproxy.errors import UsageError
-from replayproxy.testing import builders
+from replayproxy.testing import _builders as builders
 from tests.check.contract_cases import EXAMPLES, sse_events
 from tests.check.recording_cases import recording, streamed_frames
 

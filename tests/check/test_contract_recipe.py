@@ -9,9 +9,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from replayproxy import ReplayServer, store
+from replayproxy import ReplayServer
+from replayproxy import _store as store
+from replayproxy._core.cassette.model import Cassette
 from replayproxy.checking import check_cassette, load_contract
-from replayproxy.core.cassette.model import Cassette
 from replayproxy.testing import interaction
 from tests.check.contract_cases import EXAMPLES, sse_events
 
@@ -81,7 +82,7 @@ def test_the_docs_example_cassette_is_the_example_stream(tmp_path: Path) -> None
     CLI checks it against the contract: ok as recorded, exit 1 with a cut."""
     from click.testing import CliRunner
 
-    from replayproxy.cli import cli
+    from replayproxy._cli import cli
 
     shipped = store.load(EXAMPLES / "chat-turn.cassette")
     (one,) = shipped.interactions

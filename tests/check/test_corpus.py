@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from replayproxy.core.check import RequestOptions, StreamChecker, Violation, check_frames
+from replayproxy._core.check import RequestOptions, StreamChecker, Violation, check_frames
 from tests.check.corpus_streams import CORPUS, MANIFEST, CorpusStream, frame, load_corpus
 
 STREAMS = load_corpus()

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from replayproxy.core.check import StreamChecker
-from replayproxy.core.check.dialect import DialectSniffer, vendor_from_url
+from replayproxy._core.check import StreamChecker
+from replayproxy._core.check.dialect import DialectSniffer, vendor_from_url
 
 
 def _chat(**fields: object) -> bytes:
@@ -150,7 +150,7 @@ def test_only_the_first_payloads_are_looked_at() -> None:
 
 def test_a_malformed_url_is_no_crash() -> None:
     """A URL urlsplit rejects (a bad IPv6 literal) names no vendor and detects nothing."""
-    from replayproxy.core.providers import detect
+    from replayproxy._core.providers import detect
 
     assert detect("http://[::1:bad/v1/chat/completions", "text/event-stream") == "sse"
     assert _dialect("openai-chat", _chat(), "http://[::1:bad/") == "OpenAI-compatible"
@@ -159,7 +159,7 @@ def test_a_malformed_url_is_no_crash() -> None:
 def test_claude_on_vertex_is_detected_and_named() -> None:
     """A Vertex AI streamRawPredict URL for an Anthropic model is the Anthropic grammar, and the
     dialect says where it runs."""
-    from replayproxy.core.providers import detect
+    from replayproxy._core.providers import detect
 
     url = (
         "https://us-east5-aiplatform.googleapis.com/v1/projects/p/locations/us-east5/"

@@ -12,11 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from replayproxy._core.cassette.model import Frame, Interaction
+from replayproxy._core.check import RULES
+from replayproxy._errors import UsageError
 from replayproxy.checking import check, check_cassette, check_interaction, check_stream
-from replayproxy.core.cassette.model import Frame, Interaction
-from replayproxy.core.check import RULES
-from replayproxy.errors import UsageError
-from replayproxy.testing import builders
+from replayproxy.testing import _builders as builders
 from tests.check.contract_cases import contract, ndjson_events, sse_events
 from tests.check.recording_cases import (
     CODINGS,

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from replayproxy.core.check import StreamChecker, Violation
-from replayproxy.core.providers import detect
+from replayproxy._core.check import StreamChecker, Violation
+from replayproxy._core.providers import detect
 from tests.check.family_cases import FAMILY_BASES, INVOKE_FAMILIES, family_cases, invoke_body
 
 RUNTIME = "https://bedrock-runtime.us-east-1.amazonaws.com/model"

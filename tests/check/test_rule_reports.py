@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from replayproxy.core.check import RULES, check_frames
+from replayproxy._core.check import RULES, check_frames
 from tests.check.cases import CASES
 
 # rule -> [(event index, byte offset, message), ...] in report order

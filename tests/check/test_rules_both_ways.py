@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from replayproxy.core.check import RequestOptions, StreamChecker, check_body
-from replayproxy.core.wire.eventstream import encode_event, encode_exception
+from replayproxy._core.check import RequestOptions, StreamChecker, check_body
+from replayproxy._core.wire.eventstream import encode_event, encode_exception
 from tests.check.framing import bedrock_messages, frame_sse, payload_lines
 
 CHAT, ANTH, RESP, GEM = "openai-chat-text", "anthropic-text", "openai-responses", "gemini-text"

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from replayproxy.core.check import check_body
-from replayproxy.core.wire.sse import parse_events
+from replayproxy._core.check import check_body
+from replayproxy._core.wire.sse import parse_events
 from tests.check.cases import CASES, base_body
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from replayproxy.core.check import RequestOptions, StreamChecker
+from replayproxy._core.check import RequestOptions, StreamChecker
 from tests.check.framing import payload_lines
 from tests.check.sdk_server import serving
 

@@ -1,13 +1,13 @@
-"""The simulator's framed provider streams (replayproxy.testing.streams) pass the checker."""
+"""The simulator's framed provider streams (replayproxy.testing._streams) pass the checker."""
 
 from __future__ import annotations
 
 import pytest
 
-streams = pytest.importorskip("replayproxy.testing.streams")
+streams = pytest.importorskip("replayproxy.testing._streams")
 
+from replayproxy._errors import UsageError  # noqa: E402
 from replayproxy.checking import check  # noqa: E402
-from replayproxy.errors import UsageError  # noqa: E402
 
 
 def _ctype(stream: object) -> str:

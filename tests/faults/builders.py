@@ -1,12 +1,12 @@
-"""The fault tests' recorded streams: :func:`replayproxy.testing.builders.stream_interaction`
+"""The fault tests' recorded streams: :func:`replayproxy.testing._builders.stream_interaction`
 with these tests' defaults (frames 20 ms apart, the ending at the last frame) and a short
 variant of OpenAI's long chat stream for fast client tests."""
 
 from __future__ import annotations
 
-from replayproxy.core.cassette.model import Interaction
-from replayproxy.testing.builders import stream_interaction
-from replayproxy.testing.streams import STREAMS
+from replayproxy._core.cassette.model import Interaction
+from replayproxy.testing._builders import stream_interaction
+from replayproxy.testing._streams import STREAMS
 
 __all__ = ["events_for", "interaction"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from replayproxy.core.cassette.model import Cassette
+from replayproxy._core.cassette.model import Cassette
 from tests.faults.builders import interaction
 from tests.faults.clients import BODIES
 

@@ -13,8 +13,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from replayproxy.core.faults.provider import terminal_index
-from replayproxy.core.wire.events import event_spans
+from replayproxy._core.faults.provider import terminal_index
+from replayproxy._core.wire.events import event_spans
 from tests.faults.builders import events_for
 
 __all__ = [
@@ -177,7 +177,7 @@ def run_httpx(url: str, stream: str) -> Outcome:
 def text_of(stream: str, body: bytes) -> str:
     import json
 
-    from replayproxy.core.wire.sse import parse_events
+    from replayproxy._core.wire.sse import parse_events
 
     parts: list[str] = []
     for e in parse_events(body):

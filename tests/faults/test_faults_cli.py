@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from replayproxy import store
-from replayproxy.cli import cli
-from replayproxy.core.cassette.model import Cassette
+from replayproxy import _store as store
+from replayproxy._cli import cli
+from replayproxy._core.cassette.model import Cassette
 from tests.faults.builders import interaction
 from tests.faults.proxy import EXE
 

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from replayproxy import store
-from replayproxy.core.cassette.model import Cassette
-from replayproxy.core.faults import plan
-from replayproxy.testing.streams import STREAMS
+from replayproxy import _store as store
+from replayproxy._core.cassette.model import Cassette
+from replayproxy._core.faults import plan
+from replayproxy.testing._streams import STREAMS
 from tests.faults.builders import events_for
 from tests.faults.cases import CASES, build_cassette, case_path
 from tests.faults.clients import (

@@ -13,9 +13,9 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from replayproxy.core.cassette.model import Cassette
-from replayproxy.core.faults import parse
-from replayproxy.engine.server import ReplayServer
+from replayproxy._core.cassette.model import Cassette
+from replayproxy._core.faults import parse
+from replayproxy._engine.server import ReplayServer
 from tests.faults.builders import interaction
 
 
@@ -94,7 +94,7 @@ def test_openai_responses_error_and_truncate(fault: str) -> None:
 
     import openai
 
-    from replayproxy.core.matching.differences import MatchOptions
+    from replayproxy._core.matching.differences import MatchOptions
 
     it = interaction("openai-responses", gap_ms=1, ttfb_ms=1)
     body = json.dumps({"input": "hi", "model": "gpt-4o-mini", "stream": True}).encode()

@@ -16,8 +16,8 @@ import pytest
 from click.testing import CliRunner
 
 from replayproxy import Cassette, load, save
-from replayproxy.cli import cli
-from replayproxy.engine.server import ReplayServer
+from replayproxy._cli import cli
+from replayproxy._engine.server import ReplayServer
 from tests.faults.builders import events_for, interaction
 from tests.faults.clients import OPENAI_BODY, text_of
 

@@ -23,9 +23,9 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from replayproxy.errors import UsageError
-from replayproxy.harness import netpatch, threadorigin
-from replayproxy.harness.netblock import (
+from replayproxy._errors import UsageError
+from replayproxy._harness import netpatch, threadorigin
+from replayproxy._harness.netblock import (
     Allowed,
     NetworkBlock,
     NetworkBlockedError,

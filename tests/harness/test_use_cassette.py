@@ -9,9 +9,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from replayproxy import store, use_cassette
-from replayproxy.errors import UsageError
-from replayproxy.harness.hosts import HostPool
+from replayproxy import _store as store
+from replayproxy import use_cassette
+from replayproxy._errors import UsageError
+from replayproxy._harness.hosts import HostPool
 from replayproxy.testing import Simulator
 
 BODY = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}

@@ -10,9 +10,9 @@ import httpx
 import pytest
 
 from replayproxy import use_cassette
-from replayproxy.core.redaction.secrets import REDACTED
-from replayproxy.errors import UsageError
-from replayproxy.harness.hosts import HostPool
+from replayproxy._core.redaction.secrets import REDACTED
+from replayproxy._errors import UsageError
+from replayproxy._harness.hosts import HostPool
 from replayproxy.testing import Simulator
 
 HEADER_SECRET = "hdr-secret-5f1c"

@@ -4,7 +4,7 @@ option cannot be left out of them. Run this module to print them."""
 
 from __future__ import annotations
 
-from replayproxy.core.replay.options import RECORD_OPTIONS, Front, Kind, OptionDef, options_for
+from replayproxy._core.replay.options import RECORD_OPTIONS, Front, Kind, OptionDef, options_for
 
 
 def _with_metavar(flag: str, opt: OptionDef) -> str:

@@ -14,15 +14,15 @@ import pytest
 from mitmproxy.test import taddons
 
 from replayproxy import use_cassette
-from replayproxy.cli import cli
-from replayproxy.core.cassette.model import Cassette
-from replayproxy.core.replay.options import OPTIONS, Front, Kind, OptionDef, options_for
-from replayproxy.engine.server import ReplayServer
-from replayproxy.errors import UsageError
-from replayproxy.harness.hosts import HostPool
-from replayproxy.mitm.addons.recorder import Recorder
-from replayproxy.mitm.addons.replayer import Replayer
-from replayproxy.pytest_plugin import vcr
+from replayproxy._cli import cli
+from replayproxy._core.cassette.model import Cassette
+from replayproxy._core.replay.options import OPTIONS, Front, Kind, OptionDef, options_for
+from replayproxy._engine.server import ReplayServer
+from replayproxy._errors import UsageError
+from replayproxy._harness.hosts import HostPool
+from replayproxy._mitm.addons.recorder import Recorder
+from replayproxy._mitm.addons.replayer import Replayer
+from replayproxy.pytest_plugin import _vcr as vcr
 from replayproxy.pytest_plugin.plugin import marker_signature
 from tests.integration.option_docs import pytest_rows, recording_rows
 
@@ -138,7 +138,7 @@ def test_replay_server_takes_its_options_and_refuses_the_record_ones() -> None:
 INNER = textwrap.dedent("""
     import pytest
 
-    from replayproxy.core.replay.options import Front, options_for
+    from replayproxy._core.replay.options import Front, options_for
 
     SAMPLES = {samples!r}
 

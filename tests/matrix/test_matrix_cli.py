@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from replayproxy import store
-from replayproxy.core.matrix import OUTCOMES, SETS, MatrixReport
+from replayproxy import _store as store
+from replayproxy._core.matrix import OUTCOMES, SETS, MatrixReport
 from replayproxy.testing import JSON_HEADERS, cassette, interaction
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAT = ROOT / "cassettes" / "openai-chat-text.cassette"
-REPLAYPROXY = [sys.executable, "-c", "from replayproxy.cli import main; main()"]
+REPLAYPROXY = [sys.executable, "-c", "from replayproxy._cli import main; main()"]
 UPSTREAM = "https://api.openai.com"
 
 # curl as a naive client: whatever arrives is the answer; the exit status is curl's (a reset

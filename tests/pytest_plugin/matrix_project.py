@@ -28,7 +28,7 @@ import os
 import httpx
 import pytest
 
-from replayproxy.testing.streams import STREAMS, expected_text
+from replayproxy.testing._streams import STREAMS, expected_text
 
 UPSTREAM = os.environ["RP_UPSTREAM"]
 PROXY_MODE = os.environ.get("RP_MODE", "base") == "proxy"

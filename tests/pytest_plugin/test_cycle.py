@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from replayproxy import store
-from replayproxy.core.cassette import codec
+from replayproxy import _store as store
+from replayproxy._core.cassette import codec
 from replayproxy.testing import CountingUpstream, Simulator
 from tests.pytest_plugin.project import cassette, run, write_tests
 

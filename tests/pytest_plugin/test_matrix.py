@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from replayproxy.core.matrix import cells
+from replayproxy._core.matrix import cells
 from replayproxy.testing import CountingUpstream, Simulator
 from tests.pytest_plugin.matrix_project import results, run_matrix, write_readers
 from tests.pytest_plugin.project import run

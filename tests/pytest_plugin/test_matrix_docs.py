@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from replayproxy.core.matrix import SETS, cells
-from replayproxy.core.replay.options import Front, options_for
-from replayproxy.harness.context import CassetteUse
-from replayproxy.pytest_plugin.matrix import MATRIX_OPTIONS
+from replayproxy._core.matrix import SETS, cells
+from replayproxy._core.replay.options import Front, options_for
+from replayproxy._harness.context import CassetteUse
+from replayproxy.pytest_plugin._matrix import MATRIX_OPTIONS
 from replayproxy.testing import Simulator
 from tests.pytest_plugin.matrix_project import results
 from tests.pytest_plugin.project import run

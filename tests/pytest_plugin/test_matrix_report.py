@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from replayproxy.core.matrix import cells
+from replayproxy._core.matrix import cells
 from replayproxy.testing import Simulator
 from tests.pytest_plugin.matrix_project import results, run_matrix, write_readers
 from tests.pytest_plugin.project import run

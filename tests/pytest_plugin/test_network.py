@@ -178,7 +178,7 @@ def test_lookup(replayproxy):
 PROXY_MODE = """
 import httpx
 import pytest
-from replayproxy import store
+from replayproxy import _store as store
 from replayproxy.testing import CHAT_BODY, CHAT_URL, cassette, interaction
 
 
@@ -210,8 +210,8 @@ def test_proxy_mode_replay_works_under_the_block(pytester: pytest.Pytester) -> N
 def test_allowed_hosts_of_every_level_add_up() -> None:
     """The command line / ini hosts, replayproxy_config's and each marker's are all let
     through; a value that is not a host or a list of hosts is a one-line UsageError."""
-    from replayproxy.errors import UsageError
-    from replayproxy.pytest_plugin.network import hosts_from
+    from replayproxy._errors import UsageError
+    from replayproxy.pytest_plugin._network import hosts_from
 
     levels = [{"allowed_hosts": "a.test"}, {}, {"allowed_hosts": ["b.test", "c.test:443"]}]
     assert hosts_from(["cli.test"], levels) == ["cli.test", "a.test", "b.test", "c.test:443"]

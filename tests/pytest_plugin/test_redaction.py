@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from replayproxy.core.redaction.secrets import REDACTED
+from replayproxy._core.redaction.secrets import REDACTED
 from replayproxy.testing import Simulator
 from tests.pytest_plugin.project import cassette, run
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from replayproxy import store
-from replayproxy.core.cassette.model import Cassette, Frame, header_value
+from replayproxy import _store as store
+from replayproxy._core.cassette.model import Cassette, Frame, header_value
 from replayproxy.testing import CountingUpstream, Simulator
 from tests.pytest_plugin.project import run
 

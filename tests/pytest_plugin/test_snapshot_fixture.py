@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from replayproxy.testing.snapshot import ENV_UPDATE
+from replayproxy.testing._snapshot import ENV_UPDATE
 
 INNER = """
 import json
@@ -17,7 +17,7 @@ import os
 
 import httpx
 
-from replayproxy.testing.capture import CapturedEvent, CapturedFrame, StreamCapture
+from replayproxy.testing._capture import CapturedEvent, CapturedFrame, StreamCapture
 
 FINISH = os.environ.get("RP_FINISH", "stop")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replayproxy.pytest_plugin.naming import cassette_name
+from replayproxy.pytest_plugin._naming import cassette_name
 
 
 def test_cassette_name_keeps_plain_names_and_param_ids() -> None:

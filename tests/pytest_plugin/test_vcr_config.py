@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from replayproxy import store
-from replayproxy.core.redaction.secrets import REDACTED
+from replayproxy import _store as store
+from replayproxy._core.redaction.secrets import REDACTED
 from replayproxy.testing import Simulator
 from tests.pytest_plugin.project import cassette, run
 

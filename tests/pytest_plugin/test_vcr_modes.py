@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from replayproxy import store
+from replayproxy import _store as store
 from replayproxy.testing import Simulator
 from tests.pytest_plugin.project import cassette, run, write_tests
 

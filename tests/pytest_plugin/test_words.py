@@ -101,7 +101,7 @@ def test_the_cli_500_body_keeps_the_cli_flag(tmp_path: Path) -> None:
     cassette = tmp_path / "chat.cassette"
     body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Say hi"}]}
     from replayproxy import use_cassette
-    from replayproxy.harness.hosts import HostPool
+    from replayproxy._harness.hosts import HostPool
 
     # A pool of its own, closed here: the process-wide one would keep an embedded mitmproxy
     # running, and there is one per process (other tests in this worker start theirs).

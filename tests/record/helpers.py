@@ -12,10 +12,10 @@ from typing import Any
 
 import httpx
 
-from replayproxy import store
-from replayproxy.core.cassette.model import Cassette, Interaction
-from replayproxy.mitm.addons.recorder import Recorder
-from replayproxy.mitm.embedded import EmbeddedProxy
+from replayproxy import _store as store
+from replayproxy._core.cassette.model import Cassette, Interaction
+from replayproxy._mitm.addons.recorder import Recorder
+from replayproxy._mitm.embedded import EmbeddedProxy
 from replayproxy.testing import Served
 
 # Generous: the machine is shared; what matters is that the schedule's shape is kept.

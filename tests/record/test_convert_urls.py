@@ -10,9 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from mitmproxy.test import tutils
 
-from replayproxy.core.cassette.model import Request
-from replayproxy.core.cassette.validate import check_interaction
-from replayproxy.mitm.addons._convert import request_of, url_of
+from replayproxy._core.cassette.model import Request
+from replayproxy._core.cassette.validate import check_interaction
+from replayproxy._mitm.addons._convert import request_of, url_of
 from replayproxy.testing import interaction
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx
 
-from replayproxy.core.cassette.model import EndKind
+from replayproxy._core.cassette.model import EndKind
 from replayproxy.testing import Behavior, Simulator
 
 from .conftest import REPLAYPROXY, clean_env

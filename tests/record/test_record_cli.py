@@ -14,12 +14,12 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from replayproxy import store
-from replayproxy.cli import cli
-from replayproxy.cli._common import NOTHING_RECORDED_EXIT_STATUS
-from replayproxy.cli.addon_path import script_path
-from replayproxy.core.cassette.model import EndKind
-from replayproxy.errors import CassetteWarning
+from replayproxy import _store as store
+from replayproxy._cli import cli
+from replayproxy._cli._common import NOTHING_RECORDED_EXIT_STATUS
+from replayproxy._cli.addon_path import script_path
+from replayproxy._core.cassette.model import EndKind
+from replayproxy._errors import CassetteWarning
 from replayproxy.testing import Behavior, Simulator
 
 from .conftest import RecordProcess, clean_env, run_record

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from replayproxy.core.cassette.model import EndKind
-from replayproxy.core.redaction.secrets import REDACTED
+from replayproxy._core.cassette.model import EndKind
+from replayproxy._core.redaction.secrets import REDACTED
 from replayproxy.testing import STREAMS, Behavior, Simulator, expected_text
 
 from .conftest import clean_env, run_record

@@ -10,8 +10,8 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
-from replayproxy.core.websocket.model import WsCloseKind
-from replayproxy.testing.realtime import RealtimeSimulator
+from replayproxy._core.websocket.model import WsCloseKind
+from replayproxy.testing._realtime import RealtimeSimulator
 
 from .helpers import recording, wait_for_interactions
 

@@ -11,9 +11,9 @@ import pytest
 from mitmproxy import exceptions
 from mitmproxy.test import taddons, tflow
 
-from replayproxy import store
-from replayproxy.core.cassette.model import EndKind
-from replayproxy.mitm.addons.recorder import Recorder
+from replayproxy import _store as store
+from replayproxy._core.cassette.model import EndKind
+from replayproxy._mitm.addons.recorder import Recorder
 from replayproxy.testing import interaction
 
 

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from mitmproxy.test import taddons, tflow
 
-from replayproxy import store
-from replayproxy.core.cassette.model import EndKind, Interaction
-from replayproxy.mitm.addons.recorder import Recorder
+from replayproxy import _store as store
+from replayproxy._core.cassette.model import EndKind, Interaction
+from replayproxy._mitm.addons.recorder import Recorder
 from replayproxy.testing import MS
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from replayproxy.core.cassette.model import EndKind
-from replayproxy.core.redaction.secrets import REDACTED
+from replayproxy._core.cassette.model import EndKind
+from replayproxy._core.redaction.secrets import REDACTED
 from replayproxy.testing import Behavior, Simulator
 
 from .helpers import (

@@ -2,7 +2,7 @@
 full tmpfs): a write error is one line naming the file and the interaction, every later request
 is refused instead of forwarded unrecorded, and the cassette keeps what was written.
 
-The failure is injected where records reach the file (``replayproxy.store.writer._write_fd``),
+The failure is injected where records reach the file (``replayproxy._store.writer._write_fd``),
 behind a real mitmproxy, the simulator and httpx.
 """
 
@@ -21,13 +21,13 @@ from pathlib import Path
 import httpx
 import pytest
 
-from replayproxy import store
-from replayproxy.errors import ReplayProxyError
-from replayproxy.harness.context import use_cassette
-from replayproxy.harness.hosts import HostPool
-from replayproxy.mitm.addons.recorder import Recorder
-from replayproxy.mitm.embedded import EmbeddedProxy
-from replayproxy.store import writer as writer_module
+from replayproxy import _store as store
+from replayproxy._errors import ReplayProxyError
+from replayproxy._harness.context import use_cassette
+from replayproxy._harness.hosts import HostPool
+from replayproxy._mitm.addons.recorder import Recorder
+from replayproxy._mitm.embedded import EmbeddedProxy
+from replayproxy._store import writer as writer_module
 from replayproxy.testing import Simulator
 
 from .helpers import load_quiet, wait_for_interactions

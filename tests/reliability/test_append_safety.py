@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from replayproxy import store
-from replayproxy.cli import cli
-from replayproxy.core.cassette import codec
-from replayproxy.core.cassette.model import Cassette, Interaction
-from replayproxy.errors import CassetteFormatError
+from replayproxy import _store as store
+from replayproxy._cli import cli
+from replayproxy._core.cassette import codec
+from replayproxy._core.cassette.model import Cassette, Interaction
+from replayproxy._errors import CassetteFormatError
 from replayproxy.testing import interaction
 
 
@@ -208,8 +208,8 @@ def test_repair_of_an_unreadable_header_is_one_line(tmp_path: Path) -> None:
 
 _WRITER = """
 import sys
-from replayproxy import store
-from replayproxy.core.cassette.model import Ending, EndKind, Frame, Interaction, Request, Response
+from replayproxy import _store as store
+from replayproxy._core.cassette.model import Ending, EndKind, Frame, Interaction, Request, Response
 from replayproxy.testing import interaction
 path, first, count, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 with store.CassetteWriter(path, "append") as w:

@@ -17,12 +17,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from replayproxy import store
-from replayproxy.core.cassette.model import Cassette, Request
-from replayproxy.engine.server import ReplayServer
-from replayproxy.engine.session import ReplaySession
-from replayproxy.mitm.leaf_certs import LeafCerts
-from replayproxy.mitm.stack import build_stack
+from replayproxy import _store as store
+from replayproxy._core.cassette.model import Cassette, Request
+from replayproxy._engine.server import ReplayServer
+from replayproxy._engine.session import ReplaySession
+from replayproxy._mitm.leaf_certs import LeafCerts
+from replayproxy._mitm.stack import build_stack
 from replayproxy.testing import cassette, interaction
 from tests.reliability.test_connection_hygiene import _replay_cli
 

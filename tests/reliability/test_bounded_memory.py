@@ -13,9 +13,9 @@ import httpx
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replayproxy.core.cassette.model import Request
-from replayproxy.core.matching.bodycache import DEFAULT_MAX_BYTES, BodyCache
-from replayproxy.core.matching.matcher import Matcher, Miss
+from replayproxy._core.cassette.model import Request
+from replayproxy._core.matching.bodycache import DEFAULT_MAX_BYTES, BodyCache
+from replayproxy._core.matching.matcher import Matcher, Miss
 from replayproxy.testing import CHAT_URL, interaction
 
 
@@ -103,8 +103,8 @@ def test_framing_never_makes_a_write_longer_than_the_cap(
     of one piece), and the writes still carry exactly the recorded chunks."""
     import pytest
 
-    from replayproxy.core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
-    from replayproxy.engine import http1_writer
+    from replayproxy._core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
+    from replayproxy._engine import http1_writer
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(http1_writer, "JOIN_MAX", 40)
@@ -131,7 +131,7 @@ def test_non_reading_clients_do_not_make_the_origin_buffer_the_body() -> None:
     import time
     import tracemalloc
 
-    from replayproxy.engine.server import ReplayServer
+    from replayproxy._engine.server import ReplayServer
     from replayproxy.testing import cassette
 
     body = b"data: " + b"y" * (16 * 2**20) + b"\n\n"
@@ -181,7 +181,7 @@ def test_big_request_bodies_are_released_by_the_replay_proxy(tmp_path: Path) -> 
     import sys
     import time
 
-    from replayproxy import store
+    from replayproxy import _store as store
     from replayproxy.testing import cassette
 
     path = tmp_path / "one.cassette"

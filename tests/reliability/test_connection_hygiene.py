@@ -20,8 +20,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from replayproxy import store
-from replayproxy.engine.server import ReplayServer
+from replayproxy import _store as store
+from replayproxy._engine.server import ReplayServer
 from replayproxy.testing import cassette, interaction, request
 
 EXE = str(Path(sys.executable).parent / "replayproxy")

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from replayproxy import store
+from replayproxy import _store as store
 
 EXE = str(Path(sys.executable).with_name("replayproxy"))
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from replayproxy import store
-from replayproxy.cli._common import is_loopback
-from replayproxy.errors import ReplayProxyError
-from replayproxy.mitm.embedded import EmbeddedProxy
+from replayproxy import _store as store
+from replayproxy._cli._common import is_loopback
+from replayproxy._errors import ReplayProxyError
+from replayproxy._mitm.embedded import EmbeddedProxy
 from replayproxy.testing import cassette, interaction
 
 EXE = str(Path(sys.executable).with_name("replayproxy"))

@@ -18,18 +18,18 @@ from typing import Any
 import httpx
 import pytest
 
-from replayproxy import store
-from replayproxy.core import faults as faults_mod
-from replayproxy.core.cassette.model import Cassette
-from replayproxy.core.matching.matcher import Matcher
-from replayproxy.engine import origin as origin_mod
-from replayproxy.engine import session as session_mod
-from replayproxy.engine.failsafe import ERROR_HEADER
-from replayproxy.engine.server import ReplayServer
-from replayproxy.engine.session import ReplaySession
-from replayproxy.errors import CassetteFormatError
-from replayproxy.mitm.addons.replayer import Replayer
-from replayproxy.mitm.embedded import EmbeddedProxy
+from replayproxy import _store as store
+from replayproxy._core import faults as faults_mod
+from replayproxy._core.cassette.model import Cassette
+from replayproxy._core.matching.matcher import Matcher
+from replayproxy._engine import origin as origin_mod
+from replayproxy._engine import session as session_mod
+from replayproxy._engine.failsafe import ERROR_HEADER
+from replayproxy._engine.server import ReplayServer
+from replayproxy._engine.session import ReplaySession
+from replayproxy._errors import CassetteFormatError
+from replayproxy._mitm.addons.replayer import Replayer
+from replayproxy._mitm.embedded import EmbeddedProxy
 from replayproxy.testing import CountingUpstream, cassette, interaction
 
 BODY = b'{"model":"m","stream":true}'
@@ -226,11 +226,11 @@ def test_the_direct_engine_answers_a_deep_json_body(upstream: CountingUpstream) 
 # Runs the CLI with a bug planted in the matcher (the subprocess imports it, then patches it).
 _PLANTED_CLI = """
 import sys
-from replayproxy.core.matching.matcher import Matcher
+from replayproxy._core.matching.matcher import Matcher
 def broken(self, request):
     raise RuntimeError("planted bug")
 Matcher.match = broken
-from replayproxy.cli import main
+from replayproxy._cli import main
 sys.argv[0] = "replayproxy"
 main()
 """

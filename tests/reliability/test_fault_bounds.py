@@ -15,16 +15,16 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from replayproxy.core import faults
-from replayproxy.core.cassette.model import Interaction
-from replayproxy.core.faults import bytes as bytes_faults
-from replayproxy.core.faults import timing
-from replayproxy.core.faults.spec import MAX_SECONDS, MAX_WRITES
-from replayproxy.core.matching.matcher import Miss
-from replayproxy.core.replay.checks import check_speed
-from replayproxy.core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
-from replayproxy.engine.session import ReplaySession
-from replayproxy.errors import FaultSpecError, UsageError
+from replayproxy._core import faults
+from replayproxy._core.cassette.model import Interaction
+from replayproxy._core.faults import bytes as bytes_faults
+from replayproxy._core.faults import timing
+from replayproxy._core.faults.spec import MAX_SECONDS, MAX_WRITES
+from replayproxy._core.matching.matcher import Miss
+from replayproxy._core.replay.checks import check_speed
+from replayproxy._core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
+from replayproxy._engine.session import ReplaySession
+from replayproxy._errors import FaultSpecError, UsageError
 from replayproxy.testing import MS, cassette, interaction
 
 DAY_NS = 86_400 * 1_000_000_000
@@ -196,7 +196,7 @@ def test_planning_runs_off_the_event_loop_when_it_can_be_slow(
 
     import httpx
 
-    from replayproxy.engine.server import ReplayServer
+    from replayproxy._engine.server import ReplayServer
 
     threads: list[str] = []
     real_plan = faults.plan

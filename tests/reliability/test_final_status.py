@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from replayproxy import store
-from replayproxy.core.faults.params import http_status
-from replayproxy.testing.builders import cassette, interaction
+from replayproxy import _store as store
+from replayproxy._core.faults.params import http_status
+from replayproxy.testing._builders import cassette, interaction
 
 EXE = str(Path(sys.executable).with_name("replayproxy"))
 

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import httpx
 
-from replayproxy import store
-from replayproxy.core.replay.options import ConnectionLimits
-from replayproxy.engine.session import ReplaySession
-from replayproxy.mitm.client_limits import ClientLimits
-from replayproxy.mitm.stack import build_stack
+from replayproxy import _store as store
+from replayproxy._core.replay.options import ConnectionLimits
+from replayproxy._engine.session import ReplaySession
+from replayproxy._mitm.client_limits import ClientLimits
+from replayproxy._mitm.stack import build_stack
 from replayproxy.testing import cassette
 from tests.reliability.test_connection_hygiene import (
     MODELS,

@@ -20,7 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from replayproxy import store
+from replayproxy import _store as store
 from replayproxy.testing import cassette, interaction, sse_frames
 from tests.reliability.test_connection_hygiene import MODELS, _replay_cli
 

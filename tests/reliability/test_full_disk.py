@@ -20,8 +20,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from replayproxy import store
-from replayproxy.cli._common import RECORDING_FAILED_EXIT_STATUS
+from replayproxy import _store as store
+from replayproxy._cli._common import RECORDING_FAILED_EXIT_STATUS
 from replayproxy.testing import Simulator
 
 from .mounts import tmpfs

@@ -18,9 +18,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from replayproxy import store
-from replayproxy.errors import UsageError
-from replayproxy.harness.context import use_cassette
+from replayproxy import _store as store
+from replayproxy._errors import UsageError
+from replayproxy._harness.context import use_cassette
 from replayproxy.testing import Simulator
 
 REPLAYPROXY = str(Path(sys.executable).parent / "replayproxy")

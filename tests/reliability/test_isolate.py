@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from replayproxy import store
-from replayproxy.cli import _isolate
-from replayproxy.errors import UsageError
-from replayproxy.testing.builders import cassette, interaction
+from replayproxy import _store as store
+from replayproxy._cli import _isolate
+from replayproxy._errors import UsageError
+from replayproxy.testing._builders import cassette, interaction
 
 EXE = str(Path(sys.executable).with_name("replayproxy"))
 PROBE = Path(__file__).with_name("isolate_probe.py")

@@ -10,13 +10,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replayproxy.core.cassette.model import Request
-from replayproxy.core.check import PROVIDERS, check_body
-from replayproxy.core.json import limits
-from replayproxy.core.json.limits import MAX_JSON_DEPTH, JSONTooDeep
-from replayproxy.core.matching.differences import diff_requests
-from replayproxy.core.matching.matcher import Hit, Matcher, Miss
-from replayproxy.core.wire import eventstream
+from replayproxy._core.cassette.model import Request
+from replayproxy._core.check import PROVIDERS, check_body
+from replayproxy._core.json import limits
+from replayproxy._core.json.limits import MAX_JSON_DEPTH, JSONTooDeep
+from replayproxy._core.matching.differences import diff_requests
+from replayproxy._core.matching.matcher import Hit, Matcher, Miss
+from replayproxy._core.wire import eventstream
 from replayproxy.testing import CHAT_URL, interaction
 
 

@@ -19,10 +19,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from replayproxy import checking, store
-from replayproxy.core import faults as faults_mod
-from replayproxy.core.cassette import codec, records, textform, textload
-from replayproxy.core.cassette.model import (
+from replayproxy import _store as store
+from replayproxy import checking
+from replayproxy._core import faults as faults_mod
+from replayproxy._core.cassette import codec, records, textform, textload
+from replayproxy._core.cassette.model import (
     Cassette,
     Ending,
     EndKind,
@@ -31,10 +32,10 @@ from replayproxy.core.cassette.model import (
     Request,
     Response,
 )
-from replayproxy.core.matching.differences import MatchOptions
-from replayproxy.core.matching.matcher import Matcher
-from replayproxy.core.tools.inspect import interaction_rows
-from replayproxy.errors import CassetteFormatError, CassetteVersionError, ReplayProxyError
+from replayproxy._core.matching.differences import MatchOptions
+from replayproxy._core.matching.matcher import Matcher
+from replayproxy._core.tools.inspect import interaction_rows
+from replayproxy._errors import CassetteFormatError, CassetteVersionError, ReplayProxyError
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "cassettes"
 SLOW = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from replayproxy import store
-from replayproxy.core.cassette.model import Request
-from replayproxy.testing.builders import cassette, interaction
+from replayproxy import _store as store
+from replayproxy._core.cassette.model import Request
+from replayproxy.testing._builders import cassette, interaction
 
 EXE = str(Path(sys.executable).with_name("replayproxy"))
 SECRETS = ["MISS-api-key-0201", "MISS-password-0202", "MISS-token-0203", "MISS-ssn-0204"]

@@ -17,11 +17,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replayproxy.core.cassette import codec, validate
-from replayproxy.core.cassette.model import Cassette
-from replayproxy.core.cassette.textload import loads
-from replayproxy.core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
-from replayproxy.errors import CassetteFormatError
+from replayproxy._core.cassette import codec, validate
+from replayproxy._core.cassette.model import Cassette
+from replayproxy._core.cassette.textload import loads
+from replayproxy._core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
+from replayproxy._errors import CassetteFormatError
 from replayproxy.testing import realtime_turns, ws_interaction
 
 EXE = str(Path(sys.executable).with_name("replayproxy"))

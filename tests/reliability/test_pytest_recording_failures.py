@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from replayproxy import store
+from replayproxy import _store as store
 from replayproxy.testing import CountingUpstream, Simulator
 from tests.pytest_plugin.project import HEADER, run
 

@@ -17,10 +17,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from replayproxy.cli._common import RECORDING_FAILED_EXIT_STATUS
-from replayproxy.errors import ReplayProxyError
-from replayproxy.harness.context import use_cassette
-from replayproxy.harness.hosts import HostPool
+from replayproxy._cli._common import RECORDING_FAILED_EXIT_STATUS
+from replayproxy._errors import ReplayProxyError
+from replayproxy._harness.context import use_cassette
+from replayproxy._harness.hosts import HostPool
 from replayproxy.testing import CountingUpstream
 
 from .mounts import tmpfs

@@ -12,9 +12,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from replayproxy import store
-from replayproxy.core.cassette import codec
-from replayproxy.core.cassette.model import EndKind
+from replayproxy import _store as store
+from replayproxy._core.cassette import codec
+from replayproxy._core.cassette.model import EndKind
 from replayproxy.testing import Behavior, Simulator
 from tests.record.conftest import RecordProcess, clean_env
 

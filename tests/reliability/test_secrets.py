@@ -23,10 +23,10 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 
-from replayproxy import store
-from replayproxy.core.cassette.model import Frame, Request
-from replayproxy.core.redaction.body_fields import parse_pointers, redact_frames, redact_json
-from replayproxy.core.redaction.secrets import DEFAULT_HEADERS, DEFAULT_QUERY_PARAMS, Redactor
+from replayproxy import _store as store
+from replayproxy._core.cassette.model import Frame, Request
+from replayproxy._core.redaction.body_fields import parse_pointers, redact_frames, redact_json
+from replayproxy._core.redaction.secrets import DEFAULT_HEADERS, DEFAULT_QUERY_PARAMS, Redactor
 from replayproxy.testing.strategies import cuts
 
 EXE = str(Path(sys.executable).with_name("replayproxy"))

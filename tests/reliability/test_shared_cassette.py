@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from replayproxy import store
+from replayproxy import _store as store
 from replayproxy.testing import Simulator
 
 REPLAYPROXY = str(Path(sys.executable).parent / "replayproxy")

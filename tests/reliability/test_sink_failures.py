@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from replayproxy import store
-from replayproxy.core.cassette.model import Interaction
-from replayproxy.core.replay.cassette_write import CassetteWrite
-from replayproxy.errors import CassetteError, CassetteWriteError
-from replayproxy.store import writer as writer_module
-from replayproxy.store.sink import CassetteSink
+from replayproxy import _store as store
+from replayproxy._core.cassette.model import Interaction
+from replayproxy._core.replay.cassette_write import CassetteWrite
+from replayproxy._errors import CassetteError, CassetteWriteError
+from replayproxy._store import writer as writer_module
+from replayproxy._store.sink import CassetteSink
 from replayproxy.testing import cassette, interaction, sse_frames
 
 

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from replayproxy import store
-from replayproxy.cli import cli
-from replayproxy.core.cassette.model import Cassette
-from replayproxy.engine.server import ReplayServer
-from replayproxy.engine.session import ReplaySession
-from replayproxy.errors import CassetteFormatError
+from replayproxy import _store as store
+from replayproxy._cli import cli
+from replayproxy._core.cassette.model import Cassette
+from replayproxy._engine.server import ReplayServer
+from replayproxy._engine.session import ReplaySession
+from replayproxy._errors import CassetteFormatError
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "cassettes" / "anthropic-text.cassette"
 BAD = ["stall:bogus=1", "nope", "reset:events=-1", "status:code=700", "ttfb:delay=-1"]

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from replayproxy import store
-from replayproxy.core.cassette.model import Request
-from replayproxy.core.matching.matcher import Matcher, Miss
-from replayproxy.testing.builders import cassette, interaction
+from replayproxy import _store as store
+from replayproxy._core.cassette.model import Request
+from replayproxy._core.matching.matcher import Matcher, Miss
+from replayproxy.testing._builders import cassette, interaction
 
 EXE = str(Path(sys.executable).with_name("replayproxy"))
 RECORDED = Request("POST", "http://api.example/v1/chat", body=b'{"model":"m","text":"x"}')

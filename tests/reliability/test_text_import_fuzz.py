@@ -11,10 +11,10 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from replayproxy import store
-from replayproxy.cli import cli
-from replayproxy.core.cassette import codec, textform, textload
-from replayproxy.errors import CassetteFormatError
+from replayproxy import _store as store
+from replayproxy._cli import cli
+from replayproxy._core.cassette import codec, textform, textload
+from replayproxy._errors import CassetteFormatError
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "cassettes" / "anthropic-text.cassette"
 TEXT = textform.dumps(store.load(EXAMPLE))

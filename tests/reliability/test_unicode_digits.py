@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from replayproxy.cli import _common
-from replayproxy.cli.cassette_edit import _insert, _merge_range
-from replayproxy.core.json.pointer import pointer_order
-from replayproxy.core.redaction.body_fields import redact_json
-from replayproxy.core.tools.edit import _rechunk_size
-from replayproxy.errors import UsageError
+from replayproxy._cli import _common
+from replayproxy._cli.cassette_edit import _insert, _merge_range
+from replayproxy._core.json.pointer import pointer_order
+from replayproxy._core.redaction.body_fields import redact_json
+from replayproxy._core.tools.edit import _rechunk_size
+from replayproxy._errors import UsageError
 
 NOT_ASCII = ["¹", "٣", "\uff11"]  # superscript one, Arabic-Indic three, fullwidth one
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from replayproxy.engine import websocket as ws_mod
-from replayproxy.engine.failsafe import ReplayFailure
-from replayproxy.engine.server import ReplayServer
+from replayproxy._engine import websocket as ws_mod
+from replayproxy._engine.failsafe import ReplayFailure
+from replayproxy._engine.server import ReplayServer
 from replayproxy.testing import cassette, realtime_turns, ws_interaction
 
 UPGRADE = (
@@ -123,7 +123,7 @@ def test_a_message_past_the_maximum_is_closed_with_1009(monkeypatch: pytest.Monk
 
 _SERVER = """
 import time
-from replayproxy.engine.server import ReplayServer
+from replayproxy._engine.server import ReplayServer
 from replayproxy.testing import cassette, realtime_turns, ws_interaction
 with ReplayServer(cassette(ws_interaction(realtime_turns())), speed=0) as server:
     print(server.port, flush=True)

@@ -1,7 +1,7 @@
 """Fixtures for replay tests: a replay proxy per mode, and an upstream that counts.
 
 ``replay_proxy`` is module-scoped and parametrized over the modes: mitmproxy built with
-:func:`~replayproxy.mitm.stack.build_stack` like the CLI's and ``use_cassette()``'s when they
+:func:`~replayproxy._mitm.stack.build_stack` like the CLI's and ``use_cassette()``'s when they
 record (forward, reverse, forward with the origin in a child process), and the engine alone as a
 forward proxy (``forward+engine``: how the CLI, ``use_cassette()`` and the pytest plugin replay
 in forward mode). Each test module starts one proxy per mode (one embedded mitmproxy per process
@@ -18,16 +18,16 @@ from typing import Any
 
 import pytest
 
-from replayproxy.cli._common import child_env
-from replayproxy.core.cassette.model import Cassette
-from replayproxy.core.matching.differences import MatchOptions
-from replayproxy.engine.origin import PACKED_HEADER, TOKEN_HEADER
-from replayproxy.engine.server import ReplayServer
-from replayproxy.engine.session import ReplaySession
-from replayproxy.mitm.addons.replayer import Replayer
-from replayproxy.mitm.embedded import EmbeddedProxy
-from replayproxy.mitm.leaf_certs import LeafCerts
-from replayproxy.mitm.stack import MitmStack, build_stack
+from replayproxy._cli._common import child_env
+from replayproxy._core.cassette.model import Cassette
+from replayproxy._core.matching.differences import MatchOptions
+from replayproxy._engine.origin import PACKED_HEADER, TOKEN_HEADER
+from replayproxy._engine.server import ReplayServer
+from replayproxy._engine.session import ReplaySession
+from replayproxy._mitm.addons.replayer import Replayer
+from replayproxy._mitm.embedded import EmbeddedProxy
+from replayproxy._mitm.leaf_certs import LeafCerts
+from replayproxy._mitm.stack import MitmStack, build_stack
 from replayproxy.testing import CountingUpstream
 
 RECORDED_HOST = "api.openai.invalid"  # does not resolve: any DNS lookup or connect would fail

@@ -1,6 +1,6 @@
 """Client helpers for the replay tests: what a client receives, and when.
 
-Cassettes are built with :mod:`replayproxy.testing.builders`.
+Cassettes are built with :mod:`replayproxy.testing._builders`.
 """
 
 from __future__ import annotations

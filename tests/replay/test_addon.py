@@ -12,10 +12,10 @@ from mitmproxy import exceptions, http
 from mitmproxy.addons.proxyserver import Proxyserver
 from mitmproxy.test import taddons, tflow
 
-from replayproxy import store
-from replayproxy.core.cassette.model import EndKind
-from replayproxy.engine.origin import TOKEN_HEADER, Origin
-from replayproxy.mitm.addons.replayer import Replayer
+from replayproxy import _store as store
+from replayproxy._core.cassette.model import EndKind
+from replayproxy._engine.origin import TOKEN_HEADER, Origin
+from replayproxy._mitm.addons.replayer import Replayer
 from replayproxy.testing import CHAT_URL, cassette, interaction
 
 
@@ -65,8 +65,8 @@ def test_equivalence_option_defaults_on_and_turns_off(cassette_path: Path) -> No
 
 def test_replay_server_equivalence_argument_overrides_options() -> None:
     """ReplayServer(equivalence=False) turns equivalence off, keeping the other options."""
-    from replayproxy.core.matching.differences import MatchOptions
-    from replayproxy.engine.server import ReplayServer
+    from replayproxy._core.matching.differences import MatchOptions
+    from replayproxy._engine.server import ReplayServer
 
     server = ReplayServer(
         cassette(interaction([b"data: 1\n\n"])),
@@ -168,7 +168,7 @@ def test_reset_without_the_internals_falls_back_with_a_debug_log(
     path = tmp_path / "reset.cassette"
     store.save(path, cassette(interaction([b"data: 1\n\n"], end=EndKind.RESET)))
     replayer = Replayer()
-    caplog.set_level(logging.DEBUG, logger="replayproxy.mitm.addons.replayer")
+    caplog.set_level(logging.DEBUG, logger="replayproxy._mitm.addons.replayer")
     with _context(replayer) as tctx:
         tctx.configure(replayer, replayproxy_replay=str(path))
         flow = _flows_for(replayer, {b'{"model":"m","stream":true}': EndKind.RESET})

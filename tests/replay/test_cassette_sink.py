@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from replayproxy import store
-from replayproxy.core.replay.cassette_write import CassetteWrite
-from replayproxy.errors import CassetteError
-from replayproxy.store.sink import CassetteSink
+from replayproxy import _store as store
+from replayproxy._core.replay.cassette_write import CassetteWrite
+from replayproxy._errors import CassetteError
+from replayproxy._store.sink import CassetteSink
 from replayproxy.testing import cassette, interaction
 
 ONE = interaction([b"data: 1\n\n"])

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from replayproxy import store
-from replayproxy.core.replay.cassette_write import CassetteWrite
-from replayproxy.store.sink import CassetteSink
+from replayproxy import _store as store
+from replayproxy._core.replay.cassette_write import CassetteWrite
+from replayproxy._store.sink import CassetteSink
 from replayproxy.testing import cassette, interaction
 
 OLD = interaction([b"data: old\n\n"], url="https://api.openai.invalid/v1/old")

@@ -14,18 +14,18 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from replayproxy import store
-from replayproxy.cli import cli
+from replayproxy import _store as store
+from replayproxy._cli import cli
 from replayproxy.testing import CountingUpstream, cassette, interaction
 
 ROOT = Path(__file__).resolve().parents[2]
 ANTHROPIC = ROOT / "cassettes" / "anthropic-text.cassette"
-REPLAYPROXY = [sys.executable, "-c", "from replayproxy.cli import main; main()"]
+REPLAYPROXY = [sys.executable, "-c", "from replayproxy._cli import main; main()"]
 
 # Streams a recorded Anthropic request with the SDK, configured by the environment only.
 SDK_CLIENT = """
 import json, os, sys, anthropic
-from replayproxy import store
+from replayproxy import _store as store
 it = store.load(sys.argv[1]).interactions[0]
 base = None if os.environ.get("HTTPS_PROXY") else os.environ["REPLAYPROXY_URL"]
 client = anthropic.Anthropic(api_key="sk-ant-test", base_url=base or "https://api.anthropic.invalid",

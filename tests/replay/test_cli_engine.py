@@ -1,7 +1,7 @@
 """``replayproxy replay --upstream URL`` served by the replay engine: the same for the user.
 
 Base-URL replay needs no mitmproxy feature, so the engine serves it directly
-(:func:`replayproxy.core.replay.shell.choose_shell`, its table in
+(:func:`replayproxy._core.replay.shell.choose_shell`, its table in
 tests/core/replay/test_shell.py). These tests run the CLI as a user does and check what must
 not change: the ready line, the wrapped command's environment and exit status,
 the unmatched 500, resets as RSTs, one-line bind errors, ``--match-host`` against the host
@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from replayproxy import store
-from replayproxy.core.cassette.model import EndKind
+from replayproxy import _store as store
+from replayproxy._core.cassette.model import EndKind
 from replayproxy.testing import cassette, interaction
 
-REPLAYPROXY = [sys.executable, "-c", "from replayproxy.cli import main; main()"]
+REPLAYPROXY = [sys.executable, "-c", "from replayproxy._cli import main; main()"]
 UPSTREAM = "https://api.openai.invalid"
 
 

@@ -22,9 +22,9 @@ import openai
 import pytest
 import requests
 
-from replayproxy import store
-from replayproxy.core.cassette.model import Interaction
-from replayproxy.core.wire.sse import parse_events
+from replayproxy import _store as store
+from replayproxy._core.cassette.model import Interaction
+from replayproxy._core.wire.sse import parse_events
 from tests.replay.conftest import ReplayTarget
 from tests.replay.helpers import gaps
 

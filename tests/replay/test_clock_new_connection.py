@@ -15,13 +15,13 @@ import pytest
 from mitmproxy import connection
 from mitmproxy.test import tflow
 
-from replayproxy.core.matching.differences import MatchOptions
-from replayproxy.engine import pacing
-from replayproxy.engine.session import ReplaySession
-from replayproxy.mitm.addons import _arrival
-from replayproxy.mitm.addons._arrival import FirstRequests, arrived_at
-from replayproxy.mitm.addons.replayer import Replayer
-from replayproxy.mitm.embedded import EmbeddedProxy
+from replayproxy._core.matching.differences import MatchOptions
+from replayproxy._engine import pacing
+from replayproxy._engine.session import ReplaySession
+from replayproxy._mitm.addons import _arrival
+from replayproxy._mitm.addons._arrival import FirstRequests, arrived_at
+from replayproxy._mitm.addons.replayer import Replayer
+from replayproxy._mitm.embedded import EmbeddedProxy
 from tests.replay.test_clock_start import BODY, CASSETTE, DELAY_S, FIRST_FRAME_S, _request
 
 

@@ -21,13 +21,13 @@ from hypothesis import strategies as st
 from mitmproxy import http
 from mitmproxy.test import tutils
 
-from replayproxy.core.cassette.model import Request
-from replayproxy.engine import pacing
-from replayproxy.engine.server import ReplayServer
-from replayproxy.engine.session import ReplaySession, Served
-from replayproxy.mitm.addons._arrival import arrived_at
-from replayproxy.mitm.addons.replayer import Replayer
-from replayproxy.mitm.embedded import EmbeddedProxy
+from replayproxy._core.cassette.model import Request
+from replayproxy._engine import pacing
+from replayproxy._engine.server import ReplayServer
+from replayproxy._engine.session import ReplaySession, Served
+from replayproxy._mitm.addons._arrival import arrived_at
+from replayproxy._mitm.addons.replayer import Replayer
+from replayproxy._mitm.embedded import EmbeddedProxy
 from replayproxy.testing import cassette, interaction, sse_frames
 from tests.replay.helpers import gaps
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from replayproxy.engine.failsafe import (
+from replayproxy._engine.failsafe import (
     ERROR_HEADER,
     ERROR_STATUS,
     ReplayFailure,
@@ -16,7 +16,7 @@ from replayproxy.engine.failsafe import (
     failure_response,
     summarize,
 )
-from replayproxy.errors import CassetteError, UsageError
+from replayproxy._errors import CassetteError, UsageError
 
 
 @pytest.mark.parametrize(

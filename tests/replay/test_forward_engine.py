@@ -14,13 +14,13 @@ from pathlib import Path
 import httpx
 import pytest
 
-from replayproxy.core.cassette.model import Cassette
-from replayproxy.core.matching.differences import MatchOptions
-from replayproxy.core.replay.options import ConnectionLimits
-from replayproxy.engine.server import ReplayServer
-from replayproxy.engine.session import ReplaySession
-from replayproxy.errors import UsageError
-from replayproxy.mitm.leaf_certs import LeafCerts
+from replayproxy._core.cassette.model import Cassette
+from replayproxy._core.matching.differences import MatchOptions
+from replayproxy._core.replay.options import ConnectionLimits
+from replayproxy._engine.server import ReplayServer
+from replayproxy._engine.session import ReplaySession
+from replayproxy._errors import UsageError
+from replayproxy._mitm.leaf_certs import LeafCerts
 from replayproxy.testing import cassette, interaction
 
 HOST = "api.openai.invalid"  # never resolved: the engine answers every tunnel itself

@@ -9,8 +9,8 @@ import asyncio
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replayproxy.core.cassette.model import Request
-from replayproxy.engine.http1_reader import MAX_HEAD, BadRequest, read_request
+from replayproxy._core.cassette.model import Request
+from replayproxy._engine.http1_reader import MAX_HEAD, BadRequest, read_request
 
 
 async def _feed(pieces: list[bytes]) -> Request | BadRequest | None:

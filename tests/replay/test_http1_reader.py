@@ -21,20 +21,20 @@ from hypothesis import given
 from hypothesis import strategies as st
 from websockets.sync.client import connect
 
-from replayproxy.core.cassette.model import Cassette, Request
-from replayproxy.core.matching.differences import MatchOptions
-from replayproxy.core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
-from replayproxy.core.replay.upstream import base_of as _base_of
-from replayproxy.core.replay.upstream import on_upstream as _on_upstream
-from replayproxy.engine.http1_reader import MAX_HEAD, BadRequest, StampedReader, read_request
-from replayproxy.engine.origin import (
+from replayproxy._core.cassette.model import Cassette, Request
+from replayproxy._core.matching.differences import MatchOptions
+from replayproxy._core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
+from replayproxy._core.replay.upstream import base_of as _base_of
+from replayproxy._core.replay.upstream import on_upstream as _on_upstream
+from replayproxy._engine.http1_reader import MAX_HEAD, BadRequest, StampedReader, read_request
+from replayproxy._engine.origin import (
     TOKEN_HEADER,
     WRITE_BUFFER_HIGH,
     Origin,
 )
-from replayproxy.engine.pacing import ABSORB_MAX, clock_start
-from replayproxy.engine.server import ReplayServer
-from replayproxy.engine.session import ReplaySession
+from replayproxy._engine.pacing import ABSORB_MAX, clock_start
+from replayproxy._engine.server import ReplayServer
+from replayproxy._engine.session import ReplaySession
 from replayproxy.testing import CHAT_URL, MS, cassette, interaction, realtime_turns, ws_interaction
 from tests.replay.test_origin_clock import exchange, pipelined, plain_exchange, schedule
 from tests.replay.virtual_time import VirtualClock, run_virtual
@@ -463,7 +463,7 @@ def test_an_origin_without_a_session_explains_a_failure_it_cannot_count(
 ) -> None:
     """With no session to count failures, a request the origin fails to prepare still gets
     the explained 500 naming the request and the error (fail closed)."""
-    from replayproxy.engine import origin as origin_module
+    from replayproxy._engine import origin as origin_module
 
     def broken(*_: object) -> None:
         raise RuntimeError("framing broke")
@@ -776,7 +776,7 @@ def test_an_origin_before_it_starts() -> None:
 def test_a_failure_is_counted_by_the_origins_session(monkeypatch: pytest.MonkeyPatch) -> None:
     """With a session and no handler given, a request replay fails to prepare is counted in
     that session (its failures) as well as answered with the explained 500."""
-    from replayproxy.engine import origin as origin_module
+    from replayproxy._engine import origin as origin_module
 
     def broken(*_: object) -> None:
         raise RuntimeError("framing broke")

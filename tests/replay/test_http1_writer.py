@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from replayproxy.core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
-from replayproxy.engine import http1_writer
+from replayproxy._core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
+from replayproxy._engine import http1_writer
 
 HEAD = Head(0, 200, "OK", ((b"content-type", b"text/event-stream"),))
 WIRE_HEAD = (

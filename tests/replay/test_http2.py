@@ -21,10 +21,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from replayproxy import store
-from replayproxy.core.cassette.model import EndKind, Request
-from replayproxy.engine.http2 import dispatch
-from replayproxy.engine.server import ReplayServer
+from replayproxy import _store as store
+from replayproxy._core.cassette.model import EndKind, Request
+from replayproxy._engine.http2 import dispatch
+from replayproxy._engine.server import ReplayServer
 from replayproxy.testing import CHAT_BODY, CHAT_URL, cassette, interaction, no_response
 from tests.replay.h2probe import H2Probe, Reply
 
@@ -175,7 +175,7 @@ def test_a_failure_over_h2_gets_the_explained_500(monkeypatch: pytest.MonkeyPatc
     async def broken(*args: object) -> object:
         raise RuntimeError("planted")
 
-    monkeypatch.setattr("replayproxy.engine.origin.resolving.resolve", broken)
+    monkeypatch.setattr("replayproxy._engine.origin.resolving.resolve", broken)
     server = _chat([b"data: 1\n\n"], on_error=lambda failure: None)
     with server, H2Probe(server.port) as probe:
         reply = _ask(probe, PATH, CHAT_BODY)
@@ -280,7 +280,7 @@ with httpx.Client(http1=False, http2=True) as client:
 def _replay_cli(path: Path, *args: str) -> list[str]:
     env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
     done = subprocess.run(
-        [sys.executable, "-c", "from replayproxy.cli import main; main()", "replay", str(path),
+        [sys.executable, "-c", "from replayproxy._cli import main; main()", "replay", str(path),
          "--upstream", "https://api.openai.invalid", "--listen", "127.0.0.1:0", "--speed", "0",
          "--allow-repeats",
          *args, "--", sys.executable, "-c", CLIENTS],

@@ -1,4 +1,4 @@
-"""The origin's first-bytes dispatch (replayproxy.engine.http2.dispatch.sniff): what the client
+"""The origin's first-bytes dispatch (replayproxy._engine.http2.dispatch.sniff): what the client
 speaks, decided over as many reads as it takes, with every byte looked at given back to the
 reader (and when it arrived), also when the client has already half-closed."""
 
@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import asyncio
 
-from replayproxy.core.wire.preface import H2_PREFACE, Preface
-from replayproxy.engine.http1_reader import MAX_HEAD, StampedReader
-from replayproxy.engine.http2.dispatch import sniff
+from replayproxy._core.wire.preface import H2_PREFACE, Preface
+from replayproxy._engine.http1_reader import MAX_HEAD, StampedReader
+from replayproxy._engine.http2.dispatch import sniff
 
 GET = b"GET / HTTP/1.1\r\nhost: x\r\n\r\n"
 

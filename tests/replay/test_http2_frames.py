@@ -1,4 +1,4 @@
-"""What the h2c origin puts in HTTP/2 frames (replayproxy.engine.http2.frames), checked against a
+"""What the h2c origin puts in HTTP/2 frames (replayproxy._engine.http2.frames), checked against a
 real ``h2`` client connection in memory: any recorded write sizes arrive as DATA frames that
 carry exactly the recorded bytes in order, one write never shares a frame with another, and a
 write is split only where the peer's flow-control window or maximum frame size forces it."""
@@ -15,7 +15,7 @@ import h2.settings
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from replayproxy.engine.http2.frames import request_of, response_headers, send_some
+from replayproxy._engine.http2.frames import request_of, response_headers, send_some
 
 MAX_FRAME_MIN = 16384  # RFC 9113 §6.5.2: the smallest SETTINGS_MAX_FRAME_SIZE a peer may set
 

@@ -19,14 +19,14 @@ from typing import Any
 import httpx
 import pytest
 
-from replayproxy import store
-from replayproxy.core.cassette.model import Cassette
-from replayproxy.engine.server import ReplayServer
-from replayproxy.engine.session import ReplaySession
-from replayproxy.mitm.addons.replayer import Replayer
-from replayproxy.mitm.embedded import EmbeddedProxy
-from replayproxy.mitm.leaf_certs import LeafCerts
-from replayproxy.mitm.stack import build_stack
+from replayproxy import _store as store
+from replayproxy._core.cassette.model import Cassette
+from replayproxy._engine.server import ReplayServer
+from replayproxy._engine.session import ReplaySession
+from replayproxy._mitm.addons.replayer import Replayer
+from replayproxy._mitm.embedded import EmbeddedProxy
+from replayproxy._mitm.leaf_certs import LeafCerts
+from replayproxy._mitm.stack import build_stack
 from replayproxy.testing import cassette, interaction, request, sse_frames
 from tests.record.helpers import recording
 from tests.replay.h2_peers import FRAMES, H2Upstream, h2_get_through_proxy

@@ -12,8 +12,8 @@ import weakref
 
 import pytest
 
-from replayproxy.engine import memory
-from replayproxy.engine.memory import BIG_BODY, ReleaseAfterBigBodies
+from replayproxy._engine import memory
+from replayproxy._engine.memory import BIG_BODY, ReleaseAfterBigBodies
 from tests.replay.virtual_time import VirtualClock, run_virtual
 
 GLIBC = platform.libc_ver()[0] == "glibc"

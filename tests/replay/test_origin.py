@@ -12,11 +12,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from replayproxy.core.cassette.model import EndKind
-from replayproxy.core.matching.matcher import Miss
-from replayproxy.core.replay.schedule import from_interaction, scale
-from replayproxy.engine.http1_writer import compile_schedule as _compile
-from replayproxy.engine.server import ReplayServer
+from replayproxy._core.cassette.model import EndKind
+from replayproxy._core.matching.matcher import Miss
+from replayproxy._core.replay.schedule import from_interaction, scale
+from replayproxy._engine.http1_writer import compile_schedule as _compile
+from replayproxy._engine.server import ReplayServer
 from replayproxy.testing import SSE_HEADERS, cassette, interaction, sse_frames
 from replayproxy.testing.strategies import cuts
 from tests.replay.helpers import gaps, raw_reads, stream_raw
@@ -109,7 +109,7 @@ def test_hang_keeps_the_client_waiting() -> None:
 
 def test_no_response_closes_the_connection() -> None:
     """An interaction recorded without a response head just closes the connection."""
-    from replayproxy.core.cassette.model import Ending, Interaction, Request
+    from replayproxy._core.cassette.model import Ending, Interaction, Request
 
     it = Interaction(
         Request("POST", "https://h/v1/x", body=BODY), None, Ending(EndKind.NO_RESPONSE, 0)
@@ -211,7 +211,7 @@ def test_writes_due_at_the_same_instant_share_one_socket_write() -> None:
 
 def test_a_missing_cassette_fails_before_listening(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """A missing or corrupt cassette raises a one-line CassetteError from the constructor."""
-    from replayproxy.errors import CassetteError
+    from replayproxy._errors import CassetteError
 
     with pytest.raises(CassetteError, match="no such cassette"):
         ReplayServer(tmp_path / "nope.cassette")

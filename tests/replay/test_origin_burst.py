@@ -14,10 +14,10 @@ import selectors
 import socket
 import time
 
-from replayproxy.core.matching.differences import MatchOptions
-from replayproxy.engine.origin import Origin
-from replayproxy.engine.server import ReplayServer
-from replayproxy.engine.session import ReplaySession
+from replayproxy._core.matching.differences import MatchOptions
+from replayproxy._engine.origin import Origin
+from replayproxy._engine.server import ReplayServer
+from replayproxy._engine.session import ReplaySession
 from replayproxy.testing import CHAT_URL, cassette, interaction, sse_frames
 
 BURST = 200

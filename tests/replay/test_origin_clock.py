@@ -11,9 +11,9 @@ import socket
 
 import pytest
 
-from replayproxy.core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
-from replayproxy.engine import pacing
-from replayproxy.engine.origin import TOKEN_HEADER, Origin
+from replayproxy._core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
+from replayproxy._engine import pacing
+from replayproxy._engine.origin import TOKEN_HEADER, Origin
 from replayproxy.testing import MS, US
 from tests.replay.virtual_time import VirtualClock, run_virtual
 
@@ -286,7 +286,7 @@ def test_two_chunk_extensions_are_skipped() -> None:
 def test_the_compiled_schedule_cache_stays_bounded() -> None:
     """Framing more distinct schedules than the cache holds evicts the oldest: it never grows
     past its byte bound, and every schedule still frames to its own bytes."""
-    from replayproxy.engine import http1_writer
+    from replayproxy._engine import http1_writer
 
     cache = http1_writer.WritesCache(max_bytes=4096)
     keep = [_answer(200, b"%02x" % (i % 256)) for i in range(300)]
@@ -323,7 +323,7 @@ def test_an_overdue_first_write_starts_the_schedule_late_keeping_its_gaps(
 
 def test_the_clock_rule_stays_importable_from_the_origin() -> None:
     """clock_start and ABSORB_MAX moved to pacing.py; imports from origin.py still give them."""
-    from replayproxy.engine import origin
+    from replayproxy._engine import origin
 
     assert origin.clock_start is pacing.clock_start
     assert origin.ABSORB_MAX == pacing.ABSORB_MAX

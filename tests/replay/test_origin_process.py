@@ -18,18 +18,18 @@ from pathlib import Path
 import httpx
 import pytest
 
-from replayproxy import store
-from replayproxy.core.replay import schedule_wire
-from replayproxy.core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
-from replayproxy.engine import origin as origin_module
-from replayproxy.engine.failsafe import ERROR_HEADER
-from replayproxy.engine.origin import FAILURE_HEADER, PACKED_HEADER, Origin
-from replayproxy.mitm.addons._handoff import waits
+from replayproxy import _store as store
+from replayproxy._core.replay import schedule_wire
+from replayproxy._core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
+from replayproxy._engine import origin as origin_module
+from replayproxy._engine.failsafe import ERROR_HEADER
+from replayproxy._engine.origin import FAILURE_HEADER, PACKED_HEADER, Origin
+from replayproxy._mitm.addons._handoff import waits
 from replayproxy.testing import CountingUpstream, cassette, interaction
 from tests.replay.conftest import ReplayTarget
 from tests.replay.test_origin_clock import plain_exchange
 
-REPLAYPROXY = [sys.executable, "-c", "from replayproxy.cli import main; main()"]
+REPLAYPROXY = [sys.executable, "-c", "from replayproxy._cli import main; main()"]
 ANTHROPIC = Path(__file__).resolve().parents[2] / "cassettes" / "anthropic-text.cassette"
 PATH = "/v1/chat/completions"
 BODY = b'{"model":"m","stream":true}'
@@ -129,7 +129,7 @@ def test_the_origin_runs_in_a_child_that_stops_with_the_proxy(
     cli: Cli, counter: CountingUpstream
 ) -> None:
     """Forward replay serves through its origin child process; Ctrl-C stops both, cleanly."""
-    assert "replayproxy.engine.origin_process" in cmdline(cli.origin_pid)
+    assert "replayproxy._engine.origin_process" in cmdline(cli.origin_pid)
     r = cli.post(f"http://127.0.0.1:{counter.port}{PATH}")
     assert (r.status_code, r.content) == (200, b"data: 1\n\ndata: 2\n\n")
     status, err = cli.stop()
@@ -290,9 +290,9 @@ def test_an_origin_child_that_cannot_start_stops_the_run_with_one_line() -> None
     (after whatever the child printed), and the command is never run."""
     patched = (
         "import sys\n"
-        "from replayproxy.engine import origin_process\n"
+        "from replayproxy._engine import origin_process\n"
         "origin_process._BOOT = 'raise SystemExit(3)'\n"
-        "from replayproxy.cli import main\n"
+        "from replayproxy._cli import main\n"
         "main()\n"
     )
     env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}

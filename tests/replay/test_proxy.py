@@ -16,9 +16,9 @@ import httpx
 import pytest
 import requests
 
-from replayproxy import store
-from replayproxy.core.cassette.model import EndKind
-from replayproxy.engine.session import ReplaySession
+from replayproxy import _store as store
+from replayproxy._core.cassette.model import EndKind
+from replayproxy._engine.session import ReplaySession
 from replayproxy.testing import SSE_HEADERS, cassette, interaction, sse_frames
 from tests.replay.conftest import ReplayTarget
 from tests.replay.helpers import gaps, raw_reads, stream_raw

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from replayproxy import store
-from replayproxy.core.cassette.model import Request
-from replayproxy.core.matching.differences import MatchOptions
-from replayproxy.engine.session import Passthrough, ReplaySession, Served
-from replayproxy.errors import CassetteError, UsageError
+from replayproxy import _store as store
+from replayproxy._core.cassette.model import Request
+from replayproxy._core.matching.differences import MatchOptions
+from replayproxy._engine.session import Passthrough, ReplaySession, Served
+from replayproxy._errors import CassetteError, UsageError
 from replayproxy.testing import Simulator, cassette, interaction, sse_frames
 
 BODY_A = b'{"model":"m","stream":true,"n":1}'

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from replayproxy.cli import cli
-from replayproxy.core.redaction.secrets import REDACTED
+from replayproxy._cli import cli
+from replayproxy._core.redaction.secrets import REDACTED
 from replayproxy.testing import Simulator
 
 HEADER_SECRET = "hdr-secret-71ab"

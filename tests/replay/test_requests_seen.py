@@ -14,11 +14,12 @@ import pytest
 from websockets.sync.client import connect
 
 import replayproxy
-from replayproxy import SeenRequest, store, use_cassette
-from replayproxy.core.cassette.model import Cassette, Request
-from replayproxy.engine.server import ReplayServer
-from replayproxy.engine.session import ReplaySession, Served
-from replayproxy.harness.hosts import HostPool
+from replayproxy import SeenRequest, use_cassette
+from replayproxy import _store as store
+from replayproxy._core.cassette.model import Cassette, Request
+from replayproxy._engine.server import ReplayServer
+from replayproxy._engine.session import ReplaySession, Served
+from replayproxy._harness.hosts import HostPool
 from replayproxy.testing import Simulator, cassette, interaction, realtime_turns, ws_interaction
 
 CHAT = interaction([b"data: 1\n\n", b"data: 2\n\n", b"data: 3\n\n", b"data: [DONE]\n\n"])

@@ -10,9 +10,9 @@ from dataclasses import replace
 
 import pytest
 
-from replayproxy.core.cassette.model import Cassette
-from replayproxy.engine import resolving
-from replayproxy.engine.session import ReplaySession, Served
+from replayproxy._core.cassette.model import Cassette
+from replayproxy._engine import resolving
+from replayproxy._engine.session import ReplaySession, Served
 from replayproxy.testing import interaction
 
 IT = interaction([b"data: 1\n\n"])

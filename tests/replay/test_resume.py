@@ -16,12 +16,12 @@ import httpx
 import openai
 import pytest
 
-from replayproxy import store
-from replayproxy.core.cassette.model import Cassette, Interaction
-from replayproxy.engine.server import ReplayServer
-from replayproxy.engine.session import ReplaySession
+from replayproxy import _store as store
+from replayproxy._core.cassette.model import Cassette, Interaction
+from replayproxy._engine.server import ReplayServer
+from replayproxy._engine.session import ReplaySession
 from replayproxy.testing import interaction
-from replayproxy.testing.streams import STREAMS, expected_text
+from replayproxy.testing._streams import STREAMS, expected_text
 from tests.replay.conftest import ReplayTarget
 
 CHAT = STREAMS["openai-chat-text"]

@@ -14,7 +14,7 @@ import openai
 import pytest
 import requests
 
-from replayproxy import store
+from replayproxy import _store as store
 from tests.replay.conftest import ReplayTarget
 
 ROOT = Path(__file__).resolve().parents[2]

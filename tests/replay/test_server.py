@@ -10,9 +10,9 @@ import socket
 import httpx
 import pytest
 
-from replayproxy.engine import server as server_mod
-from replayproxy.engine.server import ReplayServer
-from replayproxy.errors import ReplayProxyError
+from replayproxy._engine import server as server_mod
+from replayproxy._engine.server import ReplayServer
+from replayproxy._errors import ReplayProxyError
 from replayproxy.testing import cassette, interaction
 
 IT = interaction([b"data: 1\n\n"])
@@ -51,7 +51,7 @@ def test_an_internal_error_is_logged_as_well_as_answered(
     def broken(*args: object, **kwargs: object) -> object:
         raise RuntimeError("planted")
 
-    monkeypatch.setattr("replayproxy.engine.origin._compiled", broken)
+    monkeypatch.setattr("replayproxy._engine.origin._compiled", broken)
     caplog.set_level(logging.ERROR, logger=server_mod.log.name)
     with ReplayServer(CASSETTE, speed=0) as server:
         r = httpx.post(server.url + "/v1/chat/completions", content=IT.request.body, timeout=10)
@@ -117,7 +117,7 @@ def test_a_running_server_serves_and_stops() -> None:
 
 def test_equivalence_false_overrides_the_options() -> None:
     """``equivalence=`` replaces the match options' setting, keeping the rest of them."""
-    from replayproxy.core.matching.differences import MatchOptions
+    from replayproxy._core.matching.differences import MatchOptions
 
     options = MatchOptions(match_host=True)
     server = ReplayServer(CASSETTE, options=options, equivalence=False)
@@ -130,7 +130,7 @@ def test_equivalence_false_overrides_the_options() -> None:
 
 def test_use_switches_the_session_served() -> None:
     """use(): requests from then on are answered from the new session."""
-    from replayproxy.engine.session import ReplaySession
+    from replayproxy._engine.session import ReplaySession
 
     other = interaction([b"data: other\n\n"])
     with ReplayServer(CASSETTE, speed=0) as server:
@@ -144,7 +144,7 @@ def test_use_switches_the_session_served() -> None:
 
 def test_for_session_serves_a_session_made_elsewhere() -> None:
     """for_session(): the server answers from the given session, on the given port."""
-    from replayproxy.engine.session import ReplaySession
+    from replayproxy._engine.session import ReplaySession
 
     session = ReplaySession(CASSETTE, speed=0)
     port = _free_port()
@@ -166,7 +166,7 @@ def test_a_server_that_does_not_start_in_time_says_so(monkeypatch: pytest.Monkey
         while not release.is_set():
             await asyncio.sleep(0.01)
 
-    monkeypatch.setattr("replayproxy.engine.origin.Origin.start", slow)
+    monkeypatch.setattr("replayproxy._engine.origin.Origin.start", slow)
     server = ReplayServer(CASSETTE)
     with pytest.raises(ReplayProxyError) as err:
         server.start(timeout=0.25)
@@ -191,7 +191,7 @@ def test_an_os_error_while_starting_is_one_line(
     async def failing(self: object, host: str, port: int) -> None:
         raise error
 
-    monkeypatch.setattr("replayproxy.engine.origin.Origin.start", failing)
+    monkeypatch.setattr("replayproxy._engine.origin.Origin.start", failing)
     with pytest.raises(ReplayProxyError) as err:
         ReplayServer(CASSETTE).start()
     assert str(err.value) == expected
@@ -205,7 +205,7 @@ def test_another_error_while_starting_is_raised_as_it_is(monkeypatch: pytest.Mon
     async def failing(self: object, host: str, port: int) -> None:
         raise planted
 
-    monkeypatch.setattr("replayproxy.engine.origin.Origin.start", failing)
+    monkeypatch.setattr("replayproxy._engine.origin.Origin.start", failing)
     server = ReplayServer(CASSETTE)
     with pytest.raises(RuntimeError) as err:
         server.start()
@@ -215,7 +215,7 @@ def test_another_error_while_starting_is_raised_as_it_is(monkeypatch: pytest.Mon
 
 def test_the_default_error_handler_logs_one_line(caplog: pytest.LogCaptureFixture) -> None:
     """Without on_error, a replay failure is one error log line on this module's logger."""
-    from replayproxy.engine.failsafe import ReplayFailure
+    from replayproxy._engine.failsafe import ReplayFailure
 
     caplog.set_level(logging.ERROR, logger=server_mod.log.name)
     server = ReplayServer(CASSETTE)
@@ -231,8 +231,8 @@ def test_the_default_error_handler_logs_one_line(caplog: pytest.LogCaptureFixtur
 
 def test_the_arguments_reach_the_session() -> None:
     """speed (default 1), faults and on_miss are the session's."""
-    from replayproxy.core.faults import parse
-    from replayproxy.core.matching.matcher import Miss
+    from replayproxy._core.faults import parse
+    from replayproxy._core.matching.matcher import Miss
 
     assert ReplayServer(CASSETTE).session.speed == 1.0
     misses: list[Miss] = []
@@ -247,8 +247,8 @@ def test_the_arguments_reach_the_session() -> None:
 @pytest.mark.parametrize("for_session", [False, True])
 def test_requests_are_matched_as_sent_to_the_upstream(for_session: bool) -> None:
     """With ``upstream=``, requests match as if sent there (what match_host compares)."""
-    from replayproxy.core.matching.differences import MatchOptions
-    from replayproxy.engine.session import ReplaySession
+    from replayproxy._core.matching.differences import MatchOptions
+    from replayproxy._engine.session import ReplaySession
 
     options = MatchOptions(match_host=True)
 
@@ -266,7 +266,7 @@ def test_requests_are_matched_as_sent_to_the_upstream(for_session: bool) -> None
 
 def test_for_session_listens_on_a_free_loopback_port_by_default() -> None:
     """for_session() without host and port: 127.0.0.1 and a port the OS picked."""
-    from replayproxy.engine.session import ReplaySession
+    from replayproxy._engine.session import ReplaySession
 
     with ReplayServer.for_session(ReplaySession(CASSETTE)) as server:
         assert server.host == "127.0.0.1" and server.port >= 1024
@@ -290,7 +290,7 @@ def test_stop_gives_up_waiting_after_its_timeout(monkeypatch: pytest.MonkeyPatch
     import threading
     import time
 
-    from replayproxy.engine.origin import Origin
+    from replayproxy._engine.origin import Origin
 
     release = threading.Event()
     close = Origin.close

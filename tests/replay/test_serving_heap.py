@@ -15,15 +15,15 @@ from pathlib import Path
 
 import httpx
 
-from replayproxy import store
-from replayproxy.engine.server import ReplayServer
+from replayproxy import _store as store
+from replayproxy._engine.server import ReplayServer
 from replayproxy.testing import cassette, interaction
 
 # The CLI as a user runs it, reporting its frozen-object count on exit.
 CLI = (
     "import atexit, gc, sys\n"
     "atexit.register(lambda: print('frozen', gc.get_freeze_count(), file=sys.stderr))\n"
-    "from replayproxy.cli import main\n"
+    "from replayproxy._cli import main\n"
     "main()\n"
 )
 
@@ -59,7 +59,7 @@ def test_freeze_startup_heap_exempts_what_is_alive_in_a_fresh_process() -> None:
     (the cassette's frames are such objects) and not one made after."""
     code = (
         "import gc\n"
-        "from replayproxy.engine.memory import freeze_startup_heap\n"
+        "from replayproxy._engine.memory import freeze_startup_heap\n"
         "before = [object() for _ in range(3)], {'frames': [(1, b'x')]}\n"
         "n = freeze_startup_heap()\n"
         "after = {'late': [1]}\n"

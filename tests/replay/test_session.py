@@ -10,18 +10,18 @@ from pathlib import Path
 
 import pytest
 
-from replayproxy import store
-from replayproxy.core import faults as faults_mod
-from replayproxy.core.cassette.model import Request
-from replayproxy.core.faults import parse
-from replayproxy.core.matching.differences import MatchOptions
-from replayproxy.core.matching.matcher import Miss
-from replayproxy.core.replay.options import ReplaySettings
-from replayproxy.core.replay.record_mode import RecordMode
-from replayproxy.core.replay.schedule import Write
-from replayproxy.core.wire.error_body import error_body
-from replayproxy.engine.failsafe import ReplayFailure, unmatched_response
-from replayproxy.engine.session import (
+from replayproxy import _store as store
+from replayproxy._core import faults as faults_mod
+from replayproxy._core.cassette.model import Request
+from replayproxy._core.faults import parse
+from replayproxy._core.matching.differences import MatchOptions
+from replayproxy._core.matching.matcher import Miss
+from replayproxy._core.replay.options import ReplaySettings
+from replayproxy._core.replay.record_mode import RecordMode
+from replayproxy._core.replay.schedule import Write
+from replayproxy._core.wire.error_body import error_body
+from replayproxy._engine.failsafe import ReplayFailure, unmatched_response
+from replayproxy._engine.session import (
     Passthrough,
     ReplaySession,
     Served,
@@ -29,7 +29,7 @@ from replayproxy.engine.session import (
     check_stored_faults,
     parse_faults,
 )
-from replayproxy.errors import CassetteError, CassetteFormatError, UsageError
+from replayproxy._errors import CassetteError, CassetteFormatError, UsageError
 from replayproxy.testing import MS, cassette, interaction, ws_interaction, ws_text
 
 IT = interaction([b"data: 1\n\n", b"data: 2\n\n"], gap_ms=10, head_ms=20)
@@ -509,7 +509,7 @@ def test_a_probabilistic_websocket_fault_follows_the_repeat_count() -> None:
 def test_the_unmatched_response_stays_importable_from_the_session() -> None:
     """unmatched_response and its header names moved to failsafe.py; imports from session.py
     still give the very same objects."""
-    from replayproxy.engine import failsafe, session
+    from replayproxy._engine import failsafe, session
 
     for name in ("unmatched_response", "UNMATCHED_STATUS", "UNMATCHED_HEADER"):
         assert getattr(session, name) is getattr(failsafe, name), name

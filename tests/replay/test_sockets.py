@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from replayproxy.engine.sockets import reset_after_drain, unsent_bytes
+from replayproxy._engine.sockets import reset_after_drain, unsent_bytes
 from tests.replay.virtual_time import VirtualClock, run_virtual
 
 SIZE = 256 * 1024

@@ -12,16 +12,17 @@ from typing import Any
 
 import pytest
 
-from replayproxy import store, use_cassette
-from replayproxy.core.replay.record_mode import RecordMode
-from replayproxy.engine.session import ReplaySession
-from replayproxy.harness.hosts import HostPool
-from replayproxy.mitm import stack as stack_mod
-from replayproxy.mitm.addons._alpn import AlpnChoice
-from replayproxy.mitm.addons.recorder import Recorder
-from replayproxy.mitm.addons.replayer import Replayer
-from replayproxy.mitm.client_limits import ClientLimits
-from replayproxy.mitm.stack import MitmStack, build_stack, proxy_mode
+from replayproxy import _store as store
+from replayproxy import use_cassette
+from replayproxy._core.replay.record_mode import RecordMode
+from replayproxy._engine.session import ReplaySession
+from replayproxy._harness.hosts import HostPool
+from replayproxy._mitm import stack as stack_mod
+from replayproxy._mitm.addons._alpn import AlpnChoice
+from replayproxy._mitm.addons.recorder import Recorder
+from replayproxy._mitm.addons.replayer import Replayer
+from replayproxy._mitm.client_limits import ClientLimits
+from replayproxy._mitm.stack import MitmStack, build_stack, proxy_mode
 from replayproxy.testing import cassette, interaction
 from tests.replay.conftest import ReplayTarget
 
@@ -85,13 +86,13 @@ def test_the_embedded_proxy_gets_the_stack_as_built() -> None:
 # Run the CLI with build_stack wrapped to say it was called (on stderr).
 _CLI_WITH_SPY = """
 import sys
-import replayproxy.cli.replay as cli_replay
+import replayproxy._cli.replay as cli_replay
 real = cli_replay.build_stack
 def spy(*args, **kwargs):
     print("build_stack called", file=sys.stderr, flush=True)
     return real(*args, **kwargs)
 cli_replay.build_stack = spy
-from replayproxy.cli import main
+from replayproxy._cli import main
 main()
 """
 
@@ -166,7 +167,11 @@ def test_the_replay_fixture_runs_a_build_stack_stack(replay_proxy: ReplayTarget)
     assert replay_proxy.proxy.options == {"connection_strategy": "lazy"}
 
 
-_CALLERS = ["replayproxy/cli/replay.py", "replayproxy/harness/hosts.py", "tests/replay/conftest.py"]
+_CALLERS = [
+    "replayproxy/_cli/replay.py",
+    "replayproxy/_harness/hosts.py",
+    "tests/replay/conftest.py",
+]
 _BUILT_BY_THE_STACK = {"Replayer", "Recorder", "EmbeddedProxy"}
 
 

@@ -1,4 +1,4 @@
-"""The serving loops wait with microsecond timeouts (``replayproxy.engine.timers``).
+"""The serving loops wait with microsecond timeouts (``replayproxy._engine.timers``).
 
 The point of :class:`PreciseSelector` is to avoid epoll's whole-millisecond timeout, which
 makes every timer up to 1 ms late. How late timers really are is measured side by side in
@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from replayproxy.engine import timers
-from replayproxy.engine.server import ReplayServer
-from replayproxy.mitm.embedded import EmbeddedProxy
+from replayproxy._engine import timers
+from replayproxy._engine.server import ReplayServer
+from replayproxy._mitm.embedded import EmbeddedProxy
 
 pytestmark = pytest.mark.skipif(
     not hasattr(selectors, "EpollSelector"), reason="the precise selector is for epoll (Linux)"
@@ -160,8 +160,8 @@ def test_timers_run_drives_a_coroutine_on_a_precise_loop() -> None:
 
 def test_the_replay_engine_serves_on_a_precise_loop(tmp_path: Any) -> None:
     """ReplayServer (base-URL replay, the pytest plugin) runs its loop on PreciseSelector."""
-    from replayproxy import store
-    from replayproxy.core.cassette.model import Cassette
+    from replayproxy import _store as store
+    from replayproxy._core.cassette.model import Cassette
 
     path = tmp_path / "empty.cassette"
     store.save(path, Cassette())

@@ -1,5 +1,5 @@
 """``replayproxy replay`` / ``record`` without a command wait for a signal or for the server to
-stop (``replayproxy.cli._common.wait_for_signal``), without waking up to poll.
+stop (``replayproxy._cli._common.wait_for_signal``), without waking up to poll.
 
 Real servers (:class:`ReplayServer`), real signals sent to this process. Every wait has a
 safety: a SIGTERM after 15 s ends a wait that would otherwise hang, and the test fails.
@@ -15,8 +15,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from replayproxy.cli._common import wait_for_signal
-from replayproxy.engine.server import ReplayServer
+from replayproxy._cli._common import wait_for_signal
+from replayproxy._engine.server import ReplayServer
 from replayproxy.testing import cassette, interaction
 
 CASSETTE = cassette(interaction([b"data: 1\n\n"]))

@@ -17,12 +17,12 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
-from replayproxy import store
-from replayproxy.core.cassette.model import Cassette
-from replayproxy.core.websocket.conversation import plan_session
-from replayproxy.engine.server import ReplayServer
-from replayproxy.engine.session import ReplaySession
-from replayproxy.testing.realtime import reply_text
+from replayproxy import _store as store
+from replayproxy._core.cassette.model import Cassette
+from replayproxy._core.websocket.conversation import plan_session
+from replayproxy._engine.server import ReplayServer
+from replayproxy._engine.session import ReplaySession
+from replayproxy.testing._realtime import reply_text
 from tests.replay.conftest import RECORDED_HOST, ReplayTarget
 from tests.replay.helpers import ws_client_tls
 from tests.websocket.clients import Received, openai_session, websockets_session

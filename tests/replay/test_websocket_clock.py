@@ -32,14 +32,14 @@ from wsproto import WSConnection
 from wsproto.connection import ConnectionType
 from wsproto.frame_protocol import Opcode
 
-from replayproxy.core.cassette.model import Cassette, Interaction
-from replayproxy.core.websocket.conversation import plan_interaction
-from replayproxy.engine.origin import TOKEN_HEADER, Origin
-from replayproxy.engine.session import ReplaySession
-from replayproxy.engine.websocket import ClientArrivals, WsServe
-from replayproxy.mitm.addons._arrival import MAX_AGE_S, message_arrived_at
-from replayproxy.mitm.addons.replayer import Replayer
-from replayproxy.mitm.embedded import EmbeddedProxy
+from replayproxy._core.cassette.model import Cassette, Interaction
+from replayproxy._core.websocket.conversation import plan_interaction
+from replayproxy._engine.origin import TOKEN_HEADER, Origin
+from replayproxy._engine.session import ReplaySession
+from replayproxy._engine.websocket import ClientArrivals, WsServe
+from replayproxy._mitm.addons._arrival import MAX_AGE_S, message_arrived_at
+from replayproxy._mitm.addons.replayer import Replayer
+from replayproxy._mitm.embedded import EmbeddedProxy
 from replayproxy.testing import MS, ws_interaction, ws_text
 from tests.replay.conftest import RECORDED_HOST, _confdir
 from tests.replay.helpers import ws_client_tls

@@ -14,12 +14,12 @@ import pytest
 import wsproto.events as wse
 from wsproto.connection import Connection, ConnectionType
 
-from replayproxy.core.cassette.model import Request
-from replayproxy.core.replay.schedule import Head
-from replayproxy.core.websocket.conversation import Turn, WsPlan
-from replayproxy.core.websocket.model import WsClose, WsCloseKind, WsMessage
-from replayproxy.engine import websocket as websocket_mod
-from replayproxy.engine.websocket import (
+from replayproxy._core.cassette.model import Request
+from replayproxy._core.replay.schedule import Head
+from replayproxy._core.websocket.conversation import Turn, WsPlan
+from replayproxy._core.websocket.model import WsClose, WsCloseKind, WsMessage
+from replayproxy._engine import websocket as websocket_mod
+from replayproxy._engine.websocket import (
     ClientArrivals,
     WsServe,
     _handshake,

@@ -16,10 +16,10 @@ from websockets.sync.client import connect
 from wsproto import WSConnection
 from wsproto.connection import ConnectionType
 
-from replayproxy.core.cassette.model import Cassette
-from replayproxy.engine.server import ReplayServer
-from replayproxy.engine.session import ReplaySession
-from replayproxy.errors import FaultSpecError
+from replayproxy._core.cassette.model import Cassette
+from replayproxy._engine.server import ReplayServer
+from replayproxy._engine.session import ReplaySession
+from replayproxy._errors import FaultSpecError
 from replayproxy.testing import realtime_turns, ws_interaction
 from tests.replay.conftest import RECORDED_HOST, ReplayTarget
 from tests.replay.helpers import ws_client_tls

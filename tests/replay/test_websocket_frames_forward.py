@@ -13,14 +13,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from replayproxy.core.cassette.model import Cassette
-from replayproxy.core.websocket.model import WsMessage
-from replayproxy.engine.server import ReplayServer
-from replayproxy.engine.session import ReplaySession
-from replayproxy.mitm.addons.replayer import Replayer
-from replayproxy.mitm.embedded import EmbeddedProxy
-from replayproxy.mitm.leaf_certs import LeafCerts
-from replayproxy.mitm.stack import build_stack
+from replayproxy._core.cassette.model import Cassette
+from replayproxy._core.websocket.model import WsMessage
+from replayproxy._engine.server import ReplayServer
+from replayproxy._engine.session import ReplaySession
+from replayproxy._mitm.addons.replayer import Replayer
+from replayproxy._mitm.embedded import EmbeddedProxy
+from replayproxy._mitm.leaf_certs import LeafCerts
+from replayproxy._mitm.stack import build_stack
 from replayproxy.testing import ns, ws_interaction
 
 HOST = "api.openai.com"  # never resolved: connection_strategy=lazy

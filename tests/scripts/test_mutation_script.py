@@ -33,19 +33,19 @@ def test_wilson_interval_stays_within_0_and_100() -> None:
 def test_generated_reads_every_mutant_name_from_the_meta_files(tmp_path: Path) -> None:
     """Every key of every .meta file under mutants/, sorted: the population a sample draws from."""
     for rel, names in {
-        "replayproxy/core/a.py.meta": [
-            "replayproxy.core.a.x_f__mutmut_2",
-            "replayproxy.core.a.x_f__mutmut_1",
+        "replayproxy/_core/a.py.meta": [
+            "replayproxy._core.a.x_f__mutmut_2",
+            "replayproxy._core.a.x_f__mutmut_1",
         ],
-        "replayproxy/engine/b.py.meta": ["replayproxy.engine.b.x_g__mutmut_1"],
+        "replayproxy/_engine/b.py.meta": ["replayproxy._engine.b.x_g__mutmut_1"],
     }.items():
         meta = tmp_path / "mutants" / rel
         meta.parent.mkdir(parents=True, exist_ok=True)
         meta.write_text(json.dumps({"exit_code_by_key": dict.fromkeys(names)}))
     assert mutation._generated(tmp_path) == [
-        "replayproxy.core.a.x_f__mutmut_1",
-        "replayproxy.core.a.x_f__mutmut_2",
-        "replayproxy.engine.b.x_g__mutmut_1",
+        "replayproxy._core.a.x_f__mutmut_1",
+        "replayproxy._core.a.x_f__mutmut_2",
+        "replayproxy._engine.b.x_g__mutmut_1",
     ]
 
 

@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from replayproxy import store
-from replayproxy.core.cassette import codec
-from replayproxy.errors import CassetteError, CassetteFormatError
-from replayproxy.store import files
+from replayproxy import _store as store
+from replayproxy._core.cassette import codec
+from replayproxy._errors import CassetteError, CassetteFormatError
+from replayproxy._store import files
 from replayproxy.testing import cassette, interaction
 
 
@@ -76,7 +76,7 @@ def test_a_file_over_the_maximum_is_refused_by_its_size(
         store.load(path)
     assert str(caught.value) == (
         f"{path}: larger than 1000 bytes, the most a cassette may be "
-        "(replayproxy.store.MAX_CASSETTE_BYTES); is this the right file?"
+        "(replayproxy._store.MAX_CASSETTE_BYTES); is this the right file?"
     )
 
 

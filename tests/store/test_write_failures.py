@@ -1,7 +1,7 @@
 """A failed append (disk full, I/O error) is cut back off the file, named in one line, and ends
 the recording: the cassette keeps exactly the interactions written before it (store/writer.py).
 
-The failures are injected where records reach the file (``replayproxy.store.writer._write_fd``),
+The failures are injected where records reach the file (``replayproxy._store.writer._write_fd``),
 so every split of a record (nothing written, part of it, all but the last byte) is tried; the
 real full disk is in tests/reliability/test_full_disk.py.
 """
@@ -18,11 +18,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from replayproxy import store
-from replayproxy.core.cassette import codec
-from replayproxy.core.cassette.model import Interaction
-from replayproxy.errors import CassetteWriteError
-from replayproxy.store import writer as writer_module
+from replayproxy import _store as store
+from replayproxy._core.cassette import codec
+from replayproxy._core.cassette.model import Interaction
+from replayproxy._errors import CassetteWriteError
+from replayproxy._store import writer as writer_module
 from replayproxy.testing import interaction, sse_frames
 
 

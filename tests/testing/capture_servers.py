@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-from replayproxy.core.cassette.model import EndKind, Header
-from replayproxy.engine.server import ReplayServer
+from replayproxy._core.cassette.model import EndKind, Header
+from replayproxy._engine.server import ReplayServer
 from replayproxy.testing import SSE_EVENTS, cassette, interaction
 
 CHAT_PATH = "/v1/chat/completions"

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replayproxy.errors import UsageError
+from replayproxy._errors import UsageError
 from replayproxy.testing import Behavior, from_knobs, plan
 
 events_st = st.lists(st.binary(min_size=1, max_size=30), min_size=1, max_size=40).map(tuple)

@@ -1,4 +1,4 @@
-"""The shipped builders (replayproxy.testing.builders, .ws_builders): valid defaults that
+"""The shipped builders (replayproxy.testing._builders, .ws_builders): valid defaults that
 round-trip through the codec byte for byte, and the keyword overrides they document."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from replayproxy.core.cassette import codec
-from replayproxy.core.cassette.model import Cassette, Ending, EndKind, Frame, Interaction, Request
-from replayproxy.core.websocket.model import WsClose, WsCloseKind
+from replayproxy._core.cassette import codec
+from replayproxy._core.cassette.model import Cassette, Ending, EndKind, Frame, Interaction, Request
+from replayproxy._core.websocket.model import WsClose, WsCloseKind
 from replayproxy.testing import (
     CHAT_BODY,
     CHAT_URL,

@@ -10,7 +10,7 @@ import httpx
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replayproxy.core.cassette.model import EndKind
+from replayproxy._core.cassette.model import EndKind
 from replayproxy.testing import (
     SSE_EVENTS,
     CapturedFrame,
@@ -19,7 +19,7 @@ from replayproxy.testing import (
     capture_stream,
     capture_url,
 )
-from replayproxy.testing.capture import parse_frames
+from replayproxy.testing._capture import parse_frames
 from replayproxy.testing.strategies import splits, sse_streams
 from tests.testing.capture_servers import CHAT_JSON, CHAT_PATH, serving
 

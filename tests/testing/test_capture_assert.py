@@ -10,10 +10,10 @@ from types import SimpleNamespace
 
 import pytest
 
+from replayproxy._core.cassette.model import EndKind
+from replayproxy._engine.server import ReplayServer
+from replayproxy._errors import UsageError
 from replayproxy.checking import load_contract
-from replayproxy.core.cassette.model import EndKind
-from replayproxy.engine.server import ReplayServer
-from replayproxy.errors import UsageError
 from replayproxy.testing import (
     SSE_EVENTS,
     StreamCapture,
@@ -21,7 +21,7 @@ from replayproxy.testing import (
     cassette,
     stream_interaction,
 )
-from replayproxy.testing.capture_assert import upstream_incomplete
+from replayproxy.testing._capture_assert import upstream_incomplete
 from tests.testing.capture_servers import CHAT_JSON, CHAT_PATH, serving
 
 EXAMPLES = Path(__file__).parents[2] / "docs" / "examples"

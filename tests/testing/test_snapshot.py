@@ -10,13 +10,14 @@ from typing import Any
 import httpx
 import pytest
 
-from replayproxy import ReplayServer, store
-from replayproxy.core.check.contract import parse_contract
-from replayproxy.core.wire.sse import parse_events
-from replayproxy.errors import UsageError
+from replayproxy import ReplayServer
+from replayproxy import _store as store
+from replayproxy._core.check.contract import parse_contract
+from replayproxy._core.wire.sse import parse_events
+from replayproxy._errors import UsageError
 from replayproxy.testing import capture_url, cassette, stream_interaction
-from replayproxy.testing.capture import CapturedEvent, CapturedFrame, StreamCapture
-from replayproxy.testing.snapshot import (
+from replayproxy.testing._capture import CapturedEvent, CapturedFrame, StreamCapture
+from replayproxy.testing._snapshot import (
     ENV_UPDATE,
     assert_matches_snapshot,
     snapshot_of,

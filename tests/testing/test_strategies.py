@@ -11,15 +11,15 @@ import msgpack
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from replayproxy.core.cassette import codec
-from replayproxy.core.cassette.model import Cassette, EndKind, Interaction
-from replayproxy.core.websocket.model import (
+from replayproxy._core.cassette import codec
+from replayproxy._core.cassette.model import Cassette, EndKind, Interaction
+from replayproxy._core.websocket.model import (
     WebSocketSession,
     WsMessage,
     decode_session,
     encode_session,
 )
-from replayproxy.core.wire.sse import SSEParser, parse_events
+from replayproxy._core.wire.sse import SSEParser, parse_events
 from replayproxy.testing import STREAMS, stream_interaction
 from replayproxy.testing import strategies as rst
 
@@ -156,8 +156,8 @@ def test_importing_the_testing_package_needs_no_hypothesis() -> None:
     code = (
         "import sys\n"
         "sys.modules['hypothesis'] = None\n"
-        "import replayproxy.testing, replayproxy.testing.builders, replayproxy.testing.upstream\n"
-        "import replayproxy.testing.ws_builders\n"
+        "import replayproxy.testing, replayproxy.testing._builders, replayproxy.testing._upstream\n"
+        "import replayproxy.testing._ws_builders\n"
         "assert 'hypothesis' not in {m.split('.')[0] for m in sys.modules if sys.modules[m]}\n"
         "try:\n"
         "    import replayproxy.testing.strategies\n"

@@ -11,7 +11,7 @@ import zlib
 import pytest
 
 from replayproxy.testing import STREAMS, Behavior, expected_text, route
-from replayproxy.testing.streams import error_body, load_payloads
+from replayproxy.testing._streams import error_body, load_payloads
 
 # One regex per provider framing; each event must match exactly, with a single-line payload.
 OPENAI_DATA = re.compile(rb"\Adata: ([^\r\n]+)\n\n\Z")
@@ -191,8 +191,8 @@ def test_error_body_shapes(provider: str, key: str) -> None:
 @pytest.mark.parametrize("name", sorted(SOURCES))
 def test_project_parsers_agree(name: str) -> None:
     """The project SSE parser / event-stream decoder see one event per write, payloads intact."""
-    from replayproxy.core.wire.eventstream import EventStreamMessage, decode_all
-    from replayproxy.core.wire.sse import parse_events
+    from replayproxy._core.wire.eventstream import EventStreamMessage, decode_all
+    from replayproxy._core.wire.sse import parse_events
 
     stream = STREAMS[name]
     if stream.sse:

@@ -1,4 +1,4 @@
-"""The counting upstream (replayproxy.testing.upstream): every TCP accept counted, every
+"""The counting upstream (replayproxy.testing._upstream): every TCP accept counted, every
 request head kept and answered as a real upstream would, over real loopback sockets."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from replayproxy.testing import CountingUpstream
-from replayproxy.testing.upstream import REAL_UPSTREAM_BODY
+from replayproxy.testing._upstream import REAL_UPSTREAM_BODY
 
 
 def wait_for(check: object, timeout: float = 5.0) -> None:

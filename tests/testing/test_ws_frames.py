@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from wsproto.connection import Connection, ConnectionType
 
-from replayproxy.engine.websocket import encode_frames
+from replayproxy._engine.websocket import encode_frames
 
 
 @given(st.data(), st.booleans(), st.binary(max_size=70_000).filter(lambda b: True))

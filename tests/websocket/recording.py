@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from replayproxy.testing.realtime import RealtimeSimulator
+from replayproxy.testing._realtime import RealtimeSimulator
 
 ROOT = Path(__file__).resolve().parents[2]
 REPLAYPROXY = str(Path(sys.executable).parent / "replayproxy")

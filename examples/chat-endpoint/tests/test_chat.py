@@ -14,7 +14,7 @@ from conftest import Endpoint
 from scenario import CONTRACT
 
 from replayproxy.testing import STREAMS, StreamCapture, capture_url, expected_text
-from replayproxy.testing.capture_assert import upstream_incomplete
+from replayproxy.testing._capture_assert import upstream_incomplete
 
 EXPECTED = expected_text(STREAMS["openai-chat-text"])  # what the recorded stream says
 TERMINAL = ["committed", "rejected"]

@@ -10,9 +10,9 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from replayproxy._core.check import Violation
+from replayproxy._errors import UsageError
 from replayproxy.checking import check_stream
-from replayproxy.core.check import Violation
-from replayproxy.errors import UsageError
 from tests.check.oracle import node_runner, py_anthropic, py_bedrock, py_google, py_openai
 from tests.check.oracle.outcome import ClientOutcome, Delivered, judge, raised
 from tests.check.oracle.readers import Readers

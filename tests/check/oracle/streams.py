@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from replayproxy.core.providers import definition
+from replayproxy._core.providers import definition
 from tests.check.corpus_streams import load_corpus
 
 __all__ = ["DEFAULT_URLS", "OracleStream", "corpus_streams", "key_of"]

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from replayproxy.core.wire import eventstream
+from replayproxy._core.wire import eventstream
 
 __all__ = ["GeminiCalls", "Reading", "canonical_args", "read", "sse_events"]
 

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from replayproxy.core.wire import eventstream
+from replayproxy._core.wire import eventstream
 from tests.check.oracle.streams import OracleStream
 from tests.check.oracle.truth import read
 

@@ -6,8 +6,8 @@ import msgpack
 import pytest
 from hypothesis import given
 
-from replayproxy.core.cassette import codec, records
-from replayproxy.core.cassette.model import (
+from replayproxy._core.cassette import codec, records
+from replayproxy._core.cassette.model import (
     Cassette,
     Ending,
     EndKind,
@@ -16,7 +16,7 @@ from replayproxy.core.cassette.model import (
     Request,
     Response,
 )
-from replayproxy.errors import CassetteFormatError, CassetteVersionError
+from replayproxy._errors import CassetteFormatError, CassetteVersionError
 from replayproxy.testing.strategies import cassettes
 
 

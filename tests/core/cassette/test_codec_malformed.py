@@ -16,10 +16,10 @@ from typing import Any
 import msgpack
 import pytest
 
-from replayproxy.core.cassette import codec, records
-from replayproxy.core.cassette.model import Cassette, EndKind
-from replayproxy.core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
-from replayproxy.errors import CassetteError, CassetteFormatError
+from replayproxy._core.cassette import codec, records
+from replayproxy._core.cassette.model import Cassette, EndKind
+from replayproxy._core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
+from replayproxy._errors import CassetteError, CassetteFormatError
 
 _KINDS = ", ".join(k.value for k in EndKind)
 

@@ -7,9 +7,9 @@ from typing import Any
 import msgpack
 import pytest
 
-from replayproxy.core.cassette import codec
-from replayproxy.core.cassette.model import Cassette
-from replayproxy.errors import CassetteVersionError
+from replayproxy._core.cassette import codec
+from replayproxy._core.cassette.model import Cassette
+from replayproxy._errors import CassetteVersionError
 
 
 def _header(version: Any) -> bytes:

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from replayproxy.core.cassette import records
-from replayproxy.core.cassette.records import HEAD_SIZE, MARKER, Damaged, Record, Torn
+from replayproxy._core.cassette import records
+from replayproxy._core.cassette.records import HEAD_SIZE, MARKER, Damaged, Record, Torn
 
 
 def split(

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from replayproxy.core.cassette import codec, textform, textload, texttokens
-from replayproxy.core.cassette.model import (
+from replayproxy._core.cassette import codec, textform, textload, texttokens
+from replayproxy._core.cassette.model import (
     Cassette,
     Ending,
     EndKind,
@@ -16,8 +16,8 @@ from replayproxy.core.cassette.model import (
     Request,
     Response,
 )
-from replayproxy.core.tools.inspect import escape
-from replayproxy.errors import CassetteFormatError
+from replayproxy._core.tools.inspect import escape
+from replayproxy._errors import CassetteFormatError
 from replayproxy.testing import MS
 from replayproxy.testing.strategies import any_bytes, cassettes
 from tests.cassette.samples import sample_cassette

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from replayproxy.core.cassette.model import (
+from replayproxy._core.cassette.model import (
     Cassette,
     Ending,
     EndKind,
@@ -14,8 +14,8 @@ from replayproxy.core.cassette.model import (
     Request,
     Response,
 )
-from replayproxy.core.cassette.textform import dumps, format_time, quote
-from replayproxy.core.cassette.textload import loads
+from replayproxy._core.cassette.textform import dumps, format_time, quote
+from replayproxy._core.cassette.textload import loads
 from replayproxy.testing import MS
 
 BANNER = "# replayproxy cassette text (docs/text-format.md), read by `replayproxy cassette import`"

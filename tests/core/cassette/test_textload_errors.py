@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replayproxy.core.cassette.model import Ending, EndKind, Frame, Request
-from replayproxy.core.cassette.textload import loads
-from replayproxy.core.cassette.texttokens import parse_bytes, parse_time, unescape
-from replayproxy.errors import CassetteFormatError, UsageError
+from replayproxy._core.cassette.model import Ending, EndKind, Frame, Request
+from replayproxy._core.cassette.textload import loads
+from replayproxy._core.cassette.texttokens import parse_bytes, parse_time, unescape
+from replayproxy._errors import CassetteFormatError, UsageError
 
 MAGIC = "replayproxy-cassette-text 1"
 # One of each line; each case below replaces line N (1-based) with its own text.

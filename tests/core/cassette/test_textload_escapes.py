@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replayproxy.core.cassette import textload, texttokens
-from replayproxy.core.tools.inspect import escape
-from replayproxy.errors import CassetteFormatError, UsageError
+from replayproxy._core.cassette import textload, texttokens
+from replayproxy._core.tools.inspect import escape
+from replayproxy._errors import CassetteFormatError, UsageError
 
 HAND_WRITTEN = """replayproxy-cassette-text 1
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from replayproxy.core.cassette.model import Ending, EndKind, Frame, Interaction, Request, Response
-from replayproxy.core.cassette.validate import (
+from replayproxy._core.cassette.model import Ending, EndKind, Frame, Interaction, Request, Response
+from replayproxy._core.cassette.validate import (
     MAX_OFFSET_NS,
     InvalidField,
     check_end,

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from replayproxy.core.wire.eventstream import encode_event, encode_exception, encode_message
+from replayproxy._core.wire.eventstream import encode_event, encode_exception, encode_message
 from tests.check.reports import check_events
 
 

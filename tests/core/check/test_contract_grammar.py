@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from replayproxy.core.check import Contract, check_frames, parse_contract
+from replayproxy._core.check import Contract, check_frames, parse_contract
 from tests.check.reports import sse_event
 
 CHAT = parse_contract(

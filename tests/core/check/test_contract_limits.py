@@ -9,14 +9,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replayproxy.core.check.contract import (
+from replayproxy._core.check.contract import (
     MAX_CONTRACT_CHARS,
     MAX_CONTRACT_DEPTH,
     MAX_ORDER_CHARS,
     MAX_ORDER_DEPTH,
     parse_contract,
 )
-from replayproxy.errors import UsageError
+from replayproxy._errors import UsageError
 
 
 def _order(source: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replayproxy.core.check.delivery import BURST_NS, MIN_EVENTS, WAIT_NS, Arrival, buffered
+from replayproxy._core.check.delivery import BURST_NS, MIN_EVENTS, WAIT_NS, Arrival, buffered
 from replayproxy.testing import MS
 
 

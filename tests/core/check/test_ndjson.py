@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from replayproxy.core.check.base import INVALID, Grammar, Report, RequestOptions, StreamEvent
-from replayproxy.core.check.ndjson import NDJSONLayer
+from replayproxy._core.check.base import INVALID, Grammar, Report, RequestOptions, StreamEvent
+from replayproxy._core.check.ndjson import NDJSONLayer
 
 
 class _Recorder(Grammar):

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from replayproxy.core.check import RequestOptions, StreamChecker
+from replayproxy._core.check import RequestOptions, StreamChecker
 from tests.check.reports import check_events, sse_event
 
 REQUEST = RequestOptions(include_usage=True)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from replayproxy.core.check.order import OrderMatcher, compile_order
-from replayproxy.errors import UsageError
+from replayproxy._core.check.order import OrderMatcher, compile_order
+from replayproxy._errors import UsageError
 
 _NAMES = 'names are letters, digits and _ . - : / [ ] or "quoted"'
 

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
+from replayproxy._core.check import RULES
+from replayproxy._core.check.grammars.realtime import RULE_PREFIXES, check_session
+from replayproxy._core.providers import detect
+from replayproxy._core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
 from replayproxy.checking import check, check_interaction
-from replayproxy.core.check import RULES
-from replayproxy.core.check.grammars.realtime import RULE_PREFIXES, check_session
-from replayproxy.core.providers import detect
-from replayproxy.core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
 from replayproxy.testing import MS, ws_interaction
 
 Events = list[dict[str, Any]]

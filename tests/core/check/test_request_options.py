@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from replayproxy.core.check import RequestOptions, request_options
+from replayproxy._core.check import RequestOptions, request_options
 
 
 @pytest.mark.parametrize(

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from replayproxy.core.check import RULES, StreamChecker, Violation, check_body, check_frames
-from replayproxy.core.check.base import MAX_PER_RULE
-from replayproxy.core.check.grammars.realtime import RULE_PREFIXES
+from replayproxy._core.check import RULES, StreamChecker, Violation, check_body, check_frames
+from replayproxy._core.check.base import MAX_PER_RULE
+from replayproxy._core.check.grammars.realtime import RULE_PREFIXES
 from tests.check.cases import BASES, CASES, Case, base_body
 from tests.check.recording_cases import RECORDING_CASES
 
@@ -140,7 +140,7 @@ def test_azure_prompt_filter_preamble_is_accepted() -> None:
 
 def test_bedrock_event_needs_json_content_type() -> None:
     """An event-stream event whose :content-type is not application/json is flagged."""
-    from replayproxy.core.wire.eventstream import encode_event
+    from replayproxy._core.wire.eventstream import encode_event
 
     body = base_body("bedrock-converse") + encode_event("metadata", b"{}", "text/plain")
     rules = [v.rule for v in check_body(body, "bedrock-converse")]

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replayproxy.core.faults import FAULTS, applies, parse, plan, select, servings
-from replayproxy.core.faults import websocket as ws_faults
-from replayproxy.core.replay.schedule import FinishKind
-from replayproxy.errors import FaultSpecError
+from replayproxy._core.faults import FAULTS, applies, parse, plan, select, servings
+from replayproxy._core.faults import websocket as ws_faults
+from replayproxy._core.replay.schedule import FinishKind
+from replayproxy._errors import FaultSpecError
 from replayproxy.testing import interaction, realtime_turns, ws_interaction
 
 IT = interaction([b"data: 1\n\n", b"data: 2\n\n", b"data: 3\n\n", b"data: 4\n\n"])

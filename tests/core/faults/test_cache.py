@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from replayproxy.core.faults import PlanCache, applies, parse, plan
+from replayproxy._core.faults import PlanCache, applies, parse, plan
 from tests.faults.builders import interaction
 
 
@@ -102,9 +102,9 @@ def test_probability_draws_are_seeded_by_fault_seed_index_and_serving() -> None:
 def test_a_replay_session_owns_a_cache_and_plans_each_interaction_once() -> None:
     """Each ReplaySession builds an interaction's plan once and serves that very schedule to
     every repeat; another session over the same cassette has its own."""
-    from replayproxy.core.cassette.model import Cassette
-    from replayproxy.core.matching.differences import MatchOptions
-    from replayproxy.engine.session import ReplaySession, Served
+    from replayproxy._core.cassette.model import Cassette
+    from replayproxy._core.matching.differences import MatchOptions
+    from replayproxy._engine.session import ReplaySession, Served
 
     it = interaction("anthropic-text")
     options = MatchOptions(allow_repeats=True)

@@ -7,12 +7,13 @@ from dataclasses import replace
 
 import pytest
 
-from replayproxy.core.cassette.model import Ending, EndKind, Interaction, Request
-from replayproxy.core.faults import parse, plan
-from replayproxy.core.replay.schedule import FinishKind
-from replayproxy.errors import FaultSpecError
-from replayproxy.testing import MS, builders
-from replayproxy.testing.streams import STREAMS
+from replayproxy._core.cassette.model import Ending, EndKind, Interaction, Request
+from replayproxy._core.faults import parse, plan
+from replayproxy._core.replay.schedule import FinishKind
+from replayproxy._errors import FaultSpecError
+from replayproxy.testing import MS
+from replayproxy.testing import _builders as builders
+from replayproxy.testing._streams import STREAMS
 from tests.faults.builders import interaction
 
 
@@ -297,7 +298,7 @@ def test_keepalive_and_jitter_options_reach_the_schedule() -> None:
 
 def test_max_writes_is_inclusive(monkeypatch: pytest.MonkeyPatch) -> None:
     """A fault may build exactly MAX_WRITES writes, not one more."""
-    from replayproxy.core.faults import http_appliers as faults
+    from replayproxy._core.faults import http_appliers as faults
 
     it = interaction("anthropic-text")  # 12 writes; split:bytes=1760 adds 1760 // 1760 = 1
     monkeypatch.setattr(faults, "MAX_WRITES", 13)

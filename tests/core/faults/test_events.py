@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from replayproxy.core.faults.events import corrupt, drop, duplicate, payload_span, reorder
-from replayproxy.core.faults.position import splice
-from replayproxy.core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
-from replayproxy.core.wire.events import EventSpan
+from replayproxy._core.faults.events import corrupt, drop, duplicate, payload_span, reorder
+from replayproxy._core.faults.position import splice
+from replayproxy._core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
+from replayproxy._core.wire.events import EventSpan
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import replayproxy
-from replayproxy.core.faults import FAULTS
+from replayproxy._core.faults import FAULTS
 
 PACKAGE = Path(replayproxy.__file__).resolve().parent
 ROOT = PACKAGE.parent
@@ -29,9 +29,9 @@ ORDINARY = frozenset({"close", "drop", "error", "hang", "reset", "split", "statu
 def _uses_faults(tree: ast.Module) -> bool:
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module:
-            if node.module.startswith("replayproxy.core.faults"):
+            if node.module.startswith("replayproxy._core.faults"):
                 return True
-            if node.module == "replayproxy.core" and any(a.name == "faults" for a in node.names):
+            if node.module == "replayproxy._core" and any(a.name == "faults" for a in node.names):
                 return True
     return False
 
@@ -116,7 +116,7 @@ def test_no_module_but_the_registry_lists_fault_names() -> None:
         ('if spec.name in ("truncate", "error"):\n    pass', True, [(1, "error"), (1, "truncate")]),
         ('_FINISH = {"reset": 1, "hang": 2}', True, [(1, "hang"), (1, "reset")]),
         ('match name:\n    case "linger":\n        pass', True, [(2, "linger")]),
-        ("from replayproxy.core.faults import parse\nx = frozenset({'jitter', 'split'})", False,
+        ("from replayproxy._core.faults import parse\nx = frozenset({'jitter', 'split'})", False,
          [(2, "jitter"), (2, "split")]),
         ('_SEEDED = frozenset({"jitter", "split"})', False, [(1, "jitter"), (1, "split")]),
         # Ordinary words, in a module that has nothing to do with faults: not a listing.

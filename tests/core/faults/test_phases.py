@@ -3,11 +3,11 @@ is applied, resolved or refused when, whatever order the faults are given in."""
 
 from __future__ import annotations
 
-from replayproxy.core.cassette.model import Ending, EndKind, Interaction
-from replayproxy.core.faults import apply_all, parse, plan, timing
-from replayproxy.core.faults import websocket as ws_faults
-from replayproxy.core.faults.position import Context
-from replayproxy.core.replay.schedule import from_interaction
+from replayproxy._core.cassette.model import Ending, EndKind, Interaction
+from replayproxy._core.faults import apply_all, parse, plan, timing
+from replayproxy._core.faults import websocket as ws_faults
+from replayproxy._core.faults.position import Context
+from replayproxy._core.replay.schedule import from_interaction
 from replayproxy.testing import ws_interaction, ws_text
 from tests.faults.builders import interaction
 

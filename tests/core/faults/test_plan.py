@@ -6,13 +6,13 @@ import json
 
 import pytest
 
-from replayproxy.core.cassette.model import header_value
-from replayproxy.core.faults import PlanCache, parse, plan
-from replayproxy.core.replay.schedule import FinishKind, Schedule, from_interaction
-from replayproxy.core.wire.sse import parse_events
-from replayproxy.errors import FaultSpecError
+from replayproxy._core.cassette.model import header_value
+from replayproxy._core.faults import PlanCache, parse, plan
+from replayproxy._core.replay.schedule import FinishKind, Schedule, from_interaction
+from replayproxy._core.wire.sse import parse_events
+from replayproxy._errors import FaultSpecError
 from replayproxy.testing import MS
-from replayproxy.testing.streams import STREAMS
+from replayproxy.testing._streams import STREAMS
 from tests.faults.builders import interaction
 
 SSE_STREAMS = ["openai-chat-text", "openai-responses", "anthropic-text", "gemini-text"]
@@ -338,7 +338,7 @@ def test_byte_faults_work_on_json_bodies() -> None:
 
 
 def _messages(body: bytes) -> list[tuple[str, bytes]]:
-    from replayproxy.core.wire.eventstream import EventStreamMessage, decode_all
+    from replayproxy._core.wire.eventstream import EventStreamMessage, decode_all
 
     return [(m.name, m.payload) for m in decode_all(body) if isinstance(m, EventStreamMessage)]
 
@@ -364,7 +364,7 @@ def test_event_edits_on_aws_event_stream() -> None:
 
 def test_corrupt_event_stream_breaks_the_crc() -> None:
     """corrupt on an event-stream message flips a byte: the decoder reports a CRC error there."""
-    from replayproxy.core.wire.eventstream import EventStreamError, decode_all
+    from replayproxy._core.wire.eventstream import EventStreamError, decode_all
 
     items = decode_all(run("bedrock-converse-text", "corrupt:event=3").body)
     assert [type(i).__name__ for i in items[:3]] == ["EventStreamMessage"] * 3

@@ -7,11 +7,11 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from replayproxy.core.cassette.model import Ending, EndKind, Frame, Interaction, Request, Response
-from replayproxy.core.faults import parse, plan
-from replayproxy.core.replay.schedule import Schedule
-from replayproxy.core.wire.sse import parse_events
-from replayproxy.testing.streams import STREAMS
+from replayproxy._core.cassette.model import Ending, EndKind, Frame, Interaction, Request, Response
+from replayproxy._core.faults import parse, plan
+from replayproxy._core.replay.schedule import Schedule
+from replayproxy._core.wire.sse import parse_events
+from replayproxy.testing._streams import STREAMS
 
 NAMES = [
     "openai-chat-text",

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from replayproxy.core.cassette.model import Ending, EndKind, Interaction, Request
-from replayproxy.core.faults.provider import (
+from replayproxy._core.cassette.model import Ending, EndKind, Interaction, Request
+from replayproxy._core.faults.provider import (
     detect,
     error_body,
     error_event,
@@ -15,9 +15,9 @@ from replayproxy.core.faults.provider import (
     reason_phrase,
     terminal_index,
 )
-from replayproxy.core.faults.transport import replace_response
-from replayproxy.core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
-from replayproxy.core.wire.events import EventSpan, event_spans
+from replayproxy._core.faults.transport import replace_response
+from replayproxy._core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
+from replayproxy._core.wire.events import EventSpan, event_spans
 
 _OPENAI_500 = (
     b'{"error":{"message":"Internal Server Error","type":"server_error","param":null,"code":null}}'

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import pytest
 
-from replayproxy.core.faults import (
+from replayproxy._core.faults import (
     FAULTS,
     FaultDef,
     Outcome,
@@ -22,13 +22,13 @@ from replayproxy.core.faults import (
     parse,
     plan,
 )
-from replayproxy.core.faults import spec as spec_mod
-from replayproxy.core.faults import websocket as ws_faults
-from replayproxy.core.faults.position import Step
-from replayproxy.core.faults.ws_appliers import WsState
-from replayproxy.core.replay.schedule import Schedule, from_interaction, scale
-from replayproxy.core.websocket.model import WsClose, WsCloseKind
-from replayproxy.errors import FaultSpecError
+from replayproxy._core.faults import spec as spec_mod
+from replayproxy._core.faults import websocket as ws_faults
+from replayproxy._core.faults.position import Step
+from replayproxy._core.faults.ws_appliers import WsState
+from replayproxy._core.replay.schedule import Schedule, from_interaction, scale
+from replayproxy._core.websocket.model import WsClose, WsCloseKind
+from replayproxy._errors import FaultSpecError
 from replayproxy.testing import ws_interaction, ws_text
 from tests.faults.builders import interaction
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from replayproxy.core.faults import CATALOGUE, FAULTS, FaultSpec, parse
-from replayproxy.errors import FaultSpecError, UsageError
+from replayproxy._core.faults import CATALOGUE, FAULTS, FaultSpec, parse
+from replayproxy._errors import FaultSpecError, UsageError
 
 
 def test_the_parser_knows_every_registered_fault() -> None:
@@ -259,7 +259,7 @@ def test_values_are_converted_from_the_text() -> None:
 
 def test_choice_accepts_only_its_choices() -> None:
     """A choice parameter's converter names the choices it accepts."""
-    from replayproxy.core.faults.params import choice
+    from replayproxy._core.faults.params import choice
 
     convert = choice("a", "b")
     assert convert("b") == "b"

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from replayproxy.core.faults.timing import (
+from replayproxy._core.faults.timing import (
     coalesce,
     jitter,
     keepalive,
@@ -17,7 +17,7 @@ from replayproxy.core.faults.timing import (
     throttle_count,
     ttfb,
 )
-from replayproxy.core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
+from replayproxy._core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
 from replayproxy.testing import MS, S
 
 HEAD = Head(10 * MS, 200, "OK", ())

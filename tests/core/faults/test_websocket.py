@@ -11,10 +11,10 @@ from dataclasses import replace
 
 import pytest
 
-from replayproxy.core.faults import websocket as ws_faults
-from replayproxy.core.faults.spec import parse
-from replayproxy.core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
-from replayproxy.errors import FaultSpecError
+from replayproxy._core.faults import websocket as ws_faults
+from replayproxy._core.faults.spec import parse
+from replayproxy._core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
+from replayproxy._errors import FaultSpecError
 from replayproxy.testing import MS, ws_interaction
 
 HEAD = 5 * MS

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replayproxy.core.importers.build import split_events
-from replayproxy.core.importers.timing import TimingModel, offsets, parse_timing, spread
-from replayproxy.errors import UsageError
+from replayproxy._core.importers.build import split_events
+from replayproxy._core.importers.timing import TimingModel, offsets, parse_timing, spread
+from replayproxy._errors import UsageError
 
 
 def test_parse_and_print_round_trip() -> None:
@@ -52,7 +52,7 @@ def test_an_aws_event_stream_is_one_frame_per_message() -> None:
     import json
     from importlib import resources
 
-    from replayproxy.core.wire.eventstream import encode_event
+    from replayproxy._core.wire.eventstream import encode_event
 
     text = resources.files("replayproxy.testing").joinpath("payloads/bedrock-converse-text.jsonl")
     payloads = [json.loads(line) for line in text.read_text().splitlines() if line.strip()]
@@ -66,7 +66,7 @@ def test_a_content_encoding_the_bytes_do_not_carry_is_dropped() -> None:
     really compressed bytes keep it."""
     import gzip
 
-    from replayproxy.core.importers.build import drop_decoded_encoding
+    from replayproxy._core.importers.build import drop_decoded_encoding
 
     for coding in (b"gzip", b"br", b"deflate", b"zstd"):
         headers = ((b"content-type", b"text/event-stream"), (b"content-encoding", coding))

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from replayproxy.core.importers.build import ImportFailed
-from replayproxy.core.importers.vcr import import_vcr
+from replayproxy._core.importers.build import ImportFailed
+from replayproxy._core.importers.vcr import import_vcr
 
 vcr_serialize = pytest.importorskip("vcr.serialize")
 serializers = pytest.importorskip("vcr.serializers")

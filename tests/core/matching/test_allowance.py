@@ -7,10 +7,10 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replayproxy.core.cassette.model import Interaction
-from replayproxy.core.faults import parse, servings
-from replayproxy.core.matching.differences import MatchOptions
-from replayproxy.core.matching.matcher import Hit, Matcher, Miss
+from replayproxy._core.cassette.model import Interaction
+from replayproxy._core.faults import parse, servings
+from replayproxy._core.matching.differences import MatchOptions
+from replayproxy._core.matching.matcher import Hit, Matcher, Miss
 from replayproxy.testing import interaction, request
 
 IT = interaction()

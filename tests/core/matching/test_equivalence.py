@@ -14,11 +14,11 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from replayproxy.core.cassette.model import Ending, EndKind, Interaction, Request
-from replayproxy.core.matching.differences import MatchOptions, diff_requests
-from replayproxy.core.matching.equivalence import EQUIVALENCES, canonical
-from replayproxy.core.matching.matcher import Hit, Matcher, Miss
-from replayproxy.core.providers import detect
+from replayproxy._core.cassette.model import Ending, EndKind, Interaction, Request
+from replayproxy._core.matching.differences import MatchOptions, diff_requests
+from replayproxy._core.matching.equivalence import EQUIVALENCES, canonical
+from replayproxy._core.matching.matcher import Hit, Matcher, Miss
+from replayproxy._core.providers import detect
 
 CHAT = "https://api.openai.com/v1/chat/completions"
 RESPONSES = "https://api.openai.com/v1/responses"

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replayproxy.core.cassette.model import Ending, EndKind, Interaction, Request
-from replayproxy.core.matching.known_clients import KNOWN_SELF_FETCHES, SelfFetch, note_for
-from replayproxy.core.matching.matcher import Matcher, Miss
+from replayproxy._core.cassette.model import Ending, EndKind, Interaction, Request
+from replayproxy._core.matching.known_clients import KNOWN_SELF_FETCHES, SelfFetch, note_for
+from replayproxy._core.matching.matcher import Matcher, Miss
 
 COST_MAP = "/BerriAI/litellm/main/model_prices_and_context_window.json"
 LITELLM_NOTE = (

@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replayproxy.core.cassette.model import Ending, EndKind, Interaction, Request
-from replayproxy.core.json.pointer import parse_pointer
-from replayproxy.core.matching.differences import REDACTED, MatchOptions, diff_requests
-from replayproxy.core.matching.matcher import Hit, Matcher, Miss
-from replayproxy.errors import UsageError
+from replayproxy._core.cassette.model import Ending, EndKind, Interaction, Request
+from replayproxy._core.json.pointer import parse_pointer
+from replayproxy._core.matching.differences import REDACTED, MatchOptions, diff_requests
+from replayproxy._core.matching.matcher import Hit, Matcher, Miss
+from replayproxy._errors import UsageError
 
 CHAT = "https://api.openai.com/v1/chat/completions"
 
@@ -472,7 +472,7 @@ def test_an_added_interaction_is_matched_and_counted_as_served() -> None:
 def test_the_comparison_names_stay_importable_from_the_matcher() -> None:
     """MatchOptions, diff_requests and the rest moved to differences.py; users' imports from
     matcher.py still give the very same objects."""
-    from replayproxy.core.matching import differences, explanation, matcher
+    from replayproxy._core.matching import differences, explanation, matcher
 
     for name in ("REDACTED", "MatchOptions", "describe_request", "diff_requests"):
         assert getattr(matcher, name) is getattr(differences, name), name

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from replayproxy.core.cassette.model import Ending, EndKind, Interaction, Request
-from replayproxy.core.matching.differences import MatchOptions, describe_request, diff_requests
-from replayproxy.core.matching.matcher import Difference, Hit, Matcher, Miss
-from replayproxy.errors import UsageError
+from replayproxy._core.cassette.model import Ending, EndKind, Interaction, Request
+from replayproxy._core.matching.differences import MatchOptions, describe_request, diff_requests
+from replayproxy._core.matching.matcher import Difference, Hit, Matcher, Miss
+from replayproxy._errors import UsageError
 
 URL = "https://api.example.test/v1/chat?b=2&a=1"
 

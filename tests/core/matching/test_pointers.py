@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replayproxy.core.cassette.model import Request
-from replayproxy.core.json.pointer import parse_pointer
-from replayproxy.core.matching.differences import MatchOptions, diff_requests
-from replayproxy.errors import UsageError
+from replayproxy._core.cassette.model import Request
+from replayproxy._core.json.pointer import parse_pointer
+from replayproxy._core.matching.differences import MatchOptions, diff_requests
+from replayproxy._errors import UsageError
 
 
 def post(body: object) -> Request:

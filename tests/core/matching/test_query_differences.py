@@ -11,7 +11,7 @@ from urllib.parse import quote, urlencode
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replayproxy.core.matching.differences import (
+from replayproxy._core.matching.differences import (
     MAX_LISTED,
     MatchOptions,
     _query_differences,
@@ -19,8 +19,8 @@ from replayproxy.core.matching.differences import (
     is_wildcard,
     query_pairs,
 )
-from replayproxy.core.matching.explanation import Difference
-from replayproxy.core.redaction.secrets import REDACTED_TEXT
+from replayproxy._core.matching.explanation import Difference
+from replayproxy._core.redaction.secrets import REDACTED_TEXT
 from replayproxy.testing import request
 
 

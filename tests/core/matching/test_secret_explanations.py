@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replayproxy.core.cassette.model import Request
-from replayproxy.core.matching.matcher import Matcher, Miss
-from replayproxy.core.redaction.secrets import is_secret_name
-from replayproxy.core.redaction.shown import hidden_at, mask_json_text
-from replayproxy.testing.builders import interaction
+from replayproxy._core.cassette.model import Request
+from replayproxy._core.matching.matcher import Matcher, Miss
+from replayproxy._core.redaction.secrets import is_secret_name
+from replayproxy._core.redaction.shown import hidden_at, mask_json_text
+from replayproxy.testing._builders import interaction
 
 SECRET = "sk-live-SECRET-4242"
 

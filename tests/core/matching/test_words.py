@@ -3,10 +3,10 @@ and option, use_cassette()'s keyword arguments; the spelling follows the option 
 
 from __future__ import annotations
 
-from replayproxy.core.cassette.model import Ending, EndKind, Interaction, Request
-from replayproxy.core.matching.explanation import CLI_WORDS, PYTHON_WORDS, pytest_words
-from replayproxy.core.matching.matcher import Matcher, Miss
-from replayproxy.core.replay.options import option
+from replayproxy._core.cassette.model import Ending, EndKind, Interaction, Request
+from replayproxy._core.matching.explanation import CLI_WORDS, PYTHON_WORDS, pytest_words
+from replayproxy._core.matching.matcher import Matcher, Miss
+from replayproxy._core.replay.options import option
 
 
 def _req(port: int, content: str, query: str) -> Request:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from replayproxy.core.faults import FAULTS, Outcome, outcome_of, parse
-from replayproxy.core.matrix import OUTCOMES, SETS, Cell, cells, outcome_class
-from replayproxy.core.matrix.cells import checkable, parts
-from replayproxy.errors import FaultSpecError, UsageError
+from replayproxy._core.faults import FAULTS, Outcome, outcome_of, parse
+from replayproxy._core.matrix import OUTCOMES, SETS, Cell, cells, outcome_class
+from replayproxy._core.matrix.cells import checkable, parts
+from replayproxy._errors import FaultSpecError, UsageError
 
 NAMED = [s for s in SETS if s != "all"]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from replayproxy.core.matrix import OUTCOMES
-from replayproxy.core.matrix.expect import Expect, expectations
-from replayproxy.errors import UsageError
+from replayproxy._core.matrix import OUTCOMES
+from replayproxy._core.matrix.expect import Expect, expectations
+from replayproxy._errors import UsageError
 
 
 def test_only_same_is_constrained_by_default() -> None:

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replayproxy.core.matrix import OUTCOMES, SETS, CellResult, MatrixReport, compare
-from replayproxy.errors import UsageError
+from replayproxy._core.matrix import OUTCOMES, SETS, CellResult, MatrixReport, compare
+from replayproxy._errors import UsageError
 
 CELLS = SETS["all"]
 

@@ -10,12 +10,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from replayproxy import store
-from replayproxy.core.cassette.model import Cassette, Interaction
-from replayproxy.core.faults import parse, plan
-from replayproxy.core.faults.provider import terminal_index
-from replayproxy.core.matrix import SETS, Cell, Resolved, cells, resolve
-from replayproxy.core.wire.events import event_spans
+from replayproxy import _store as store
+from replayproxy._core.cassette.model import Cassette, Interaction
+from replayproxy._core.faults import parse, plan
+from replayproxy._core.faults.provider import terminal_index
+from replayproxy._core.matrix import SETS, Cell, Resolved, cells, resolve
+from replayproxy._core.wire.events import event_spans
 from replayproxy.testing import (
     JSON_HEADERS,
     PROVIDER_HOSTS,

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from replayproxy import store
-from replayproxy.core import faults
-from replayproxy.core.cassette.model import Ending, EndKind, Frame, Interaction, Request, Response
-from replayproxy.core.providers import parse
-from replayproxy.core.wire import eventstream
+from replayproxy import _store as store
+from replayproxy._core import faults
+from replayproxy._core.cassette.model import Ending, EndKind, Frame, Interaction, Request, Response
+from replayproxy._core.providers import parse
+from replayproxy._core.wire import eventstream
 from tests.check.corpus_streams import frame, load_corpus
 
 __all__ = ["SERVED", "ServedStream", "interaction"]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from replayproxy.core.check import PROVIDERS
-from replayproxy.core.providers import detect, parse
-from replayproxy.errors import UsageError
+from replayproxy._core.check import PROVIDERS
+from replayproxy._core.providers import detect, parse
+from replayproxy._errors import UsageError
 
 
 @pytest.mark.parametrize(

@@ -13,11 +13,11 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from replayproxy._core.check import StreamChecker
+from replayproxy._core.faults import provider as fault_provider
+from replayproxy._core.providers import definition, detect
+from replayproxy._core.wire.error_body import error_family
 from replayproxy.checking import check_interaction
-from replayproxy.core.check import StreamChecker
-from replayproxy.core.faults import provider as fault_provider
-from replayproxy.core.providers import definition, detect
-from replayproxy.core.wire.error_body import error_family
 from tests.check.corpus_streams import load_corpus
 from tests.core.providers.served import SERVED, ServedStream, interaction
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from replayproxy.core.check import GRAMMARS, PROVIDERS
-from replayproxy.core.check.grammars.realtime import RULE_PREFIXES
-from replayproxy.core.check.rules import rules_for
-from replayproxy.core.matching.equivalence import EQUIVALENCES
-from replayproxy.core.providers import (
+from replayproxy._core.check import GRAMMARS, PROVIDERS
+from replayproxy._core.check.grammars.realtime import RULE_PREFIXES
+from replayproxy._core.check.rules import rules_for
+from replayproxy._core.matching.equivalence import EQUIVALENCES
+from replayproxy._core.providers import (
     DEFINITIONS,
     Framing,
     Keepalive,

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from replayproxy.core.cassette.model import Frame
-from replayproxy.core.redaction.body_fields import (
+from replayproxy._core.cassette.model import Frame
+from replayproxy._core.redaction.body_fields import (
     parse_pointers,
     redact_body,
     redact_frames,

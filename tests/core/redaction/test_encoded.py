@@ -16,9 +16,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replayproxy.core.cassette.model import Frame, Request, Response
-from replayproxy.core.redaction.encoded import content_coding, decoded_frames
-from replayproxy.core.redaction.secrets import Redactor
+from replayproxy._core.cassette.model import Frame, Request, Response
+from replayproxy._core.redaction.encoded import content_coding, decoded_frames
+from replayproxy._core.redaction.secrets import Redactor
 from replayproxy.testing.strategies import splits
 
 

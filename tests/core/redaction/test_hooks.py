@@ -8,9 +8,9 @@ import dataclasses
 
 import pytest
 
-from replayproxy.core.cassette.model import Interaction, Request
-from replayproxy.core.redaction.hooks import RecordHooks
-from replayproxy.errors import CassetteError, UsageError
+from replayproxy._core.cassette.model import Interaction, Request
+from replayproxy._core.redaction.hooks import RecordHooks
+from replayproxy._errors import CassetteError, UsageError
 from replayproxy.testing import interaction
 
 ONE = interaction([b"data: 1\n\n"])

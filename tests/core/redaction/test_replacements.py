@@ -9,7 +9,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replayproxy.core.redaction.secrets import REDACTED, Redactor
+from replayproxy._core.redaction.secrets import REDACTED, Redactor
 from replayproxy.testing import request
 
 SECRET_URL = "https://api.example.invalid/v1/chat?session=s3cret&token=t0ken&alt=sse"

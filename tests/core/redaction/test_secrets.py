@@ -7,8 +7,8 @@ from urllib.parse import quote
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from replayproxy.core.cassette.model import Ending, EndKind, Frame, Interaction, Request, Response
-from replayproxy.core.redaction.secrets import (
+from replayproxy._core.cassette.model import Ending, EndKind, Frame, Interaction, Request, Response
+from replayproxy._core.redaction.secrets import (
     DEFAULT_HEADERS,
     NO_REDACTION,
     REDACTED,

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from replayproxy.core.replay.checks import MAX_SPEED, MIN_SPEED, check_speed, check_upstream
-from replayproxy.errors import UsageError
+from replayproxy._core.replay.checks import MAX_SPEED, MIN_SPEED, check_speed, check_upstream
+from replayproxy._errors import UsageError
 
 # -- upstream ------------------------------------------------------------------------------
 

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replayproxy.core.cassette.model import Interaction
-from replayproxy.core.replay.http_version import (
+from replayproxy._core.cassette.model import Interaction
+from replayproxy._core.replay.http_version import (
     H2,
     HTTP11,
     HttpVersion,
@@ -19,8 +19,8 @@ from replayproxy.core.replay.http_version import (
     recorded_versions,
     versions_by_host,
 )
-from replayproxy.core.replay.options import settings_from
-from replayproxy.errors import UsageError
+from replayproxy._core.replay.options import settings_from
+from replayproxy._errors import UsageError
 from replayproxy.testing import interaction, no_response, request
 
 H2_REC = frozenset({"HTTP/2.0"})

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from replayproxy.core.redaction.secrets import DEFAULT_HEADERS, NO_REDACTION
-from replayproxy.core.replay.option_def import GROUP_FRONTS, Front, Group
-from replayproxy.core.replay.options import (
+from replayproxy._core.redaction.secrets import DEFAULT_HEADERS, NO_REDACTION
+from replayproxy._core.replay.option_def import GROUP_FRONTS, Front, Group
+from replayproxy._core.replay.options import (
     OPTIONS,
     RECORD_OPTIONS,
     cli_words,
@@ -16,7 +16,7 @@ from replayproxy.core.replay.options import (
     options_for,
     settings_from,
 )
-from replayproxy.errors import FaultSpecError, UsageError
+from replayproxy._errors import FaultSpecError, UsageError
 
 
 def test_record_options_build_the_redactor_and_tls_setting() -> None:

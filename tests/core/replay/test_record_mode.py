@@ -8,16 +8,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replayproxy.core.faults import FaultSpec
-from replayproxy.core.replay.cassette_write import CassetteWrite
-from replayproxy.core.replay.options import (
+from replayproxy._core.faults import FaultSpec
+from replayproxy._core.replay.cassette_write import CassetteWrite
+from replayproxy._core.replay.options import (
     OPTIONS,
     RECORD_OPTIONS,
     REPLAY_OPTIONS,
     settings_from,
 )
-from replayproxy.core.replay.record_mode import RecordMode, parse_record_mode, policy_for
-from replayproxy.errors import FaultSpecError, UsageError
+from replayproxy._core.replay.record_mode import RecordMode, parse_record_mode, policy_for
+from replayproxy._errors import FaultSpecError, UsageError
 
 
 @pytest.mark.parametrize(

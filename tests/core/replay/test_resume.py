@@ -9,11 +9,11 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replayproxy.core.cassette.model import Ending, EndKind, Frame, Interaction, Request, Response
-from replayproxy.core.matching.differences import MatchOptions
-from replayproxy.core.matching.matcher import Miss
-from replayproxy.core.replay.resume import Resume, find, remainder
-from replayproxy.core.replay.schedule import FinishKind
+from replayproxy._core.cassette.model import Ending, EndKind, Frame, Interaction, Request, Response
+from replayproxy._core.matching.differences import MatchOptions
+from replayproxy._core.matching.matcher import Miss
+from replayproxy._core.replay.resume import Resume, find, remainder
+from replayproxy._core.replay.schedule import FinishKind
 from replayproxy.testing import MS, SSE_HEADERS, interaction
 
 URL = "https://api.example.invalid/v1/stream"

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 
-from replayproxy.core.cassette.model import Ending, EndKind, Frame, Interaction, Request, Response
-from replayproxy.core.matching.differences import MatchOptions
-from replayproxy.core.matching.matcher import Miss
-from replayproxy.core.replay.resume import Resume, find, remainder
+from replayproxy._core.cassette.model import Ending, EndKind, Frame, Interaction, Request, Response
+from replayproxy._core.matching.differences import MatchOptions
+from replayproxy._core.matching.matcher import Miss
+from replayproxy._core.replay.resume import Resume, find, remainder
 from replayproxy.testing import interaction
 from tests.core.replay.test_resume import MS, URL, event, reconnect, responses_stream, stream
 

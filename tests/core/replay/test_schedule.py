@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replayproxy.core.cassette.model import Ending, EndKind, Frame, Interaction, Request, Response
-from replayproxy.core.replay.schedule import (
+from replayproxy._core.cassette.model import Ending, EndKind, Frame, Interaction, Request, Response
+from replayproxy._core.replay.schedule import (
     Finish,
     FinishKind,
     Head,
@@ -18,7 +18,8 @@ from replayproxy.core.replay.schedule import (
     scale,
     to_interaction,
 )
-from replayproxy.testing import MS, builders
+from replayproxy.testing import MS
+from replayproxy.testing import _builders as builders
 
 REQ = Request("POST", "https://api.openai.com/v1/chat/completions")
 

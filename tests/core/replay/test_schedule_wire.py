@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replayproxy.core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
-from replayproxy.core.replay.schedule_wire import FORMAT, ScheduleWireError, pack, unpack
-from replayproxy.errors import ReplayProxyError
+from replayproxy._core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
+from replayproxy._core.replay.schedule_wire import FORMAT, ScheduleWireError, pack, unpack
+from replayproxy._errors import ReplayProxyError
 
 _offsets = st.integers(min_value=0, max_value=2**63 - 1)
 _heads = st.none() | st.builds(

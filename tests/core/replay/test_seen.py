@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replayproxy.core.redaction.secrets import NO_REDACTION, Redactor
-from replayproxy.core.replay.seen import (
+from replayproxy._core.redaction.secrets import NO_REDACTION, Redactor
+from replayproxy._core.replay.seen import (
     SEEN_MAX_BODY,
     Headers,
     SeenLog,

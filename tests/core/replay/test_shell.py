@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from replayproxy.core.replay.shell import Shell, choose_shell
+from replayproxy._core.replay.shell import Shell, choose_shell
 
 
 @pytest.mark.parametrize(("records", "shell"), [(False, Shell.ENGINE), (True, Shell.MITMPROXY)])

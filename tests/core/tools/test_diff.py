@@ -8,10 +8,10 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replayproxy import store
-from replayproxy.core.cassette.model import Cassette, EndKind, Frame
-from replayproxy.core.tools.diff import Timing, diff, opcodes
-from replayproxy.core.tools.edit import Edits, apply
+from replayproxy import _store as store
+from replayproxy._core.cassette.model import Cassette, EndKind, Frame
+from replayproxy._core.tools.diff import Timing, diff, opcodes
+from replayproxy._core.tools.edit import Edits, apply
 from replayproxy.testing.strategies import cassettes
 from tests.cassette.samples import sample_cassette
 

@@ -9,8 +9,8 @@ from dataclasses import replace
 
 import pytest
 
-from replayproxy.core.cassette.model import Cassette, Ending, EndKind, Interaction
-from replayproxy.core.tools.diff import Difference, Timing, diff
+from replayproxy._core.cassette.model import Cassette, Ending, EndKind, Interaction
+from replayproxy._core.tools.diff import Difference, Timing, diff
 from replayproxy.testing import MS, SSE_HEADERS, interaction, request
 
 

@@ -10,10 +10,10 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replayproxy import store
-from replayproxy.core.cassette.model import Cassette, Frame, Interaction
-from replayproxy.core.tools.diff import Timing, diff
-from replayproxy.core.tools.edit import Edits, apply
+from replayproxy import _store as store
+from replayproxy._core.cassette.model import Cassette, Frame, Interaction
+from replayproxy._core.tools.diff import Timing, diff
+from replayproxy._core.tools.edit import Edits, apply
 
 SHIPPED = Path(__file__).resolve().parents[3] / "cassettes" / "openai-chat-text.cassette"
 IGNORE = Timing(ignore=True)

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replayproxy.core.cassette.model import Cassette, Ending, EndKind, Frame, Interaction
-from replayproxy.core.replay.schedule import from_interaction, to_interaction
-from replayproxy.core.tools.edit import Edits, apply, parse_position
-from replayproxy.errors import FaultSpecError, UsageError
+from replayproxy._core.cassette.model import Cassette, Ending, EndKind, Frame, Interaction
+from replayproxy._core.replay.schedule import from_interaction, to_interaction
+from replayproxy._core.tools.edit import Edits, apply, parse_position
+from replayproxy._errors import FaultSpecError, UsageError
 from replayproxy.testing import MS
 from replayproxy.testing.strategies import interactions
 from tests.cassette.samples import SSE_EVENTS, sample_cassette, sse_interaction

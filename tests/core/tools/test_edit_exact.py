@@ -8,10 +8,10 @@ from dataclasses import fields, replace
 
 import pytest
 
-from replayproxy.core.cassette.model import Cassette, Ending, EndKind, Frame, Interaction, Request
-from replayproxy.core.tools.edit import Edits, apply, parse_position
-from replayproxy.core.tools.event_field import FieldEdit
-from replayproxy.errors import FaultSpecError, UsageError
+from replayproxy._core.cassette.model import Cassette, Ending, EndKind, Frame, Interaction, Request
+from replayproxy._core.tools.edit import Edits, apply, parse_position
+from replayproxy._core.tools.event_field import FieldEdit
+from replayproxy._errors import FaultSpecError, UsageError
 from replayproxy.testing import MS
 from tests.cassette.samples import SSE_EVENTS, sample_cassette, sse_interaction
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replayproxy.core.cassette.model import Cassette, Ending, EndKind, Interaction, Request
-from replayproxy.core.tools.edit import Edits, apply
+from replayproxy._core.cassette.model import Cassette, Ending, EndKind, Interaction, Request
+from replayproxy._core.tools.edit import Edits, apply
 
 
 def _cassette(body: bytes, *, length_name: bytes = b"Content-Length") -> Cassette:

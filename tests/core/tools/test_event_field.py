@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replayproxy.core.cassette.model import Interaction
-from replayproxy.core.tools.edit import Edits, apply
-from replayproxy.core.tools.event_field import parse_field_edit
-from replayproxy.core.wire.events import event_spans
-from replayproxy.core.wire.eventstream import decode_all, encode_event
-from replayproxy.errors import FaultSpecError, UsageError
+from replayproxy._core.cassette.model import Interaction
+from replayproxy._core.tools.edit import Edits, apply
+from replayproxy._core.tools.event_field import parse_field_edit
+from replayproxy._core.wire.events import event_spans
+from replayproxy._core.wire.eventstream import decode_all, encode_event
+from replayproxy._errors import FaultSpecError, UsageError
 from replayproxy.testing import cassette, interaction, stream_interaction
 from replayproxy.testing.strategies import cuts
 

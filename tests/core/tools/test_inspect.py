@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replayproxy.core.cassette.model import (
+from replayproxy._core.cassette.model import (
     Cassette,
     Ending,
     EndKind,
@@ -18,7 +18,7 @@ from replayproxy.core.cassette.model import (
     Request,
     Response,
 )
-from replayproxy.core.tools.inspect import (
+from replayproxy._core.tools.inspect import (
     EventRow,
     FrameRow,
     InteractionRow,
@@ -29,7 +29,7 @@ from replayproxy.core.tools.inspect import (
     interaction_row,
     interaction_rows,
 )
-from replayproxy.core.wire.events import NotAStreamError
+from replayproxy._core.wire.events import NotAStreamError
 from replayproxy.testing import MS, interaction
 from tests.cassette.samples import sample_cassette, sse_interaction
 

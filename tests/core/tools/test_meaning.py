@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replayproxy.core.providers import DEFINITIONS, Provider
-from replayproxy.core.tools.meaning import (
+from replayproxy._core.providers import DEFINITIONS, Provider
+from replayproxy._core.tools.meaning import (
     EventMeaning,
     RawEvent,
     body_events,
@@ -22,10 +22,10 @@ from replayproxy.core.tools.meaning import (
     normalise,
     volatile_paths,
 )
-from replayproxy.core.wire.events import NotAStreamError
-from replayproxy.core.wire.eventstream import encode_event
-from replayproxy.core.wire.sse import SSEParser
-from replayproxy.errors import UsageError
+from replayproxy._core.wire.events import NotAStreamError
+from replayproxy._core.wire.eventstream import encode_event
+from replayproxy._core.wire.sse import SSEParser
+from replayproxy._errors import UsageError
 from replayproxy.testing.strategies import splits, sse_streams
 
 CHUNK = {

@@ -8,8 +8,8 @@ import xml.etree.ElementTree as ET
 
 from hypothesis import given, settings
 
-from replayproxy.core.cassette.model import Cassette
-from replayproxy.core.tools.plot import plot
+from replayproxy._core.cassette.model import Cassette
+from replayproxy._core.tools.plot import plot
 from replayproxy.testing.strategies import cassettes
 from tests.cassette.samples import demo_cassette, sample_cassette
 

@@ -9,15 +9,15 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replayproxy.core.matching.differences import MatchOptions
-from replayproxy.core.websocket.conversation import (
+from replayproxy._core.matching.differences import MatchOptions
+from replayproxy._core.websocket.conversation import (
     POLICY_VIOLATION,
     Close,
     Conversation,
     Send,
     plan_session,
 )
-from replayproxy.core.websocket.model import WsClose, WsCloseKind, WsMessage
+from replayproxy._core.websocket.model import WsClose, WsCloseKind, WsMessage
 from replayproxy.testing import MS, realtime_turns, ws_interaction, ws_text
 
 

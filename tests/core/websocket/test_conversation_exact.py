@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from replayproxy.core.faults import parse
-from replayproxy.core.matching.differences import MatchOptions
-from replayproxy.core.replay.schedule import from_interaction, scale
-from replayproxy.core.websocket.conversation import (
+from replayproxy._core.faults import parse
+from replayproxy._core.matching.differences import MatchOptions
+from replayproxy._core.replay.schedule import from_interaction, scale
+from replayproxy._core.websocket.conversation import (
     DEFAULT_IGNORED,
     Close,
     Conversation,
@@ -22,8 +22,8 @@ from replayproxy.core.websocket.conversation import (
     plan_interaction,
     plan_session,
 )
-from replayproxy.core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
-from replayproxy.errors import FaultSpecError
+from replayproxy._core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
+from replayproxy._errors import FaultSpecError
 from replayproxy.testing import ws_interaction, ws_text
 
 OPEN = WsClose(0, WsCloseKind.OPEN)
@@ -285,7 +285,7 @@ def test_plan_interaction_passes_the_match_options_on() -> None:
 def test_a_probabilistic_fault_is_drawn_per_index_and_repeat() -> None:
     """p=0.5 faults (on the session and on the upgrade) act on exactly the servings the
     selector picks for this index and repeat count (repeat 0 by default)."""
-    from replayproxy.core import faults as faults_mod
+    from replayproxy._core import faults as faults_mod
 
     reset = parse("reset:events=1,p=0.5")
     status = parse("status:code=503,p=0.5")

@@ -8,16 +8,16 @@ import msgpack
 import pytest
 from hypothesis import given
 
-from replayproxy.core.cassette import codec
-from replayproxy.core.cassette.model import Cassette
-from replayproxy.core.websocket.model import (
+from replayproxy._core.cassette import codec
+from replayproxy._core.cassette.model import Cassette
+from replayproxy._core.websocket.model import (
     WebSocketSession,
     WsClose,
     WsCloseKind,
     decode_session,
     encode_session,
 )
-from replayproxy.errors import CassetteFormatError
+from replayproxy._errors import CassetteFormatError
 from replayproxy.testing import realtime_turns, ws_interaction
 from replayproxy.testing.strategies import ws_sessions
 from tests.cassette.samples import sse_interaction

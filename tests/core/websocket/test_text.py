@@ -8,13 +8,13 @@ from dataclasses import replace
 import pytest
 from hypothesis import given
 
-from replayproxy.core.cassette import codec
-from replayproxy.core.cassette.model import Cassette
-from replayproxy.core.cassette.textform import dumps
-from replayproxy.core.cassette.textload import loads
-from replayproxy.core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
-from replayproxy.core.websocket.text import session_lines
-from replayproxy.errors import CassetteFormatError
+from replayproxy._core.cassette import codec
+from replayproxy._core.cassette.model import Cassette
+from replayproxy._core.cassette.textform import dumps
+from replayproxy._core.cassette.textload import loads
+from replayproxy._core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
+from replayproxy._core.websocket.text import session_lines
+from replayproxy._errors import CassetteFormatError
 from replayproxy.testing import MS, realtime_turns, ws_interaction
 from replayproxy.testing.strategies import ws_sessions
 from tests.cassette.samples import sse_interaction

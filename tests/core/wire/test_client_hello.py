@@ -1,4 +1,4 @@
-"""What a TLS ClientHello asks for (replayproxy.core.wire.client_hello): the SNI and ALPN offers
+"""What a TLS ClientHello asks for (replayproxy._core.wire.client_hello): the SNI and ALPN offers
 of real ClientHellos (OpenSSL's, through Python's ssl), of built ones split over records and
 reads, and nothing but ``None`` or ``NotAClientHello`` for any other bytes."""
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replayproxy.core.wire.client_hello import (
+from replayproxy._core.wire.client_hello import (
     ClientHello,
     NotAClientHello,
     parse_client_hello,

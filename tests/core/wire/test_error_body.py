@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replayproxy.core.wire.error_body import error_body, error_family
+from replayproxy._core.wire.error_body import error_body, error_family
 
 
 @pytest.mark.parametrize(

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from replayproxy.core.wire.events import EventSpan, NotAStreamError, event_spans, stream_format
-from replayproxy.errors import UsageError
+from replayproxy._core.wire.events import EventSpan, NotAStreamError, event_spans, stream_format
+from replayproxy._errors import UsageError
 from tests.check.framing import SSE_STREAMS, bedrock_body, bedrock_messages, sse_body
 
 
@@ -185,7 +185,7 @@ def test_eventstream_sniffing_needs_a_full_valid_prelude() -> None:
 
 def test_eventstream_spans_are_exact() -> None:
     """Each message's span is its bytes; an exception message is named by its type."""
-    from replayproxy.core.wire.eventstream import encode_event, encode_exception
+    from replayproxy._core.wire.eventstream import encode_event, encode_exception
 
     a = encode_event("contentBlockDelta", b"{}")
     b = encode_exception("throttlingException", b"{}")

@@ -1,4 +1,4 @@
-"""Tests for the AWS event-stream decoder and encoder (replayproxy.core.wire.eventstream)."""
+"""Tests for the AWS event-stream decoder and encoder (replayproxy._core.wire.eventstream)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import uuid
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from replayproxy.core.wire.eventstream import (
+from replayproxy._core.wire.eventstream import (
     EventStreamDecoder,
     EventStreamError,
     EventStreamHeader,

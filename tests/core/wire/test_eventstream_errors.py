@@ -9,7 +9,7 @@ import zlib
 
 import pytest
 
-from replayproxy.core.wire.eventstream import (
+from replayproxy._core.wire.eventstream import (
     MAX_HEADERS_LENGTH,
     MAX_PAYLOAD_LENGTH,
     EventStreamDecoder,

@@ -7,7 +7,7 @@ import zlib
 
 import pytest
 
-from replayproxy.core.wire.eventstream import EventStreamError, EventStreamMessage, decode_all
+from replayproxy._core.wire.eventstream import EventStreamError, EventStreamMessage, decode_all
 
 
 def raw_message(headers: bytes, payload: bytes = b"{}") -> bytes:

@@ -1,4 +1,4 @@
-"""What a connection speaks from its first bytes (replayproxy.core.wire.preface): HTTP/1.x,
+"""What a connection speaks from its first bytes (replayproxy._core.wire.preface): HTTP/1.x,
 HTTP/2 prior knowledge, TLS, or not decided yet; any split of the same bytes gives the same
 answer once one is given."""
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replayproxy.core.wire.preface import H2_PREFACE, Preface, classify
+from replayproxy._core.wire.preface import H2_PREFACE, Preface, classify
 from replayproxy.testing.strategies import splits
 
 # A real ClientHello's first bytes (curl 8 / OpenSSL 3, TLS 1.0 record version), and a TLS 1.2 one.

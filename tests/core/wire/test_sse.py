@@ -1,4 +1,4 @@
-"""Tests for the incremental byte-level SSE parser (replayproxy.core.wire.sse)."""
+"""Tests for the incremental byte-level SSE parser (replayproxy._core.wire.sse)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from replayproxy.core.wire.sse import CR, CRLF, LF, SSEEvent, SSEParser, parse_blocks, parse_events
+from replayproxy._core.wire.sse import CR, CRLF, LF, SSEEvent, SSEParser, parse_blocks, parse_events
 from tests.check.framing import SSE_STREAMS, payload_lines, sse_body
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from replayproxy.core.wire.sse import (
+from replayproxy._core.wire.sse import (
     BAD_ID,
     BAD_RETRY,
     CR,
