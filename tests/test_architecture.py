@@ -7,12 +7,10 @@ cannot disagree: a rule changes in one place.
 from __future__ import annotations
 
 import ast
-import warnings
 import re
+import warnings
 from collections import Counter
 from pathlib import Path
-
-import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "replayproxy"
