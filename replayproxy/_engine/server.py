@@ -21,6 +21,8 @@ from typing import Any, Self
 from replayproxy._core.cassette.model import Cassette
 from replayproxy._core.faults import FaultSpec
 from replayproxy._core.matching.differences import MatchOptions
+from replayproxy._core.matching.explanation import SERVER_WORDS, Words
+from replayproxy._core.matching.matcher import Miss
 from replayproxy._core.replay.options import (
     OPTIONS,
     ConnectionLimits,
@@ -105,12 +107,12 @@ class ReplayServer:
             there (as ``replayproxy replay --upstream URL`` does; matters for ``match_host``).
 
     The server runs on its own thread and event loop; ``start()`` returns once it listens and
-    ``stop()`` closes every connection (a hung response ends then). ``session`` exposes the
-    :class:`~replayproxy._engine.session.ReplaySession` (``session.misses``), ``summary()``
-    the totals, ``requests`` every request received (``SeenRequest``).
-    Unmatched requests get a 500 with ``x-replayproxy-unmatched: 1`` and an explanation in the
-    provider's JSON error shape (so SDK exceptions show it); ``on_miss`` or ``session.misses``
-    give the :class:`~replayproxy._core.matching.matcher.Miss` itself (``miss.explain()``).
+    ``stop()`` closes every connection (a hung response ends then); ``async with`` works too.
+    The handle has the shape of ``use_cassette()``'s: ``url``, ``ca_cert``, ``requests`` (every
+    request received, as :class:`~replayproxy.SeenRequest`), ``misses``, ``explain()`` and
+    ``summary()``. Unmatched requests get a 500 with ``x-replayproxy-unmatched: 1`` and an
+    explanation in the provider's JSON error shape (so SDK exceptions show it); ``on_miss`` or
+    ``misses`` give each miss itself (``miss.explain()``).
     """
 
     def __init__(
@@ -143,6 +145,7 @@ class ReplayServer:
             on_error=on_error or _log_failure,
             connection_limits=limits,
         )
+        session.words = SERVER_WORDS  # the explained 500s name this class's keywords
         self._setup(session, host, port, upstream)
 
     @classmethod
@@ -215,7 +218,18 @@ class ReplayServer:
         )
 
     def summary(self) -> Summary:
+        """Served, unmatched and unused interactions (``.line()`` for one line)."""
         return self.session.summary()
+
+    @property
+    def misses(self) -> list[Miss]:
+        """The unmatched requests so far, each with ``.explain()``."""
+        return list(self.session.misses)
+
+    def explain(self, words: Words | None = None) -> str:
+        """Every unmatched request so far, explained with its fixes; ``""`` if none (the same
+        text the client got in the explained 500)."""
+        return "\n".join(self.session.explain_misses(words))
 
     @property
     def requests(self) -> tuple[SeenRequest, ...]:
@@ -267,6 +281,14 @@ class ReplayServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+    async def __aenter__(self) -> Self:
+        """``async with ReplayServer(...)``: started off the event loop (a thread waits for it),
+        so an async test's loop keeps running while the server binds."""
+        return await asyncio.to_thread(self.start)
+
+    async def __aexit__(self, *exc: object) -> None:
+        await asyncio.to_thread(self.stop)
 
     def _main(self) -> None:
         try:

@@ -380,6 +380,10 @@ class ReplaySession:
             return Served(index, replay_count, schedule, faults=chosen)
         return Served(index, replay_count, schedule, WsServe(schedule.head, plan, miss), chosen)
 
+    def explain_misses(self, words: Words | None = None) -> list[str]:
+        """Each unmatched request explained, its fixes in ``words`` (default: :attr:`words`)."""
+        return [miss.explain(words or self.words) for miss in self.misses]
+
     def summary(self) -> Summary:
         with self._lock:
             return Summary(

@@ -267,7 +267,7 @@ def replayproxy(
             **values,
         ) as use:
             use.cell = None if isinstance(cell, str) else cell
-            use.speak(failing.words_for(item, use))  # the SDK's exception speaks pytest too
+            use._speak(failing.words_for(item, use))  # the SDK's exception speaks pytest too
             item.stash[_USE] = use
             if block and not use.session.policy.records:
                 with network.blocked(item, hosts) as net:

@@ -125,19 +125,27 @@ class StreamCapture:
             self, terminal=terminal, provider=provider, contract=contract
         )
 
-    def check(
+    def assert_stream_ok(
         self,
         provider: str | None = None,
         contract: Contract | str | os.PathLike[str] | None = None,
         *,
         record: Mapping[str, Any] | None = None,
-        upstream: bool | Sequence[Any] | None = None,
+        upstream_incomplete: bool | None = None,
+        requests: Sequence[Any] | None = None,
     ) -> StreamReport:
-        """Run the stream checker on the capture; AssertionError with the report on errors."""
+        """Run the stream checker on the capture: ``AssertionError`` with the report on errors,
+        else the report (its warnings and notes). ``requests``: the replay's requests seen
+        (``replayproxy.requests``), from whose faults ``upstream_incomplete`` is derived."""
         from replayproxy.testing import _capture_assert as capture_assert
 
-        return capture_assert.check(
-            self, provider=provider, contract=contract, record=record, upstream=upstream
+        return capture_assert.assert_stream_ok(
+            self,
+            provider=provider,
+            contract=contract,
+            record=record,
+            upstream_incomplete=upstream_incomplete,
+            requests=requests,
         )
 
     def assert_matches_snapshot(

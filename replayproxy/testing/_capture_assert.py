@@ -23,11 +23,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "assert_framing",
+    "assert_stream_ok",
     "assert_streamed",
     "assert_streaming_headers",
     "assert_terminated",
-    "check",
-    "upstream_incomplete",
+    "cut_upstream",
 ]
 
 _STREAM_TYPES = ("text/event-stream", "application/x-ndjson", "application/ndjson")
@@ -213,13 +213,11 @@ def assert_terminated(
         )
 
 
-def upstream_incomplete(upstream: bool | Sequence[Any]) -> bool:
-    """Whether the upstream stream was incomplete: ``upstream`` is a bool, or the replay's
-    seen requests (objects with ``.faults``: fault specs) where any applied fault's outcome
-    is an incomplete stream or a hang."""
-    if isinstance(upstream, bool):
-        return upstream
-    for seen in upstream:
+def cut_upstream(requests: Sequence[Any]) -> bool:
+    """Whether the upstream stream was incomplete: any fault applied to the replay's seen
+    ``requests`` (objects with ``.faults``: fault specs) has an incomplete stream or a hang
+    as its outcome."""
+    for seen in requests:
         for spec in getattr(seen, "faults", ()):
             name = spec.name if isinstance(spec, FaultSpec) else parse_fault(str(spec)).name
             if outcome_of(name) in (Outcome.INCOMPLETE, Outcome.HANG):
@@ -239,21 +237,28 @@ def _report_text(capture: StreamCapture, report: StreamReport) -> str:
     return "\n".join(lines) + notes
 
 
-def check(
+def assert_stream_ok(
     capture: StreamCapture,
     *,
     provider: str | None = None,
     contract: Contract | str | os.PathLike[str] | None = None,
     record: Mapping[str, Any] | None = None,
-    upstream: bool | Sequence[Any] | None = None,
+    upstream_incomplete: bool | None = None,
+    requests: Sequence[Any] | None = None,
 ) -> StreamReport:
     """Run :func:`replayproxy.checking.check_stream` over the capture's frames (with their
     arrival times, for a contract's ``incremental = true``), URL and content type; raise
     ``AssertionError`` with the report when it has errors, else return it. ``record``: the
-    stored record the contract's ``fields.record`` must match; ``upstream``: see
-    :func:`upstream_incomplete`."""
+    stored record the contract's ``fields.record`` must match; ``upstream_incomplete``: whether
+    the provider stream behind the endpoint was cut, or else derived from ``requests`` (see
+    :func:`cut_upstream`)."""
     from replayproxy.checking import check_stream
 
+    if upstream_incomplete is not None and requests is not None:
+        raise UsageError("assert_stream_ok() takes upstream_incomplete= or requests=, not both")
+    incomplete = bool(upstream_incomplete) or (
+        requests is not None and cut_upstream(requests)
+    )
     # Frames with their arrival offsets, so a contract's `incremental = true` is judged.
     frames = [Frame(round(f.at_ms * 1_000_000), f.data) for f in capture.frames]
     report = check_stream(
@@ -263,7 +268,7 @@ def check(
         url=capture.url,
         content_type=capture.content_type or None,
         record=record,
-        upstream_incomplete=False if upstream is None else upstream_incomplete(upstream),
+        upstream_incomplete=incomplete,
     )
     if report.errors:
         errors = len(report.errors)

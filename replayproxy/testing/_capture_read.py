@@ -186,7 +186,25 @@ async def acapture_stream(
     contract: ContractArg = None,
 ) -> StreamCapture:
     """Read ``response`` (async, ``stream=True``) to its end and return its capture; closes it."""
-    start = time.monotonic_ns()
+    return await _aread(
+        response,
+        time.monotonic_ns(),
+        timeout,
+        terminal=terminal,
+        provider=provider,
+        contract=contract,
+    )
+
+
+async def _aread(
+    response: httpx.Response,
+    start: int,
+    timeout: float,
+    *,
+    terminal: TerminalArg,
+    provider: str | None,
+    contract: ContractArg,
+) -> StreamCapture:
     _set_read_timeout(response, timeout)
     frames: list[CapturedFrame] = []
     end = "complete"
@@ -228,5 +246,27 @@ def capture_url(
         start = time.monotonic_ns()
         response = client.send(request, stream=True)
         return _read(
+            response, start, timeout, terminal=terminal, provider=provider, contract=contract
+        )
+
+
+async def acapture_url(
+    method: str,
+    url: str,
+    *,
+    json: Any = None,
+    headers: Mapping[str, str] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    terminal: TerminalArg = None,
+    provider: str | None = None,
+    contract: ContractArg = None,
+) -> StreamCapture:
+    """:func:`capture_url` for async tests: the same capture, read without blocking the loop
+    (so an endpoint served on the test's own loop keeps running)."""
+    async with httpx.AsyncClient(timeout=timeout) as client:
+        request = client.build_request(method, url, json=json, headers=headers)
+        start = time.monotonic_ns()
+        response = await client.send(request, stream=True)
+        return await _aread(
             response, start, timeout, terminal=terminal, provider=provider, contract=contract
         )
