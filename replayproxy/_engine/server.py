@@ -21,7 +21,7 @@ from typing import Any, Self
 from replayproxy._core.cassette.model import Cassette
 from replayproxy._core.faults import FaultSpec
 from replayproxy._core.matching.differences import MatchOptions
-from replayproxy._core.matching.explanation import SERVER_WORDS, Words
+from replayproxy._core.matching.explanation import SERVER_WORDS
 from replayproxy._core.matching.matcher import Miss
 from replayproxy._core.replay.options import (
     OPTIONS,
@@ -226,10 +226,10 @@ class ReplayServer:
         """The unmatched requests so far, each with ``.explain()``."""
         return list(self.session.misses)
 
-    def explain(self, words: Words | None = None) -> str:
+    def explain(self) -> str:
         """Every unmatched request so far, explained with its fixes; ``""`` if none (the same
         text the client got in the explained 500)."""
-        return "\n".join(self.session.explain_misses(words))
+        return "\n".join(self.session.explain_misses())
 
     @property
     def requests(self) -> tuple[SeenRequest, ...]:

@@ -118,17 +118,13 @@ class CassetteUse:
         """Served, unmatched, unused and newly recorded interactions."""
         return self.session.summary()
 
-    def explain(self, words: Words | None = None) -> str:
+    def explain(self) -> str:
         """Every problem of this use (misses, recording errors), explained; ``""`` if none.
 
-        ``words``: how the fixes are spelt; by default ``use_cassette()``'s keywords (pytest's
-        inside pytest). In base-URL mode the request's host
-        (replayproxy's own address) is left out either way.
+        The fixes are spelt as ``use_cassette()``'s keywords (pytest's inside pytest); in
+        base-URL mode the request's host (replayproxy's own address) is left out.
         """
-        words = words or self._words
-        if not self.proxy_mode:
-            words = dataclasses.replace(words, host=False)
-        parts = self.session.explain_misses(words)
+        parts = self.session.explain_misses(self._words)
         errors = list(self.session.errors)
         parts += [f"replayproxy: recording failed: {e}" for e in errors]
         self._explained = max(self._explained, len(errors))
