@@ -15,7 +15,7 @@ the next read. For a response opened elsewhere it replaces the request's read ti
 httpcore reads when the body is first read (``request.extensions["timeout"]``).
 
 How the body ended (``StreamCapture.end``), as the recorder tells it
-(:func:`replayproxy._core.cassette.assembly.classify_end` on httpx's error message):
+(:func:`replayproxy._core.replay.assembly.classify_end` on httpx's error message):
 
 ==================  ===============================================================
 ``"complete"``      the body ended with its framing (chunked terminator, the whole
@@ -43,9 +43,9 @@ from typing import Any
 
 import httpx
 
-from replayproxy._core.cassette.assembly import classify_end
 from replayproxy._core.cassette.model import EndKind
 from replayproxy._core.check import Contract
+from replayproxy._core.replay.assembly import classify_end
 from replayproxy.testing._capture import (
     CapturedFrame,
     StreamCapture,

@@ -19,9 +19,9 @@ so ``export`` then ``import`` gives back a byte-identical file. The format is sp
       end complete +151ms
       fault truncate:events=1
 
-Bytes are quoted with :func:`~replayproxy._core.tools.inspect.escape` (``\\n \\r \\t \\\\ \\" \\'
-\\xNN``) or, when mostly binary, written as ``base64:...``. Times are exact nanoseconds, written
-in ms.
+Bytes are quoted with :func:`~replayproxy._core.cassette.texttokens.escape`
+(``\\n \\r \\t \\\\ \\" \\' \\xNN``) or, when mostly binary, written as ``base64:...``. Times are
+exact nanoseconds, written in ms.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from replayproxy._core.cassette.model import (
     Header,
     Interaction,
 )
-from replayproxy._core.tools.inspect import escape
+from replayproxy._core.cassette.texttokens import escape
 
 __all__ = ["MAGIC", "dumps", "format_time", "quote"]
 
@@ -109,7 +109,9 @@ def _interaction_lines(index: int, x: Interaction) -> list[str]:
         end += " " + _word(x.end.message)
     lines.append(end)
     if x.websocket is not None:
-        from replayproxy._core.websocket.text import session_lines  # it imports this module
+        from replayproxy._core.cassette.websocket_text import (
+            session_lines,  # it imports this module
+        )
 
         lines.extend(session_lines(x.websocket))
     lines.extend(f"  fault {_word(spec)}" for spec in x.faults)

@@ -4,6 +4,12 @@ A line is bare words, quoted byte strings with backslash escapes (``\\n``, ``\\x
 ``base64:`` blobs and ``+12.5ms`` offsets. Every problem is a :class:`LineError` naming the
 column where it can; :mod:`replayproxy._core.cassette.textload` puts lines together into
 interactions and adds the line number. Numbers are bounded before they are converted.
+
+:func:`escape`, the inverse of :func:`unescape`, is the one way bytes are printed anywhere
+(terminal, text form, diffs): valid printable UTF-8 as is, ``\\n \\r \\t \\\\`` as such, everything
+else (control bytes, invalid UTF-8, invisible or line-breaking characters such as U+2028 or
+U+FEFF) as ``\\xNN`` per byte. So a terminal never receives a raw control sequence, and every
+byte stays visible and recoverable.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ __all__ = [
     "LineError",
     "as_int",
     "as_text",
+    "escape",
     "from_base64",
     "one_value",
     "parse_bytes",
@@ -98,6 +105,40 @@ def quoted(line: str, pos: int) -> tuple[bytes, int]:
 def unescape(text: str) -> bytes:
     """``text`` with the text form's backslash escapes decoded (no quotes around it)."""
     return _decode(text, 0, None)[0]
+
+
+_SIMPLE = {0x5C: "\\\\", 0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t"}
+
+
+def _visible(ch: str) -> bool:
+    # str.isprintable() is False for control, format (bidi, BOM, zero-width), line/paragraph
+    # separators and non-ASCII spaces: all things that would hide or move text on a terminal.
+    # (Only non-ASCII characters get here: the ASCII space is handled before.)
+    return ch.isprintable()
+
+
+def escape(data: bytes, quote: str = "") -> str:
+    """``data`` as one line of safe text; ``quote`` (``"`` or ``'``) is escaped too if given."""
+    out: list[str] = []
+    text = data.decode("utf-8", errors="surrogateescape")
+    for ch in text:
+        code = ord(ch)
+        if code < 0x80:
+            if code in _SIMPLE:
+                out.append(_SIMPLE[code])
+            elif ch == quote:
+                out.append("\\" + ch)
+            elif 0x20 <= code < 0x7F:
+                out.append(ch)
+            else:
+                out.append(f"\\x{code:02x}")
+        elif 0xDC80 <= code <= 0xDCFF:  # an invalid UTF-8 byte, smuggled by surrogateescape
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif _visible(ch):
+            out.append(ch)
+        else:
+            out.extend(f"\\x{b:02x}" for b in ch.encode("utf-8"))
+    return "".join(out)
 
 
 def skip_space(line: str, pos: int) -> int:

@@ -16,7 +16,7 @@ from replayproxy._core.cassette.model import (
     Request,
     Response,
 )
-from replayproxy._core.tools.inspect import escape
+from replayproxy._core.cassette.texttokens import escape
 from replayproxy._errors import CassetteFormatError
 from replayproxy.testing import MS
 from replayproxy.testing.strategies import any_bytes, cassettes
