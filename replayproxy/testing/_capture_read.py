@@ -1,6 +1,6 @@
 """Reading a streaming response into a :class:`~replayproxy.testing._capture.StreamCapture`: the
 shell of the capture (the socket and the clock); what the bytes mean is decided by the core
-parsers through :func:`~replayproxy.testing._capture.parse_frames`.
+parsers through :func:`~replayproxy.testing._capture_data.parse_frames`.
 
 * :func:`capture_url` sends the request itself; frame times count from just before it is sent.
 * :func:`capture_stream` / :func:`acapture_stream` read an ``httpx.Response`` opened with
@@ -46,12 +46,8 @@ import httpx
 from replayproxy._core.cassette.model import EndKind
 from replayproxy._core.check import Contract
 from replayproxy._core.replay.assembly import classify_end
-from replayproxy.testing._capture import (
-    CapturedFrame,
-    StreamCapture,
-    parse_frames,
-    terminal_for,
-)
+from replayproxy.testing._capture import StreamCapture
+from replayproxy.testing._capture_data import CapturedFrame, parse_frames, terminal_for
 
 __all__ = ["DEFAULT_TIMEOUT", "acapture_stream", "capture_stream", "capture_url"]
 

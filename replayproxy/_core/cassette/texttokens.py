@@ -1,4 +1,5 @@
-"""The tokens of the cassette text form: one line split into words and values (pure).
+"""The tokens of the cassette text form, read and written: one line split into words and
+values, and values written as tokens (:func:`format_time`, :func:`quote`) (pure).
 
 A line is bare words, quoted byte strings with backslash escapes (``\\n``, ``\\x00``, ...),
 ``base64:`` blobs and ``+12.5ms`` offsets. Every problem is a :class:`LineError` naming the
@@ -26,10 +27,12 @@ __all__ = [
     "as_int",
     "as_text",
     "escape",
+    "format_time",
     "from_base64",
     "one_value",
     "parse_bytes",
     "parse_time",
+    "quote",
     "quoted",
     "skip_space",
     "tokens",
@@ -52,6 +55,14 @@ _UNIT_NS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 # rather than written as three other bytes.
 SURROGATE = re.compile("[\ud800-\udfff]")
 _ESCAPES = {"n": 0x0A, "r": 0x0D, "t": 0x09, "\\": 0x5C, '"': 0x22, "'": 0x27}
+
+
+def format_time(ns: int) -> str:
+    """Exact nanoseconds as signed milliseconds, trailing zeros dropped: ``+12.5ms``."""
+    sign = "-" if ns < 0 else "+"
+    whole, frac = divmod(abs(ns), 1_000_000)
+    text = f"{whole}.{frac:06d}".rstrip("0").rstrip(".")
+    return f"{sign}{text}ms"
 
 
 def parse_time(token: str) -> int:
@@ -139,6 +150,16 @@ def escape(data: bytes, quote: str = "") -> str:
         else:
             out.extend(f"\\x{b:02x}" for b in ch.encode("utf-8"))
     return "".join(out)
+
+
+def quote(data: bytes) -> str:
+    """Bytes as a quoted string (the quote char needing fewer escapes), or ``base64:`` if binary."""
+    q = "'" if data.count(b'"') > data.count(b"'") else '"'
+    text = escape(data, q)
+    # Mostly-binary data (compressed bodies, protobuf) reads better and diffs smaller as base64.
+    if len(data) >= 16 and len(text) > 2 * len(data):
+        return "base64:" + base64.b64encode(data).decode("ascii")
+    return q + text + q
 
 
 def skip_space(line: str, pos: int) -> int:

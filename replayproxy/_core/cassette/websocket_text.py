@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from replayproxy._core.cassette import validate
-from replayproxy._core.cassette.textform import format_time, quote
+from replayproxy._core.cassette.texttokens import format_time, quote
 from replayproxy._core.cassette.websocket import WebSocketSession, WsClose, WsCloseKind, WsMessage
 
 __all__ = ["KEYS", "WsTextError", "read_line", "session_lines"]

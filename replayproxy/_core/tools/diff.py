@@ -24,8 +24,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
 from replayproxy._core.cassette.model import Cassette, Frame, Header, Interaction, Response
-from replayproxy._core.cassette.textform import format_time, quote
-from replayproxy._core.cassette.texttokens import escape
+from replayproxy._core.cassette.texttokens import escape, format_time, quote
 from replayproxy._core.wire.events import NotAStreamError, event_spans
 
 __all__ = ["SPLIT_AT", "Difference", "Timing", "diff", "opcodes", "pair_interactions"]
