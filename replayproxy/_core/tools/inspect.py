@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 
 from replayproxy._core.cassette.model import Cassette, Interaction
 from replayproxy._core.cassette.texttokens import escape
+from replayproxy._core.websocket.inspect import end_text
 from replayproxy._core.wire.events import NotAStreamError, event_spans
 
 __all__ = [
@@ -76,8 +77,6 @@ def interaction_row(index: int, interaction: Interaction) -> InteractionRow:
     )
     ws = interaction.websocket
     if ws is not None:  # a WebSocket session: its messages are the "frames"
-        from replayproxy._core.websocket.inspect import end_text  # it imports this module
-
         times = [last, ws.close.offset_ns, *(m.offset_ns for m in ws.messages)]
         row = replace(
             row,
