@@ -1,10 +1,10 @@
-"""A stream capture: the values of :mod:`replayproxy.testing._capture_data` with the assertions
-a test calls on them (:class:`StreamCapture`).
+"""A stream capture: what a client read from a streaming endpoint, with the assertions a test
+calls on it (:class:`StreamCapture`).
 
-Each method calls the function of the same name in :mod:`replayproxy.testing._capture_assert`
-or :mod:`replayproxy.testing._snapshot`. Those read a
-:class:`~replayproxy.testing._capture_data.CaptureData`, the base class, so they import nothing
-from here and this module imports them plainly.
+Built by :mod:`replayproxy.testing._capture_read`. Each method calls the function of the same
+name in :mod:`replayproxy.testing._capture_assert` or :mod:`replayproxy.testing._snapshot`;
+those read the capture as a :class:`~replayproxy.testing._capture_data.Capture` (its values),
+so they import nothing from here and this module imports them plainly.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from replayproxy._core.check.contract import Contract
 from replayproxy.testing import _capture_assert, _snapshot
-from replayproxy.testing._capture_data import CaptureData
+from replayproxy.testing._capture_data import CapturedEvent, CapturedFrame
 
 if TYPE_CHECKING:
     from replayproxy.checking import StreamReport
@@ -25,9 +25,35 @@ __all__ = ["StreamCapture"]
 
 
 @dataclass(frozen=True, slots=True)
-class StreamCapture(CaptureData):
-    """A response read from the front door (see :class:`CaptureData` for its values), with the
-    structural assertions, the checker and the snapshot comparison as methods."""
+class StreamCapture:
+    """A response read from the front door: head, timed frames, events and how it ended.
+
+    ``end`` is ``"complete"`` (the body ended with its framing), ``"incomplete"`` (the server
+    closed the connection short of its framing), ``"reset"`` (the connection was reset) or
+    ``"timeout"`` (no byte for the read timeout). ``closed_after_terminal`` says whether the
+    server closed the connection within the timeout after the terminal event (``None`` when no
+    terminal event is known for this stream, or none arrived).
+    """
+
+    method: str
+    url: str
+    status: int
+    headers: Mapping[str, str]  # case-insensitive (an httpx.Headers)
+    frames: tuple[CapturedFrame, ...]
+    events: tuple[CapturedEvent, ...]
+    trailing: bytes  # bytes after the last complete event
+    end: str  # "complete" | "reset" | "incomplete" | "timeout"
+    closed_after_terminal: bool | None
+
+    @property
+    def body(self) -> bytes:
+        """The whole body as read (content-decoded by nothing: the bytes on the wire)."""
+        return b"".join(frame.data for frame in self.frames)
+
+    @property
+    def content_type(self) -> str:
+        """The ``content-type`` header, ``""`` when absent."""
+        return self.headers.get("content-type", "")
 
     def assert_streamed(self, min_frames: int = 2, min_spread_ms: float = 0.0) -> None:
         """The body arrived in at least ``min_frames`` reads spread over ``min_spread_ms``."""
@@ -86,7 +112,8 @@ class StreamCapture(CaptureData):
         update: bool | None = None,
     ) -> None:
         """Compare the capture, by meaning, with its stored snapshot
-        (:func:`replayproxy.testing._snapshot.assert_matches_snapshot`)."""
+        (:func:`replayproxy.testing._snapshot.assert_matches_snapshot`; ``contract``,
+        ``provider`` and ``update`` are passed on when given)."""
         _snapshot.assert_matches_snapshot(
             self, name_or_path, ignore=ignore, contract=contract, provider=provider, update=update
         )

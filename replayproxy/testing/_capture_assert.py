@@ -1,5 +1,5 @@
 """The structural assertions of a stream capture
-(:class:`~replayproxy.testing._capture_data.CaptureData`) and the checker run on it: each fails
+(:class:`~replayproxy.testing._capture_data.Capture`) and the checker run on it: each fails
 with an ``AssertionError`` whose message names the frames (index, arrival time, size) or events
 that break it, so a failing test says what the endpoint did.
 
@@ -17,7 +17,7 @@ from replayproxy._core.check import Contract
 from replayproxy._core.faults import FaultSpec, Outcome, outcome_of
 from replayproxy._core.faults import parse as parse_fault
 from replayproxy._errors import UsageError
-from replayproxy.testing._capture_data import CaptureData, CapturedEvent, terminal_for
+from replayproxy.testing._capture_data import Capture, CapturedEvent, terminal_for
 
 if TYPE_CHECKING:
     from replayproxy.checking import StreamReport
@@ -39,7 +39,7 @@ def _size(n: int) -> str:
     return f"{n} bytes" if n < 1024 else f"{n} bytes ({n / 1024:.1f} KiB)"
 
 
-def _frames_line(capture: CaptureData) -> str:
+def _frames_line(capture: Capture) -> str:
     """``2 frames: frame 0: 10 bytes at 11.0 ms, frame 1: 4096 bytes (4.0 KiB) at 2190.4 ms``"""
     frames = capture.frames
     parts = [
@@ -57,9 +57,7 @@ def _frames_line(capture: CaptureData) -> str:
     return f"{count}, {_size(len(capture.body))} in all: " + ", ".join(parts)
 
 
-def assert_streamed(
-    capture: CaptureData, *, min_frames: int = 2, min_spread_ms: float = 0.0
-) -> None:
+def assert_streamed(capture: Capture, *, min_frames: int = 2, min_spread_ms: float = 0.0) -> None:
     """The body arrived in at least ``min_frames`` reads, the first and the last at least
     ``min_spread_ms`` apart: a buffering middleware or proxy sends it all at once, late."""
     frames = capture.frames
@@ -83,7 +81,7 @@ def _media(value: str) -> str:
     return value.split(";", 1)[0].strip().lower()
 
 
-def assert_streaming_headers(capture: CaptureData, *, accel_buffering: bool = False) -> None:
+def assert_streaming_headers(capture: Capture, *, accel_buffering: bool = False) -> None:
     """Headers a stream needs to reach a browser unbuffered; lists every problem at once."""
     headers = capture.headers
     problems = []
@@ -114,7 +112,7 @@ def assert_streaming_headers(capture: CaptureData, *, accel_buffering: bool = Fa
         )
 
 
-def _frame_at(capture: CaptureData, offset: int) -> int:
+def _frame_at(capture: Capture, offset: int) -> int:
     """The index of the frame holding body byte ``offset``."""
     seen = 0
     for i, frame in enumerate(capture.frames):
@@ -128,7 +126,7 @@ def _shown(data: bytes, limit: int = 80) -> str:
     return repr(data) if len(data) <= limit else repr(data[:limit]) + f"... ({len(data)} bytes)"
 
 
-def assert_framing(capture: CaptureData) -> None:
+def assert_framing(capture: Capture) -> None:
     """No unterminated trailing frame: every byte belongs to a complete event (or comment)."""
     if not capture.trailing:
         return
@@ -146,7 +144,7 @@ def assert_framing(capture: CaptureData) -> None:
     )
 
 
-def _describe(capture: CaptureData, index: int, kind: str | None) -> str:
+def _describe(capture: Capture, index: int, kind: str | None) -> str:
     ev = capture.events[index]
     return f"event {index} ({kind or _short(ev)}) at {ev.at_ms:.1f} ms"
 
@@ -156,7 +154,7 @@ def _short(ev: CapturedEvent) -> str:
 
 
 def assert_terminated(
-    capture: CaptureData,
+    capture: Capture,
     *,
     terminal: str | Sequence[str] | None = None,
     provider: str | None = None,
@@ -226,7 +224,7 @@ def cut_upstream(requests: Sequence[Any]) -> bool:
     return False
 
 
-def _report_text(capture: CaptureData, report: StreamReport) -> str:
+def _report_text(capture: Capture, report: StreamReport) -> str:
     lines = []
     for violation in report.violations:
         line = f"  {violation}"
@@ -239,7 +237,7 @@ def _report_text(capture: CaptureData, report: StreamReport) -> str:
 
 
 def assert_stream_ok(
-    capture: CaptureData,
+    capture: Capture,
     *,
     provider: str | None = None,
     contract: Contract | str | os.PathLike[str] | None = None,

@@ -1,21 +1,22 @@
-"""What a stream capture holds: the frames a client read from a streaming endpoint, the events
-they parse into, and how the body ended (:class:`CaptureData`, the values of a
-:class:`~replayproxy.testing._capture.StreamCapture`).
+"""The parts of a stream capture that every capture module shares: the frames a client read
+from a streaming endpoint (:class:`CapturedFrame`), the events they parse into
+(:class:`CapturedEvent`), and :class:`Capture`, what a capture holds as the assertions read it.
 
-The values are built by :mod:`replayproxy.testing._capture_read` (which reads the socket and the
-clock) and read by :mod:`replayproxy.testing._capture_assert` (the structural assertions and the
-checker) and :mod:`replayproxy.testing._snapshot`; ``StreamCapture`` adds the methods that call
-those, so this module imports none of them. It also holds the pure parts they share:
-:func:`parse_frames` (frames to events, through the core SSE parser and the checker's NDJSON
-layer) and :func:`terminal_for` (which events end the stream, from ``terminal=`` names, a
-contract or the provider registry).
+:class:`~replayproxy.testing._capture.StreamCapture` is built by
+:mod:`replayproxy.testing._capture_read` (which reads the socket and the clock); its methods call
+:mod:`replayproxy.testing._capture_assert` (the structural assertions and the checker) and
+:mod:`replayproxy.testing._snapshot`, which read it as a :class:`Capture`: so they import
+nothing above this module, and ``StreamCapture`` imports them plainly. This module also holds
+the pure parts they share: :func:`parse_frames` (frames to events, through the core SSE parser
+and the checker's NDJSON layer) and :func:`terminal_for` (which events end the stream, from
+``terminal=`` names, a contract or the provider registry).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from replayproxy._core.check.base import INVALID, Grammar, Report, RequestOptions, StreamEvent
 from replayproxy._core.check.contract import MISSING, Contract, lookup
@@ -26,7 +27,7 @@ from replayproxy._core.wire.sse import HAS_EVENT, SSEParser
 
 __all__ = [
     "END_KINDS",
-    "CaptureData",
+    "Capture",
     "CapturedEvent",
     "CapturedFrame",
     "Terminal",
@@ -35,7 +36,7 @@ __all__ = [
 ]
 
 END_KINDS = ("complete", "reset", "incomplete", "timeout")
-"""The values of :attr:`CaptureData.end`; see :mod:`replayproxy.testing._capture_read`."""
+"""The values of ``StreamCapture.end``; see :mod:`replayproxy.testing._capture_read`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,36 +58,33 @@ class CapturedEvent:
     at_ms: float  # arrival of the frame that completed it
 
 
-@dataclass(frozen=True, slots=True)
-class CaptureData:
-    """A response read from the front door: head, timed frames, events and how it ended.
-
-    ``end`` is ``"complete"`` (the body ended with its framing), ``"incomplete"`` (the server
-    closed the connection short of its framing), ``"reset"`` (the connection was reset) or
-    ``"timeout"`` (no byte for the read timeout). ``closed_after_terminal`` says whether the
-    server closed the connection within the timeout after the terminal event (``None`` when no
-    terminal event is known for this stream, or none arrived).
-    """
-
-    method: str
-    url: str
-    status: int
-    headers: Mapping[str, str]  # case-insensitive (an httpx.Headers)
-    frames: tuple[CapturedFrame, ...]
-    events: tuple[CapturedEvent, ...]
-    trailing: bytes  # bytes after the last complete event
-    end: str  # "complete" | "reset" | "incomplete" | "timeout"
-    closed_after_terminal: bool | None
+class Capture(Protocol):
+    """What the assertions and the snapshot read of a capture: the values of a
+    :class:`~replayproxy.testing._capture.StreamCapture`, which has them all (mypy checks it
+    wherever one is passed), so the functions it calls need not import it."""
 
     @property
-    def body(self) -> bytes:
-        """The whole body as read (content-decoded by nothing: the bytes on the wire)."""
-        return b"".join(frame.data for frame in self.frames)
-
+    def method(self) -> str: ...
     @property
-    def content_type(self) -> str:
-        """The ``content-type`` header, ``""`` when absent."""
-        return self.headers.get("content-type", "")
+    def url(self) -> str: ...
+    @property
+    def status(self) -> int: ...
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+    @property
+    def frames(self) -> tuple[CapturedFrame, ...]: ...
+    @property
+    def events(self) -> tuple[CapturedEvent, ...]: ...
+    @property
+    def trailing(self) -> bytes: ...
+    @property
+    def end(self) -> str: ...
+    @property
+    def closed_after_terminal(self) -> bool | None: ...
+    @property
+    def body(self) -> bytes: ...
+    @property
+    def content_type(self) -> str: ...
 
 
 def _json_or_text(text: str) -> Any:
