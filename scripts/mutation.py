@@ -72,8 +72,8 @@ TESTS: dict[str, list[str]] = {
         "tests/core/matching/test_pointers.py",
         "tests/reliability/test_secrets.py",
     ],
-    "core/replay/schedule.py": ["tests/core/replay/test_schedule.py", *_FAULTS],
-    "core/replay/schedule_wire.py": ["tests/core/replay/test_schedule_wire.py"],
+    "core/schedule/model.py": ["tests/core/schedule/test_model.py", *_FAULTS],
+    "core/schedule/codec.py": ["tests/core/schedule/test_codec.py"],
     "core/cassette/codec.py": [
         "tests/core/cassette/test_codec.py",
         "tests/core/cassette/test_codec_versions.py",
@@ -99,20 +99,21 @@ TESTS: dict[str, list[str]] = {
         "tests/core/cassette/test_textload_escapes.py",
         "tests/core/cassette/test_textload_errors.py",
         "tests/core/cassette/test_textform_exact.py",
-        "tests/core/websocket/test_text.py",
+        "tests/core/cassette/test_websocket_text.py",
     ],
     # Split out of textload.py: the same tests reach it.
     "core/cassette/texttokens.py": [
+        "tests/core/cassette/test_escape.py",
         "tests/core/cassette/test_textform.py",
         "tests/core/cassette/test_textload_escapes.py",
         "tests/core/cassette/test_textload_errors.py",
         "tests/core/cassette/test_textform_exact.py",
-        "tests/core/websocket/test_text.py",
+        "tests/core/cassette/test_websocket_text.py",
     ],
     "core/cassette/textform.py": [
         "tests/core/cassette/test_textform.py",
         "tests/core/cassette/test_textform_exact.py",
-        "tests/core/websocket/test_text.py",
+        "tests/core/cassette/test_websocket_text.py",
     ],
     "core/tools/edit.py": [
         "tests/core/tools/test_edit.py",
@@ -131,7 +132,7 @@ TESTS: dict[str, list[str]] = {
     ],
     "core/cassette/validate.py": ["tests/core/cassette/test_validate.py"],
     "core/wire/error_body.py": ["tests/core/wire/test_error_body.py"],
-    "core/cassette/assembly.py": ["tests/record/test_recorder_clock.py"],
+    "core/replay/assembly.py": ["tests/record/test_recorder_clock.py"],
     "core/wire/events.py": ["tests/core/wire/test_events.py"],
     "core/tools/diff.py": ["tests/core/tools/test_diff.py", "tests/core/tools/test_diff_exact.py"],
     "core/tools/inspect.py": [
@@ -140,7 +141,7 @@ TESTS: dict[str, list[str]] = {
         "tests/core/cassette/test_textform.py",
     ],
     "core/websocket/inspect.py": ["tests/core/websocket/test_inspect.py"],
-    "core/websocket/text.py": ["tests/core/websocket/test_text.py"],
+    "core/cassette/websocket_text.py": ["tests/core/cassette/test_websocket_text.py"],
     "core/tools/plot.py": ["tests/core/tools/test_plot.py", "tests/core/tools/test_plot_svg.py"],
     "core/faults/*": _FAULTS,
     "core/providers/*": [

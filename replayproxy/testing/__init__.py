@@ -54,7 +54,8 @@ from replayproxy.testing._builders import (
     sse_frames,
     stream_interaction,
 )
-from replayproxy.testing._capture import CapturedEvent, CapturedFrame, StreamCapture
+from replayproxy.testing._capture import StreamCapture
+from replayproxy.testing._capture_data import CapturedEvent, CapturedFrame
 from replayproxy.testing._capture_read import (
     acapture_stream,
     acapture_url,

@@ -1,6 +1,7 @@
-"""The structural assertions of a :class:`~replayproxy.testing._capture.StreamCapture` and the
-checker run on it: each fails with an ``AssertionError`` whose message names the frames (index,
-arrival time, size) or events that break it, so a failing test says what the endpoint did.
+"""The structural assertions of a stream capture
+(:class:`~replayproxy.testing._capture_data.Capture`) and the checker run on it: each fails
+with an ``AssertionError`` whose message names the frames (index, arrival time, size) or events
+that break it, so a failing test says what the endpoint did.
 
 The ``StreamCapture`` methods of the same names call these.
 """
@@ -16,7 +17,7 @@ from replayproxy._core.check import Contract
 from replayproxy._core.faults import FaultSpec, Outcome, outcome_of
 from replayproxy._core.faults import parse as parse_fault
 from replayproxy._errors import UsageError
-from replayproxy.testing._capture import CapturedEvent, StreamCapture, terminal_for
+from replayproxy.testing._capture_data import Capture, CapturedEvent, terminal_for
 
 if TYPE_CHECKING:
     from replayproxy.checking import StreamReport
@@ -38,7 +39,7 @@ def _size(n: int) -> str:
     return f"{n} bytes" if n < 1024 else f"{n} bytes ({n / 1024:.1f} KiB)"
 
 
-def _frames_line(capture: StreamCapture) -> str:
+def _frames_line(capture: Capture) -> str:
     """``2 frames: frame 0: 10 bytes at 11.0 ms, frame 1: 4096 bytes (4.0 KiB) at 2190.4 ms``"""
     frames = capture.frames
     parts = [
@@ -56,9 +57,7 @@ def _frames_line(capture: StreamCapture) -> str:
     return f"{count}, {_size(len(capture.body))} in all: " + ", ".join(parts)
 
 
-def assert_streamed(
-    capture: StreamCapture, *, min_frames: int = 2, min_spread_ms: float = 0.0
-) -> None:
+def assert_streamed(capture: Capture, *, min_frames: int = 2, min_spread_ms: float = 0.0) -> None:
     """The body arrived in at least ``min_frames`` reads, the first and the last at least
     ``min_spread_ms`` apart: a buffering middleware or proxy sends it all at once, late."""
     frames = capture.frames
@@ -82,7 +81,7 @@ def _media(value: str) -> str:
     return value.split(";", 1)[0].strip().lower()
 
 
-def assert_streaming_headers(capture: StreamCapture, *, accel_buffering: bool = False) -> None:
+def assert_streaming_headers(capture: Capture, *, accel_buffering: bool = False) -> None:
     """Headers a stream needs to reach a browser unbuffered; lists every problem at once."""
     headers = capture.headers
     problems = []
@@ -113,7 +112,7 @@ def assert_streaming_headers(capture: StreamCapture, *, accel_buffering: bool = 
         )
 
 
-def _frame_at(capture: StreamCapture, offset: int) -> int:
+def _frame_at(capture: Capture, offset: int) -> int:
     """The index of the frame holding body byte ``offset``."""
     seen = 0
     for i, frame in enumerate(capture.frames):
@@ -127,7 +126,7 @@ def _shown(data: bytes, limit: int = 80) -> str:
     return repr(data) if len(data) <= limit else repr(data[:limit]) + f"... ({len(data)} bytes)"
 
 
-def assert_framing(capture: StreamCapture) -> None:
+def assert_framing(capture: Capture) -> None:
     """No unterminated trailing frame: every byte belongs to a complete event (or comment)."""
     if not capture.trailing:
         return
@@ -145,7 +144,7 @@ def assert_framing(capture: StreamCapture) -> None:
     )
 
 
-def _describe(capture: StreamCapture, index: int, kind: str | None) -> str:
+def _describe(capture: Capture, index: int, kind: str | None) -> str:
     ev = capture.events[index]
     return f"event {index} ({kind or _short(ev)}) at {ev.at_ms:.1f} ms"
 
@@ -155,7 +154,7 @@ def _short(ev: CapturedEvent) -> str:
 
 
 def assert_terminated(
-    capture: StreamCapture,
+    capture: Capture,
     *,
     terminal: str | Sequence[str] | None = None,
     provider: str | None = None,
@@ -225,7 +224,7 @@ def cut_upstream(requests: Sequence[Any]) -> bool:
     return False
 
 
-def _report_text(capture: StreamCapture, report: StreamReport) -> str:
+def _report_text(capture: Capture, report: StreamReport) -> str:
     lines = []
     for violation in report.violations:
         line = f"  {violation}"
@@ -238,7 +237,7 @@ def _report_text(capture: StreamCapture, report: StreamReport) -> str:
 
 
 def assert_stream_ok(
-    capture: StreamCapture,
+    capture: Capture,
     *,
     provider: str | None = None,
     contract: Contract | str | os.PathLike[str] | None = None,
@@ -256,9 +255,7 @@ def assert_stream_ok(
 
     if upstream_incomplete is not None and requests is not None:
         raise UsageError("assert_stream_ok() takes upstream_incomplete= or requests=, not both")
-    incomplete = bool(upstream_incomplete) or (
-        requests is not None and cut_upstream(requests)
-    )
+    incomplete = bool(upstream_incomplete) or (requests is not None and cut_upstream(requests))
     # Frames with their arrival offsets, so a contract's `incremental = true` is judged.
     frames = [Frame(round(f.at_ms * 1_000_000), f.data) for f in capture.frames]
     report = check_stream(

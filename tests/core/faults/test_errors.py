@@ -9,7 +9,7 @@ import pytest
 
 from replayproxy._core.cassette.model import Ending, EndKind, Interaction, Request
 from replayproxy._core.faults import parse, plan
-from replayproxy._core.replay.schedule import FinishKind
+from replayproxy._core.schedule.model import FinishKind
 from replayproxy._errors import FaultSpecError
 from replayproxy.testing import MS
 from replayproxy.testing import _builders as builders

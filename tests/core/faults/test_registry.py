@@ -12,6 +12,7 @@ from dataclasses import replace
 
 import pytest
 
+from replayproxy._core.cassette.websocket import WsClose, WsCloseKind
 from replayproxy._core.faults import (
     FAULTS,
     FaultDef,
@@ -26,8 +27,7 @@ from replayproxy._core.faults import spec as spec_mod
 from replayproxy._core.faults import websocket as ws_faults
 from replayproxy._core.faults.position import Step
 from replayproxy._core.faults.ws_appliers import WsState
-from replayproxy._core.replay.schedule import Schedule, from_interaction, scale
-from replayproxy._core.websocket.model import WsClose, WsCloseKind
+from replayproxy._core.schedule.model import Schedule, from_interaction, scale
 from replayproxy._errors import FaultSpecError
 from replayproxy.testing import ws_interaction, ws_text
 from tests.faults.builders import interaction
