@@ -337,7 +337,7 @@ def matrix(
     except KeyboardInterrupt:
         interrupted = True
         click.echo(f"interrupted after {len(results)} of {len(chosen)} cells", err=True)
-    made = MatrixReport.of(results)
+    made = MatrixReport.of(results, [c.id for c in chosen])
     click.echo(_summary(results))
     if report is not None:
         _write_report(report, made)

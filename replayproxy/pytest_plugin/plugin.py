@@ -151,9 +151,9 @@ def pytest_configure(config: pytest.Config) -> None:
         "(see docs/pytest.md).",
     )
     vcr.configure(config)
-    matrix.checked_option(_setting(config, _plugin_option("matrix")))
+    chosen = matrix.checked_option(_setting(config, _plugin_option("matrix")))
     paths = (_setting(config, _plugin_option(n))[0] for n in ("matrix_report", "matrix_baseline"))
-    report.configure(config, *paths)
+    report.configure(config, *paths, order=[c.id for c in chosen])
     network.configure(config, bool(_setting(config, _plugin_option("block_network"))[0]))
     summary.configure(config)
 
