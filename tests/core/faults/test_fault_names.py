@@ -19,6 +19,7 @@ import pytest
 
 import replayproxy
 from replayproxy._core.faults import FAULTS
+from tests.generated_docs import without_blocks
 
 PACKAGE = Path(replayproxy.__file__).resolve().parent
 ROOT = PACKAGE.parent
@@ -150,7 +151,7 @@ def test_the_scan_finds_listings_and_only_them(
 
 
 def _doc_rows() -> dict[str, list[str]]:
-    text = (ROOT / "docs" / "faults.md").read_text("utf-8")
+    text = without_blocks((ROOT / "docs" / "faults.md").read_text("utf-8"))
     catalogue = text.split("\n## Catalogue\n", 1)[1].split("\n## ", 1)[0]
     rows = {}
     for line in catalogue.splitlines():
