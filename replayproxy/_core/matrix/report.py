@@ -38,7 +38,6 @@ FAILED = "\u2717"
 SKIPPED = "\u2013"  # an en dash: a skipped cell
 
 
-
 @dataclass(frozen=True, slots=True)
 class CellResult:
     """How one test (a pytest node id without its ``[cell]``, or the CLI's command) did
