@@ -2,8 +2,9 @@
 
 A block is the lines between ``<!-- generated: NAME -->`` and ``<!-- end generated: NAME -->``
 in a docs page; :data:`BLOCKS` says which page holds which block and renders its text from the
-code (the fault registry, the fault matrix's sets, the option table). ``tests/test_generated_docs.py`` fails when
-a block differs from its rendering; ``python -m tests.generated_docs`` rewrites the blocks.
+code (the fault registry, the fault matrix's sets, the option table).
+``tests/test_generated_docs.py`` fails when a block differs from its rendering;
+``python -m tests.generated_docs`` rewrites the blocks.
 """
 
 from __future__ import annotations

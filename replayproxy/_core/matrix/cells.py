@@ -3,8 +3,9 @@
 A :class:`Cell` is one fault spec (or several joined by ``+``, applied together) from a set,
 with its outcome class: one of :data:`OUTCOMES`, mapped from the fault registry's
 :class:`~replayproxy._core.faults.Outcome` (a definition may give its cells another:
-``FaultDef.matrix_outcome``, e.g. a ``stall`` far shorter than any client timeout is "same"). Specs may hold symbolic values that
-:func:`replayproxy._core.matrix.resolve` replaces per interaction (:data:`SYMBOLS`):
+``FaultDef.matrix_outcome``, e.g. a ``stall`` far shorter than any client timeout is "same").
+Specs may hold symbolic values that :func:`replayproxy._core.matrix.resolve` replaces per
+interaction (:data:`SYMBOLS`):
 ``events=middle``, ``events=before-terminal``, ``event=content`` and ``code=overloaded``.
 
 Every set is built from the registry: a fault's cells (``FaultDef.cells``: its own, sized for
