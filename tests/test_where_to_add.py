@@ -111,6 +111,15 @@ def _fault_docs_row(tree: Path) -> None:
     )
 
 
+def _fault_websocket_row(tree: Path) -> None:
+    _edit(
+        tree / "docs" / "websocket.md",
+        "| `linger` | every message, never a close |\n",
+        "| `linger` | every message, never a close |\n"
+        "| `snip:events=N` | N messages, then a normal 1000 close |\n",
+    )
+
+
 def _fault_tests(tree: Path) -> None:
     (tree / "tests" / "core" / "faults" / "test_snip.py").write_text(
         '"""The snip fault: a clean end at the position."""\n\n'
@@ -132,6 +141,7 @@ FAULT_STEPS: dict[str, Step] = {
     "websocket applier": _fault_ws_applier,
     "definition": _fault_definition,
     "docs row": _fault_docs_row,
+    "websocket docs row": _fault_websocket_row,
     "generated docs": _regenerate_docs,
     "tests": _fault_tests,
 }
@@ -149,6 +159,7 @@ FAULT_CAUGHT_BY = {
     "http applier": (FAULT_CHECKS[0], "has no attribute 'snip'"),  # the registry won't import
     "websocket applier": (FAULT_CHECKS[0], "test_every_definition_is_complete[snip]"),
     "docs row": (FAULT_CHECKS[1], "test_the_docs_have_a_row_for_every_fault_with_its_outcome"),
+    "websocket docs row": (FAULT_CHECKS[1], "test_the_websocket_docs_name_every_fault"),
     "generated docs": (FAULT_CHECKS[3], "test_each_generated_block_is_its_rendering[faults]"),
 }
 """Which check fails when a step is left out, and what its output then names (the definition
@@ -168,7 +179,7 @@ def _without_ws(tree: Path) -> None:
 
 
 def test_a_fault_added_at_the_listed_places_passes_every_check(tmp_path: Path) -> None:
-    """The copy with a new fault (appliers, definition, docs row, regenerated tables, its test)
+    """The copy with a new fault (appliers, definition, docs rows, regenerated tables, its test)
     passes the registry, name, matrix and docs checks, and the fault joins the ``cuts`` set at
     the four default positions with no edit of the matrix."""
     tree = _copy(tmp_path)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import replayproxy
-from replayproxy._core.faults import FAULTS
+from replayproxy._core.faults import FAULTS, definitions
 from tests.generated_docs import without_blocks
 
 PACKAGE = Path(replayproxy.__file__).resolve().parent
@@ -169,3 +169,16 @@ def test_the_docs_have_a_row_for_every_fault_with_its_outcome() -> None:
     assert {name: row[1] for name, row in rows.items()} == {
         name: d.outcome.value for name, d in FAULTS.items()
     }
+
+
+def test_the_websocket_docs_name_every_fault_the_way_it_applies() -> None:
+    """docs/websocket.md's "Faults" section names every fault: in its table when the fault has
+    a WebSocket applier, among the refused ones otherwise."""
+    text = (ROOT / "docs" / "websocket.md").read_text("utf-8")
+    section = text.split("\n## Faults\n", 1)[1].split("\n## ", 1)[0]
+    table = "\n".join(line for line in section.splitlines() if line.startswith("| `"))
+    prose = "\n".join(line for line in section.splitlines() if not line.startswith("|"))
+    for d in definitions():
+        named = re.compile(rf"`{re.escape(d.name)}[`:\[]")
+        where = table if d.ws is not None else prose
+        assert named.search(where), f"docs/websocket.md, Faults: {d.name!r} is not named"
