@@ -16,7 +16,7 @@ import os
 import socket
 import threading
 from collections.abc import Sequence
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from replayproxy._core.cassette.model import Cassette
 from replayproxy._core.faults import FaultSpec
@@ -43,6 +43,11 @@ from replayproxy._engine.session import (
     Summary,
 )
 from replayproxy._errors import ReplayProxyError, UsageError
+
+if TYPE_CHECKING:  # Unpack for **kwargs is in typing from Python 3.12
+    from typing_extensions import Unpack
+
+    from replayproxy._core.replay.option_keywords import ServerOptions
 
 __all__ = ["ReplayServer"]
 
@@ -128,11 +133,16 @@ class ReplayServer:
         port: int = 0,
         host: str = "127.0.0.1",
         upstream: str | None = None,
-        **matching: Any,
+        **matching: Unpack[ServerOptions],
     ) -> None:
         limits = ConnectionLimits()
+        if equivalence is not None and "no_equivalence" in matching:
+            raise UsageError(
+                "ReplayServer keywords 'equivalence' and 'no_equivalence' set the same thing; "
+                "give one"
+            )
         if matching:
-            settings = _settings(options, matching)
+            settings = _settings(options, dict(matching))
             options, limits = options or settings.match, settings.connections
         if equivalence is not None:
             options = dataclasses.replace(options or MatchOptions(), equivalence=equivalence)

@@ -40,7 +40,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from replayproxy._core.matching.explanation import PYTHON_WORDS, Words
 from replayproxy._core.matching.matcher import Miss
@@ -53,6 +53,11 @@ from replayproxy._engine.session import ReplaySession, SeenRequest, Summary
 from replayproxy._errors import ReplayProxyError
 from replayproxy._harness.env import child_env, patched_environ
 from replayproxy._harness.hosts import EngineHost, HostPool, MitmHost
+
+if TYPE_CHECKING:  # Unpack for **kwargs is in typing from Python 3.12
+    from typing_extensions import Unpack
+
+    from replayproxy._core.replay.option_keywords import CassetteOptions
 
 __all__ = ["CassetteUse", "default_pool", "use_cassette"]
 
@@ -161,7 +166,7 @@ def use_cassette(
     pool: HostPool | None = None,
     before_record_request: RequestHook | None = None,
     before_record_response: ResponseHook | None = None,
-    **options: Any,
+    **options: Unpack[CassetteOptions],
 ) -> Iterator[CassetteUse]:
     """Serve ``cassette`` for the ``with`` block; record into it as ``record_mode`` says.
 
