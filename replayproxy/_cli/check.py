@@ -97,7 +97,7 @@ def _list_rules() -> None:
     "contract_file",
     type=click.Path(dir_okay=False, path_type=Path),
     help="Check against this application stream contract (TOML, or JSON by .json suffix) "
-    "instead of a provider's; see docs/checker.md.",
+    "instead of a provider's; see docs/guides/checker.md.",
 )
 @click.option(
     "-i",

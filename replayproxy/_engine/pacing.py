@@ -1,7 +1,7 @@
 """Sending one schedule on a connection against the clock: when it starts, then each write
 at its absolute offset, then the finish.
 
-When the clock starts (docs/replay.md, "When the clock starts"): offsets count from the moment
+When the clock starts (docs/guides/replay.md, "When the clock starts"): offsets count from the moment
 the *whole request* reached replayproxy, the analogue of the recording, whose offsets count from
 when the complete request was sent upstream (the origin, :mod:`~replayproxy._engine.origin`,
 says when that was). The time spent parsing, matching, running hooks and (behind mitmproxy)
@@ -29,7 +29,7 @@ __all__ = ["ABSORB_MAX", "clock_start", "execute", "late_start", "sleep_until"]
 
 ABSORB_MAX = 0.010
 """At most this many seconds of proxy-side latency are absorbed by a schedule (see
-"When the clock starts" in docs/replay.md). A healthy mitmproxy hop takes a few
+"When the clock starts" in docs/guides/replay.md). A healthy mitmproxy hop takes a few
 milliseconds; a request that took longer reached us through a saturated proxy, and starting
 its schedule at once would put its first writes in the middle of that proxy's backlog (200
 streams starting together: gap error p99 1.5x plain mitmdump's); the rest of the latency is

@@ -1,5 +1,5 @@
 """The README's "Coming from VCR.py" command works as written (on a tree of VCR.py files), and
-the summary and ``cassette show`` lines in docs/migrating-from-vcrpy.md are the real ones."""
+the summary and ``cassette show`` lines in docs/guides/migrating-from-vcrpy.md are the real ones."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def test_the_readme_command_imports_a_cassette_tree(
         "test_stream.cassette: 1 interactions, 1 streams (163 frames); "
         "lost: frame boundaries 1, timing 1, end state 1"
     )
-    doc = (ROOT / "docs" / "migrating-from-vcrpy.md").read_text(encoding="utf-8")
+    doc = (ROOT / "docs" / "guides" / "migrating-from-vcrpy.md").read_text(encoding="utf-8")
     assert line.split(" -> ")[1].split(": ", 1)[1] in " ".join(doc.split())
     shown = CliRunner().invoke(
         cli, ["cassette", "show", "tests/cassettes/test_chat/test_stream.cassette"]

@@ -6,7 +6,7 @@ the reason it has none, whether its draws are seeded per serving, and the :class
 a client meets. The spec parser (:mod:`.spec`), both planners (:func:`replayproxy._core.faults.plan`,
 :func:`replayproxy._core.faults.websocket.plan`) and the fault matrix read it; nothing else
 names a fault. Adding a fault is one definition here, its tests and its row in
-``docs/faults.md`` (see "Adding a fault" there).
+``docs/guides/faults.md`` (see "Adding a fault" there).
 """
 
 from __future__ import annotations
@@ -250,11 +250,11 @@ _DEFINITIONS = (
 )  # fmt: skip
 
 FAULTS: Mapping[str, FaultDef] = MappingProxyType({d.name: d for d in _DEFINITIONS})
-"""Every fault by name, in the order of the catalogue in docs/faults.md."""
+"""Every fault by name, in the order of the catalogue in docs/guides/faults.md."""
 
 
 def definitions() -> tuple[FaultDef, ...]:
-    """Every fault definition, in the order of the catalogue in docs/faults.md."""
+    """Every fault definition, in the order of the catalogue in docs/guides/faults.md."""
     return _DEFINITIONS
 
 

@@ -5,7 +5,7 @@ string literals of fault names in tuples, lists, sets or dict keys, compared wit
 (``spec.name == "split"``, ``name in (...)``) or matched by ``case``. Fault names are common
 words ("error", "status", "close"), so modules that do not use the faults package are only
 checked for collections holding a name that is nothing but a fault ("ttfb", "coalesce", ...).
-``docs/faults.md`` has a row for every fault.
+``docs/guides/faults.md`` has a row for every fault.
 """
 
 from __future__ import annotations
@@ -139,7 +139,7 @@ def test_the_scan_finds_listings_and_only_them(
 
 
 def _doc_rows() -> dict[str, list[str]]:
-    text = (ROOT / "docs" / "faults.md").read_text("utf-8")
+    text = (ROOT / "docs" / "reference" / "faults.md").read_text("utf-8")
     catalogue = text.split("\n## Catalogue\n", 1)[1].split("\n## ", 1)[0]
     rows = {}
     for line in catalogue.splitlines():
@@ -150,7 +150,7 @@ def _doc_rows() -> dict[str, list[str]]:
 
 
 def test_the_docs_have_a_row_for_every_fault_with_its_outcome() -> None:
-    """docs/faults.md's catalogue has one row per registered fault, in the registry's order,
+    """docs/guides/faults.md's catalogue has one row per registered fault, in the registry's order,
     whose outcome column is the definition's outcome class."""
     rows = _doc_rows()
     assert list(rows) == list(FAULTS)
