@@ -20,7 +20,7 @@ def pages() -> list[Path]:
 
 def slug(heading: str) -> str:
     """GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens."""
-    text = re.sub(r"[`*_]", "", heading.strip().lower())
+    text = re.sub(r"[`*]", "", heading.strip().lower())
     text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)
     return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
 
@@ -85,6 +85,9 @@ def test_a_missing_file_and_a_missing_anchor_are_found(tmp_path: Path) -> None:
     global ROOT
     saved, ROOT = ROOT, tmp_path
     try:
-        assert list(broken_links(page)) == ["c.md: no such file", "a.md#nope: no heading #nope in a.md"]
+        assert list(broken_links(page)) == [
+            "c.md: no such file",
+            "a.md#nope: no heading #nope in a.md",
+        ]
     finally:
         ROOT = saved
