@@ -1,7 +1,8 @@
-"""The layering and size rules of docs/explanations/architecture.md, checked against every module of the package.
+"""The layering and size rules of docs/explanations/architecture.md, checked against every module of
+the package.
 
-The import rules are read from the table in docs/explanations/architecture.md, so the page and this test
-cannot disagree: a rule changes in one place.
+The import rules are read from the table in docs/explanations/architecture.md, so the page and this
+test cannot disagree: a rule changes in one place.
 """
 
 from __future__ import annotations
@@ -188,7 +189,8 @@ def test_nothing_cites_a_file_outside_the_repository() -> None:
 
 
 def test_every_citation_of_the_mitmproxy_page_names_one_of_its_sections() -> None:
-    """``docs/contributing/mitmproxy-internals.md §N`` in code and docs points at a section that exists."""
+    """``docs/contributing/mitmproxy-internals.md §N`` in code and docs points at a section that
+    exists."""
     page = (ROOT / "docs" / "contributing" / "mitmproxy-internals.md").read_text()
     sections = set(re.findall(r"^## §(\d+) ", page, re.M))
     cited = {

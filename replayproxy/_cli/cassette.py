@@ -3,9 +3,9 @@
 Read commands (``show``, ``frames``, ``events``, ``diff``) print a table, or JSON with
 ``--json``. ``export``/``import`` convert to and from the text form (docs/reference/text-format.md),
 ``textconv`` is ``export`` for git's diff driver, ``edit`` applies the operations of
-:mod:`replayproxy._core.tools.edit` (docs/guides/editing.md), ``plot`` draws an SVG timeline, ``repair``
-salvages a damaged cassette (docs/reference/cassette-format.md §5). All the work is
-in the pure core; this module only reads and writes files and formats output.
+:mod:`replayproxy._core.tools.edit` (docs/guides/editing.md), ``plot`` draws an SVG timeline,
+``repair`` salvages a damaged cassette (docs/reference/cassette-format.md §5). All the work is in
+the pure core; this module only reads and writes files and formats output.
 """
 
 from __future__ import annotations

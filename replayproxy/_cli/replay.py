@@ -10,7 +10,7 @@ Two modes, like ``record``:
 A replay that never records needs no mitmproxy feature in either mode, so the replay engine
 (:class:`~replayproxy._engine.server.ReplayServer`) serves it directly, as a forward proxy
 answering CONNECT and TLS itself with mitmproxy's CA in ``--confdir``, or standing in for
-``URL`` (docs/guides/replay.md, "Which shell serves"); record modes run mitmproxy.
+``URL`` (docs/explanations/architecture.md, "The shells"); record modes run mitmproxy.
 :func:`~replayproxy._core.replay.shell.choose_shell` chooses, and
 :func:`~replayproxy._mitm.stack.build_stack` builds the mitmproxy stack (the replay addon and
 the recorder with the replayer as its sink). Both shells share one

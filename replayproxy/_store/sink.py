@@ -1,16 +1,16 @@
 """Where a session's newly recorded interactions go: a cassette file, opened before the first
 request is forwarded.
 
-A session in a record mode (:mod:`replayproxy._core.replay.record_mode`) may record nothing at all (a
-test that makes no request, ``once`` with every request replayed...). The file is therefore
-created (or, for ``all``, replaced) only by the first interaction, so such a session never
-creates, empties or touches a cassette; but it is checked writable when the session first
-decides to forward a request (:meth:`CassetteSink.open`, before the request leaves), so a
-target that cannot be written (a read-only directory) fails that request before any
-credentials go upstream. Appending goes through :class:`replayproxy._store.CassetteWriter`: one
-``os.write`` per interaction, so a killed test run loses at most the interaction in flight, and
-a failed write (disk full) stops the recording: :meth:`CassetteSink.open` refuses from then on,
-so nothing more is forwarded, and the cassette keeps every interaction written before it.
+A session in a record mode (:mod:`replayproxy._core.replay.record_mode`) may record nothing at all
+(a test that makes no request, ``once`` with every request replayed...). The file is therefore
+created (or, for ``all``, replaced) only by the first interaction, so such a session never creates,
+empties or touches a cassette; but it is checked writable when the session first decides to forward
+a request (:meth:`CassetteSink.open`, before the request leaves), so a target that cannot be written
+(a read-only directory) fails that request before any credentials go upstream. Appending goes
+through :class:`replayproxy._store.CassetteWriter`: one ``os.write`` per interaction, so a killed
+test run loses at most the interaction in flight, and a failed write (disk full) stops the
+recording: :meth:`CassetteSink.open` refuses from then on, so nothing more is forwarded, and the
+cassette keeps every interaction written before it.
 
 Write mode ``new`` here means "this session found no cassette": should another writer have
 created it since (two pytest-xdist workers recording one shared cassette), the sink appends to

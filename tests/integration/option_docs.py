@@ -13,7 +13,7 @@ def _with_metavar(flag: str, opt: OptionDef) -> str:
 
 
 def pytest_rows() -> str:
-    """docs/reference/options.md, "pytest settings": one row per option the plugin takes."""
+    """docs/reference/options.md, "Replay options": one row per option the plugin takes."""
     lines = [
         "| marker / config key | command line | ini key | meaning |",
         "|---|---|---|---|",

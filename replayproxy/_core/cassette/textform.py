@@ -39,7 +39,10 @@ from replayproxy._core.tools.inspect import escape
 __all__ = ["MAGIC", "dumps", "format_time", "quote"]
 
 MAGIC = "replayproxy-cassette-text 1"
-_BANNER = "# replayproxy cassette text (docs/reference/text-format.md), read by `replayproxy cassette import`"
+_BANNER = (
+    "# replayproxy cassette text (docs/reference/text-format.md), "
+    "read by `replayproxy cassette import`"
+)
 
 # -- writing ---------------------------------------------------------------------------------
 

@@ -3,10 +3,11 @@
 A :class:`FaultDef` says everything about one fault: its parameters (with their help and
 validation), the :class:`Phase` it is applied in, its HTTP applier, its WebSocket applier or
 the reason it has none, whether its draws are seeded per serving, and the :class:`Outcome`
-a client meets. The spec parser (:mod:`.spec`), both planners (:func:`replayproxy._core.faults.plan`,
+a client meets. The spec parser (:mod:`.spec`), both planners
+(:func:`replayproxy._core.faults.plan`,
 :func:`replayproxy._core.faults.websocket.plan`) and the fault matrix read it; nothing else
 names a fault. Adding a fault is one definition here, its tests and its row in
-``docs/guides/faults.md`` (see "Adding a fault" there).
+``docs/contributing/extending.md``.
 """
 
 from __future__ import annotations

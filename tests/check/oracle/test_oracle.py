@@ -84,8 +84,8 @@ def test_a_harmless_variant_is_a_warning_only(name: str, found: dict[str, Result
 
 def test_the_measured_table_in_the_docs_is_the_oracles(found: dict[str, Result]) -> None:
     """tests/check/oracle/measured.md ends with this Python's table as ``python -m
-    tests.check.oracle.report`` prints it, so the documented client behaviour cannot drift from the measurement (checked
-    when the installed client versions are the ones the table names)."""
+    tests.check.oracle.report`` prints it, so the documented client behaviour cannot drift from
+    the measurement (checked when the installed client versions are the ones the table names)."""
     text = DOC.read_text()
     assert SECTION in text, f"tests/check/oracle/measured.md has no {SECTION!r} section"
     section = text.split(SECTION, 1)[1]

@@ -18,7 +18,10 @@ from replayproxy._core.cassette.textform import dumps, format_time, quote
 from replayproxy._core.cassette.textload import loads
 from replayproxy.testing import MS
 
-BANNER = "# replayproxy cassette text (docs/reference/text-format.md), read by `replayproxy cassette import`"
+BANNER = (
+    "# replayproxy cassette text (docs/reference/text-format.md), "
+    "read by `replayproxy cassette import`"
+)
 
 
 @pytest.mark.parametrize(
