@@ -1,7 +1,8 @@
 """Every count the README and docs/ state about the code is checked against the registries.
 
 A count is a number before one of the words the code keeps registries of (rules, faults, cells,
-sets, options, provider APIs, outcome classes, corpus streams and hosts). Each phrase that can
+sets, options, provider APIs, outcome classes, corpus streams and hosts), or a figure of the
+shipped cassette the quick start replays. Each phrase that can
 state one has a check below, which reads the number from the registry; a count phrase that no
 check understands fails too, so a new count cannot be written without a check (or rephrased
 without a number, which is preferred: a page that names no count cannot go stale).
@@ -21,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from replayproxy import load
 from replayproxy._core.check import RULES
 from replayproxy._core.faults import Outcome
 from replayproxy._core.faults.registry import FAULTS
@@ -45,6 +47,13 @@ def _corpus() -> list[dict[str, object]]:
 
 def _corpus_hosts() -> int:
     return len({s["host"] for s in _corpus()})
+
+
+def _quick_start_stream() -> tuple[int, int]:
+    """The README's quick-start stream: its wait for the head (in 10 ms) and its frames."""
+    response = load(ROOT / "cassettes" / "openai-chat-text.cassette").interactions[0].response
+    assert response is not None
+    return round(response.head_offset_ns / 1e7), len(response.frames)
 
 
 def _set_size(name: str) -> int | None:
@@ -112,6 +121,14 @@ CHECKS = [
         lambda m: [(_num(m[1]), len(_corpus())), (_num(m[2]), _corpus_hosts())],
     ),
     Check(
+        re.compile(r"a (\d+\.\d\d) s wait, then (\d+) chunks"),
+        "the quick start's cassette (cassettes/openai-chat-text.cassette)",
+        lambda m: [
+            (round(float(m[1]) * 100), _quick_start_stream()[0]),
+            (_num(m[2]), _quick_start_stream()[1]),
+        ],
+    ),
+    Check(
         re.compile(r"corpus of (\d[\d,]*) streams(?! from)"),
         "the regression corpus",
         lambda m: [(_num(m[1]), len(_corpus()))],
@@ -171,6 +188,8 @@ def test_every_count_a_page_states_is_the_code_s(page: Path) -> None:
         ("HTTP/2 streams, 200 concurrent streams, a 50 MB stream", 0),  # not counts of code
         ("```\n12 cells: 4 failed\n```", 0),  # a transcript
         ("`--set all` runs 12 cells", 1),
+        ("(a 0.38 s wait, then 145 chunks 10-60 ms apart)", 0),
+        ("(a 0.50 s wait, then 84 chunks 10-60 ms apart)", 2),
     ],
 )
 def test_the_scan_finds_wrong_and_unchecked_counts(text: str, expected: int) -> None:
