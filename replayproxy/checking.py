@@ -50,9 +50,12 @@ from replayproxy._core.wire.content_coding import unsupported
 from replayproxy._errors import UsageError
 
 __all__ = [
+    "Contract",
     "InteractionReport",
+    "StreamChecker",
     "StreamContractError",
     "StreamReport",
+    "Violation",
     "assert_stream_ok",
     "check",
     "check_cassette",

@@ -115,8 +115,24 @@ def _entry(module: str, name: str, obj: Any) -> list[str]:
 
 
 def _first(doc: str) -> str:
-    """The first paragraph of a docstring, on one line."""
-    return " ".join(doc.split("\n\n", 1)[0].split())
+    """The first sentence of a docstring, on one line."""
+    paragraph = " ".join(doc.split("\n\n", 1)[0].split())
+    end = re.search(r"[.:;](\s|$)", paragraph)
+    return paragraph if end is None else paragraph[: end.start() + 1]
+
+
+def _errors(module: str, errors: list[tuple[str, type]]) -> list[str]:
+    """Exceptions in one table: name, what it derives from, when it is raised."""
+    lines = [
+        f"### Errors of `{module}`",
+        "",
+        "| error | derives from | raised when |",
+        "|---|---|---|",
+    ]
+    for name, cls in errors:
+        bases = ", ".join(f"`{b.__name__}`" for b in cls.__bases__)
+        lines.append(f"| `{name}` | {bases} | {_first(_doc(cls))} |")
+    return [*lines, ""]
 
 
 def public_modules() -> dict[str, Any]:
@@ -143,8 +159,17 @@ def render() -> str:
             MODULES[module_name][0].upper() + MODULES[module_name][1:],
             "",
         ]
-        for name in sorted(mod.__all__):
-            lines += _entry(module_name, name, getattr(mod, name))
+        names = sorted(mod.__all__)
+        errors = [
+            n
+            for n in names
+            if inspect.isclass(getattr(mod, n)) and issubclass(getattr(mod, n), BaseException)
+        ]
+        for name in names:
+            if name not in errors:
+                lines += _entry(module_name, name, getattr(mod, name))
+        if errors:
+            lines += _errors(module_name, [(n, getattr(mod, n)) for n in errors])
     plugin = importlib.import_module(PLUGIN)
     lines += [
         "## The pytest plugin",

@@ -13,7 +13,7 @@ the tests that execute its function and runs only those.
 Score = (killed + timed out) / (mutants - equivalent). A mutant no selected test reaches
 counts as a survivor. Survivors judged equivalent (no test could tell them from the code) are
 listed with the reason in ``scripts/mutation-equivalent.txt``; survivors not listed there are
-written to ``WORKDIR/survivors.txt``. See docs/mutation.md.
+written to ``WORKDIR/survivors.txt``. See docs/contributing/mutation.md.
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ def _params(d: FaultDef) -> str:
 
 
 def faults_table() -> str:
-    """docs/faults.md: one row per registered fault, in registry order."""
+    """docs/reference/faults.md: one row per registered fault, in registry order."""
     lines = [
         "| fault | what it does | phase | outcome | parameters (default) | WebSocket "
         "| matrix set |",
@@ -51,7 +51,7 @@ def faults_table() -> str:
 
 
 def matrix_sets() -> str:
-    """docs/matrix.md: every set with its cells and their outcome classes."""
+    """docs/guides/matrix.md: every set with its cells and their outcome classes."""
     lines = ["| set | cells (outcome) |", "|---|---|"]
     for name, found in SETS.items():
         if name == "all":
@@ -63,10 +63,10 @@ def matrix_sets() -> str:
 
 
 BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
-    "faults": ("docs/faults.md", faults_table),
-    "matrix-sets": ("docs/matrix.md", matrix_sets),
-    "pytest-options": ("docs/pytest.md", pytest_rows),
-    "record-options": ("docs/recording.md", recording_rows),
+    "faults": ("docs/reference/faults.md", faults_table),
+    "matrix-sets": ("docs/guides/matrix.md", matrix_sets),
+    "pytest-options": ("docs/reference/options.md", pytest_rows),
+    "record-options": ("docs/reference/options.md", recording_rows),
 }
 """Block name: (the page that holds it, its rendering)."""
 

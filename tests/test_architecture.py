@@ -1,7 +1,8 @@
-"""The layering and size rules of docs/architecture.md, checked against every module of the package.
+"""The layering and size rules of docs/explanations/architecture.md, checked against every module of
+the package.
 
-The import rules are read from the table in docs/architecture.md, so the page and this test
-cannot disagree: a rule changes in one place.
+The import rules are read from the table in docs/explanations/architecture.md, so the page and this
+test cannot disagree: a rule changes in one place.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "replayproxy"
-DOC = ROOT / "docs" / "architecture.md"
+DOC = ROOT / "docs" / "explanations" / "architecture.md"
 
 MAX_LINES = 400
 MAX_MODULES = 15
@@ -423,8 +424,9 @@ def test_nothing_cites_a_file_outside_the_repository() -> None:
 
 
 def test_every_citation_of_the_mitmproxy_page_names_one_of_its_sections() -> None:
-    """``docs/mitmproxy-internals.md §N`` in code and docs points at a section that exists."""
-    page = (ROOT / "docs" / "mitmproxy-internals.md").read_text()
+    """``docs/contributing/mitmproxy-internals.md §N`` in code and docs points at a section that
+    exists."""
+    page = (ROOT / "docs" / "contributing" / "mitmproxy-internals.md").read_text()
     sections = set(re.findall(r"^## §(\d+) ", page, re.M))
     cited = {
         (str(p.relative_to(ROOT)), n)

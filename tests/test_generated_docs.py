@@ -34,12 +34,16 @@ def test_the_tables_name_every_fault_and_cell() -> None:
 
 def test_main_rewrites_a_stale_block(tmp_path: Path) -> None:
     """Rewriting fills each block with its rendering and keeps the text around it."""
+    pages: dict[str, list[str]] = {}
     for name, (page, _) in gen.BLOCKS.items():
+        pages.setdefault(page, []).append(name)
+    for page, names in pages.items():
         target = tmp_path / page
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(
-            f"before\n<!-- generated: {name} -->\nold\n<!-- end generated: {name} -->\nafter\n"
+        blocks = "".join(
+            f"<!-- generated: {n} -->\nold\n<!-- end generated: {n} -->\nbetween\n" for n in names
         )
+        target.write_text(f"before\n{blocks}after\n")
     assert gen.main(tmp_path) == 0
     for name, (page, render) in gen.BLOCKS.items():
         text = (tmp_path / page).read_text()

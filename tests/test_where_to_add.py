@@ -1,5 +1,5 @@
-"""docs/architecture.md, "Where to add things", proved: a fault and an option added to a copy of
-the source tree at the places listed there, and nowhere else, pass the checks that guard those
+"""docs/explanations/architecture.md, "Where to add things", proved: a fault and an option added
+to a copy of the source tree at the places listed there, and nowhere else, pass the checks that guard those
 registries; leaving out any one listed step makes one of them fail.
 
 Each test copies the package, the tests, the docs and the cassettes to a temporary directory,
@@ -100,7 +100,7 @@ def _fault_definition(tree: Path, ws: str = "ws.snip") -> None:
 
 
 def _fault_docs_row(tree: Path) -> None:
-    faults_md = tree / "docs" / "faults.md"
+    faults_md = tree / "docs" / "reference" / "faults.md"
     text = faults_md.read_text("utf-8")
     row = next(line for line in text.splitlines() if line.startswith("| `status` | provider"))
     _edit(
@@ -113,7 +113,7 @@ def _fault_docs_row(tree: Path) -> None:
 
 def _fault_websocket_row(tree: Path) -> None:
     _edit(
-        tree / "docs" / "websocket.md",
+        tree / "docs" / "guides" / "websocket.md",
         "| `linger` | every message, never a close |\n",
         "| `linger` | every message, never a close |\n"
         "| `snip:events=N` | N messages, then a normal 1000 close |\n",

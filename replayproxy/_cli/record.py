@@ -113,7 +113,7 @@ def record(
             # Reverse mode connects upstream per request (lazy), so an unreachable upstream
             # gives the client mitmproxy's 502 and a recorded no_response, rather than a
             # dropped connection. Forward mode keeps eager: the client's ALPN then mirrors the
-            # upstream's (docs/mitmproxy-internals.md §4).
+            # upstream's (docs/contributing/mitmproxy-internals.md §4).
             "connection_strategy": "eager" if forward else "lazy",
         }
         if bundle is not None:
@@ -160,7 +160,7 @@ def _exit_status(
             why = f"{recorder.requests} request(s) reached the proxy, none recorded (see above)"
         elif command:
             why += " while the command ran" + (
-                " (does its client ignore HTTPS_PROXY? docs/clients.md)"
+                " (does its client ignore HTTPS_PROXY? docs/guides/clients.md)"
                 if forward
                 else " (point its base URL at $REPLAYPROXY_URL)"
             )

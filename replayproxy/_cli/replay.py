@@ -10,7 +10,7 @@ Two modes, like ``record``:
 A replay that never records needs no mitmproxy feature in either mode, so the replay engine
 (:class:`~replayproxy._engine.server.ReplayServer`) serves it directly, as a forward proxy
 answering CONNECT and TLS itself with mitmproxy's CA in ``--confdir``, or standing in for
-``URL`` (docs/replay.md, "Which shell serves"); record modes run mitmproxy.
+``URL`` (docs/explanations/architecture.md, "The shells"); record modes run mitmproxy.
 :func:`~replayproxy._core.replay.shell.choose_shell` chooses, and
 :func:`~replayproxy._mitm.stack.build_stack` builds the mitmproxy stack (the replay addon and
 the recorder with the replayer as its sink). Both shells share one
@@ -267,11 +267,11 @@ def bypass_hint(forward: bool, recorded: int) -> str:
             "its client probably ignores HTTPS_PROXY and went to the network directly. "
             "Node 20's fetch (the openai and anthropic Node SDKs) does: use undici's "
             "EnvHttpProxyAgent there, or Node 24 / 22.21+ (NODE_USE_ENV_PROXY=1 is set for "
-            "you); Java and others need their own settings (docs/clients.md). "
+            "you); Java and others need their own settings (docs/guides/clients.md). "
             "--fail-if-bypassed makes this an error"
         )
     return first + (
-        "point the client's base URL at $REPLAYPROXY_URL (docs/clients.md). "
+        "point the client's base URL at $REPLAYPROXY_URL (docs/guides/clients.md). "
         "--fail-if-bypassed makes this an error"
     )
 

@@ -12,9 +12,10 @@ writes them as the transport drains (at most :data:`WRITE_BUFFER_HIGH` bytes wai
 reader).
 
 Bodies are always chunked: a close-delimited body would make a reset look like a clean end to a
-client behind mitmproxy (docs/mitmproxy-internals.md §3). So recorded ``content-length`` and
-``transfer-encoding`` (and the hop-by-hop ``connection`` / ``keep-alive``) headers are dropped
-and ``transfer-encoding: chunked`` is sent; ``content-encoding`` and the bytes stay as recorded.
+client behind mitmproxy (docs/contributing/mitmproxy-internals.md §3). So recorded
+``content-length`` and ``transfer-encoding`` (and the hop-by-hop ``connection`` / ``keep-alive``)
+headers are dropped and ``transfer-encoding: chunked`` is sent; ``content-encoding`` and the bytes
+stay as recorded.
 
 Three ways in:
 

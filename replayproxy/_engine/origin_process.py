@@ -8,7 +8,7 @@ summary, and hands the child the finished schedule inside the forwarded request
 (:mod:`replayproxy._core.schedule.codec`, authenticated by a per-run secret in
 :data:`~replayproxy._engine.origin.PACKED_HEADER`). With the cap on absorbed latency
 (:data:`~replayproxy._engine.pacing.ABSORB_MAX`) this took the gap error at 200 streams from
-1.3-1.5x mitmdump's to 0.5-0.8x; either alone did not (docs/replay.md, "Where the origin
+1.3-1.5x mitmdump's to 0.5-0.8x; either alone did not (docs/guides/replay.md, "Where the origin
 runs"). WebSocket sessions stay on the in-process origin: their replies wait for the client's
 messages, which only the proxy sees.
 

@@ -96,8 +96,8 @@ class ReplayServer:
             matching options of the option table as keywords, named as everywhere else
             (``ignore_query=``, ``ignore_body_field=``, ``allow_repeats=``, ``match_host=``,
             ``no_equivalence=``), and the connection limits ``head_timeout=``,
-            ``body_timeout=``, ``max_connections=`` (docs/reliability.md). The record options
-            (``record_mode``, ``redact_header``...) are refused: the engine alone never
+            ``body_timeout=``, ``max_connections=`` (docs/explanations/reliability.md). The record
+            options (``record_mode``, ``redact_header``...) are refused: the engine alone never
             forwards, so it never records.
         equivalence: ``False`` compares request bodies exactly instead of treating requests
             the provider documents as identical as equal (overrides ``options.equivalence``).

@@ -15,7 +15,7 @@ reason. Each item's :class:`~replayproxy._core.matrix.CellResult` rides on its t
 (``user_properties``), so a pytest-xdist controller gets every worker's results the same way
 a plain run does (:mod:`.report` merges them).
 
-docs/matrix.md documents it.
+docs/guides/matrix.md documents it.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ MATRIX_OPTIONS: tuple[OptionDef, ...] = (
         Kind.TEXT,
         "",
         "Run every replayproxy test once per cell of these fault-matrix sets (splits, cuts, "
-        "stalls, errors, events, all) or fault specs, comma-separated; see docs/matrix.md.",
+        "stalls, errors, events, all) or fault specs, comma-separated; see docs/guides/matrix.md.",
         metavar="SET[,SET]",
     ),
     OptionDef(

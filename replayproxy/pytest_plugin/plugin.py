@@ -148,7 +148,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         f"{marker_signature()}: serve this test's cassette through replayproxy "
-        "(see docs/pytest.md).",
+        "(see docs/guides/pytest.md).",
     )
     vcr.configure(config)
     chosen = matrix.checked_option(_setting(config, _plugin_option("matrix")))

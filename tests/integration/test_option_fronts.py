@@ -332,10 +332,11 @@ def test_matrix_replays_every_cell_with_its_options(
 
 def test_marker_docs_and_option_tables_come_from_the_table() -> None:
     """The marker's `pytest --markers` line names every pytest option and VCR.py's keywords
-    (filter_*, before_record_*); docs/pytest.md and docs/recording.md hold the tables rendered
-    from the option table, row for row."""
+    (filter_*, before_record_*); docs/reference/options.md holds the tables rendered from the
+    option table, row for row."""
     signature = marker_signature()
     assert all(f" {o.name}=" in signature for o in options_for(Front.PYTEST))
     assert all(f" {name}=" in signature for name in (*vcr.FILTERS, *vcr.HOOKS))
-    assert pytest_rows() in (DOCS / "pytest.md").read_text()
-    assert recording_rows() in (DOCS / "recording.md").read_text()
+    page = (DOCS / "reference" / "options.md").read_text()
+    assert pytest_rows() in page
+    assert recording_rows() in page

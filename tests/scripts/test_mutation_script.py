@@ -1,6 +1,6 @@
 """scripts/mutation.py: the parts that need no mutmut run (the sample's maths, reading what
 mutmut generated, refusing bad arguments). The mutation runs themselves take minutes to hours
-and are not part of the suite (docs/mutation.md)."""
+and are not part of the suite (docs/contributing/mutation.md)."""
 
 from __future__ import annotations
 

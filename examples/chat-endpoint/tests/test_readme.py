@@ -1,4 +1,4 @@
-"""The README's "Test your own streaming endpoint" snippet, as written there
+"""The snippet of docs/guides/your-endpoint.md ("In short"), as written there
 (tests/examples/test_chat_endpoint.py checks the two stay the same)."""
 
 import pytest

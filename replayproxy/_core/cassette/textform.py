@@ -3,7 +3,7 @@
 :func:`dumps` (here) and :func:`replayproxy._core.cassette.textload.loads` are exact inverses:
 ``loads(dumps(c)) == c`` for every cassette,
 so ``export`` then ``import`` gives back a byte-identical file. The format is specified in
-``docs/text-format.md``; in short::
+``docs/reference/text-format.md``; in short::
 
     replayproxy-cassette-text 1
     meta recorded-by replayproxy
@@ -39,7 +39,10 @@ from replayproxy._core.cassette.websocket_text import session_lines
 __all__ = ["MAGIC", "dumps"]
 
 MAGIC = "replayproxy-cassette-text 1"
-_BANNER = "# replayproxy cassette text (docs/text-format.md), read by `replayproxy cassette import`"
+_BANNER = (
+    "# replayproxy cassette text (docs/reference/text-format.md), "
+    "read by `replayproxy cassette import`"
+)
 
 # -- writing ---------------------------------------------------------------------------------
 

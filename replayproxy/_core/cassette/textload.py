@@ -7,7 +7,7 @@ interaction is assembled in a draft until the next ``interaction`` line. Every m
 one-line CassetteFormatError naming the line, never a traceback. A finished interaction goes
 through the same checks as a decoded one (:mod:`replayproxy._core.cassette.validate`), and
 numbers are bounded before they are converted, so no text can give a cassette that cannot be
-written or served. The grammar is in ``docs/text-format.md``.
+written or served. The grammar is in ``docs/reference/text-format.md``.
 """
 
 from __future__ import annotations

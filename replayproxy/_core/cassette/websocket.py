@@ -7,7 +7,7 @@ session ended. Offsets are nanoseconds on the interaction's own timeline (``t = 
 moment the upgrade request was sent upstream), like response frames.
 
 On disk the session is the optional ``websocket`` key of the interaction record (see
-docs/cassette-format.md, "WebSocket sessions"); :func:`encode_session` and
+docs/reference/cassette-format.md, "WebSocket sessions"); :func:`encode_session` and
 :func:`decode_session` map it to and from plain msgpack values.
 """
 

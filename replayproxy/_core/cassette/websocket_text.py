@@ -1,4 +1,5 @@
-"""WebSocket sessions in the cassette text form (docs/text-format.md, "WebSocket sessions").
+"""WebSocket sessions in the cassette text form (docs/reference/text-format.md, "WebSocket
+sessions").
 
 A session is written after the interaction's ``end`` line, before its ``fault`` lines::
 

@@ -3,7 +3,7 @@
 :class:`StreamChecker` is incremental: ``feed`` body bytes as they come (any split), then
 ``close``; each call returns the violations it found. The result is the same whatever the
 split, because every rule works on decoded events, never on frame boundaries. Each
-:class:`Violation` has a stable rule id (see :data:`RULES` and docs/checker.md), a severity
+:class:`Violation` has a stable rule id (see :data:`RULES` and docs/guides/checker.md), a severity
 (``error``: a client breaks or silently misbehaves; ``warning``: unlike the real provider), the
 event index and byte offset, and a message a person can act on.
 

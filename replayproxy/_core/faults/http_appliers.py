@@ -48,7 +48,7 @@ HttpApplier = Callable[[Schedule, Step], Schedule]
 
 
 def _default_cut(schedule: Schedule, step: Step, before_terminal: bool) -> Cut:
-    """Where a positioned fault acts when no position is given (see docs/faults.md)."""
+    """Where a positioned fault acts when no position is given (see docs/guides/faults.md)."""
     ctx, spec = step.ctx, step.spec
     if schedule.head is None:
         raise step.error("the interaction has no response to cut")

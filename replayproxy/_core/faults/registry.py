@@ -7,8 +7,9 @@ a client meets, and the cells it adds to the fault matrix (:attr:`FaultDef.cells
 they join follows from the outcome). The spec parser (:mod:`.spec`), both planners
 (:func:`replayproxy._core.faults.plan`, :func:`replayproxy._core.faults.websocket.plan`), the
 fault matrix and the generated docs tables read it; nothing else names a fault. Adding a fault
-is one definition here, its appliers, its tests and its row in ``docs/faults.md`` (the steps:
-docs/architecture.md, "Where to add things").
+is one definition here, its appliers, its tests and its row in ``docs/reference/faults.md`` (the
+steps:
+docs/explanations/architecture.md, "Where to add things").
 """
 
 from __future__ import annotations
@@ -297,11 +298,11 @@ _DEFINITIONS = (
 )  # fmt: skip
 
 FAULTS: Mapping[str, FaultDef] = MappingProxyType({d.name: d for d in _DEFINITIONS})
-"""Every fault by name, in the order of the catalogue in docs/faults.md."""
+"""Every fault by name, in the order of the catalogue in docs/reference/faults.md."""
 
 
 def definitions() -> tuple[FaultDef, ...]:
-    """Every fault definition, in the order of the catalogue in docs/faults.md."""
+    """Every fault definition, in the order of the catalogue in docs/reference/faults.md."""
     return _DEFINITIONS
 
 

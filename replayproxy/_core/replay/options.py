@@ -143,7 +143,7 @@ OPTIONS: tuple[OptionDef, ...] = (
         False,
         "Compare request bodies exactly (key order still ignored), not the shapes the provider "
         "documents as identical (a string vs one text part, tool_choice auto, ...; see "
-        "docs/replay.md).",
+        "docs/guides/replay.md).",
         parse=parse.negated_flag,
         setting="match.equivalence",
         example=True,
@@ -304,7 +304,8 @@ class RecordSettings:
 
 @dataclass(frozen=True, slots=True)
 class ConnectionLimits:
-    """How long a client may take and how many may connect at once (docs/reliability.md):
+    """How long a client may take and how many may connect at once
+    (docs/explanations/reliability.md):
     ``head_timeout`` seconds for a request head (and for the next one on a kept-alive
     connection), ``body_timeout`` seconds of silence inside a request body, at most
     ``max_connections`` client connections (fewer if the open-files limit is lower)."""

@@ -3,5 +3,5 @@ bytes for an origin in another process (``codec``).
 
 Its own package, below ``faults/`` (a fault is a pure function ``Schedule -> Schedule``) and
 ``replay/`` (which plans and resumes with it): the order of core's subpackages is in
-docs/architecture.md, "Core order".
+docs/explanations/architecture.md, "Core order".
 """

@@ -7,7 +7,7 @@ returns the edited cassette. Body and timing edits go through the *same function
 splice and re-time bytes identically. Interactions not selected are returned untouched, and so
 is everything an edit does not name (request, headers, recorded_at, other frames' bytes/times).
 
-The operations run in this fixed order (documented in docs/editing.md), whatever the order of
+The operations run in this fixed order (documented in docs/guides/editing.md), whatever the order of
 the options on the command line:
 
 1. ``delete`` the selected interactions (alone: it cannot be combined with other edits);

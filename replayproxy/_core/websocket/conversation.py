@@ -210,7 +210,7 @@ class Conversation:
         if ready_ns is not None and replies:
             # The message reached us after its first reply was due (a saturated relay): the
             # turn starts late and keeps its recorded gaps, instead of sending every overdue
-            # reply at once; as for HTTP (docs/replay.md, "When the clock starts").
+            # reply at once; as for HTTP (docs/guides/replay.md, "Timing").
             now_ns += max(0, ready_ns - (now_ns + replies[0][0]))
         out: list[Action] = [Send(self._due(now_ns + delay), m) for delay, m in replies]
         if k == len(self.plan.turns) - 1:

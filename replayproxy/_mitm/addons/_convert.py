@@ -59,7 +59,8 @@ def frame_h2_for_h1_client(flow: http.HTTPFlow) -> None:
 
     mitmproxy forwards an h2 response to an h1 client without Content-Length or
     Transfer-Encoding, i.e. close-delimited, so a reset upstream would look like a clean end
-    to the client (docs/mitmproxy-internals.md §4). The cassette keeps the upstream headers.
+    to the client (docs/contributing/mitmproxy-internals.md §4). The cassette keeps the upstream
+    headers.
     """
     response = flow.response
     if (

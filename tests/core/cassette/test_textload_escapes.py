@@ -34,7 +34,8 @@ interaction 0
     ],
 )
 def test_escapes_decode_to_their_bytes(text: str, expected: bytes) -> None:
-    """Every escape of docs/text-format.md, with hex digits in either case, gives its byte."""
+    """Every escape of docs/reference/text-format.md, with hex digits in either case, gives its
+    byte."""
     assert texttokens.unescape(text) == expected
 
 

@@ -5,7 +5,8 @@ string literals of fault names in tuples, lists, sets or dict keys, compared wit
 (``spec.name == "split"``, ``name in (...)``) or matched by ``case``. Fault names are common
 words ("error", "status", "close"), so in modules that do not use the faults package only
 collections of two names or more count, and a ``Literal[...]`` type is a type, not a listing.
-``docs/faults.md`` has a row for every fault. The examples of the scan take their names from the
+``docs/reference/faults.md`` has a row for every fault. The examples of the scan take their names
+from the
 registry too: no test lists fault names.
 """
 
@@ -151,7 +152,7 @@ def test_the_scan_finds_listings_and_only_them(
 
 
 def _doc_rows() -> dict[str, list[str]]:
-    text = without_blocks((ROOT / "docs" / "faults.md").read_text("utf-8"))
+    text = without_blocks((ROOT / "docs" / "reference" / "faults.md").read_text("utf-8"))
     catalogue = text.split("\n## Catalogue\n", 1)[1].split("\n## ", 1)[0]
     rows = {}
     for line in catalogue.splitlines():
@@ -162,7 +163,8 @@ def _doc_rows() -> dict[str, list[str]]:
 
 
 def test_the_docs_have_a_row_for_every_fault_with_its_outcome() -> None:
-    """docs/faults.md's catalogue has one row per registered fault, in the registry's order,
+    """docs/reference/faults.md's catalogue has one row per registered fault, in the registry's
+    order,
     whose outcome column is the definition's outcome class."""
     rows = _doc_rows()
     assert list(rows) == list(FAULTS)
@@ -172,13 +174,14 @@ def test_the_docs_have_a_row_for_every_fault_with_its_outcome() -> None:
 
 
 def test_the_websocket_docs_name_every_fault_the_way_it_applies() -> None:
-    """docs/websocket.md's "Faults" section names every fault: in its table when the fault has
+    """docs/guides/websocket.md's "Faults" section names every fault: in its table when the fault
+    has
     a WebSocket applier, among the refused ones otherwise."""
-    text = (ROOT / "docs" / "websocket.md").read_text("utf-8")
+    text = (ROOT / "docs" / "guides" / "websocket.md").read_text("utf-8")
     section = text.split("\n## Faults\n", 1)[1].split("\n## ", 1)[0]
     table = "\n".join(line for line in section.splitlines() if line.startswith("| `"))
     prose = "\n".join(line for line in section.splitlines() if not line.startswith("|"))
     for d in definitions():
         named = re.compile(rf"`{re.escape(d.name)}[`:\[]")
         where = table if d.ws is not None else prose
-        assert named.search(where), f"docs/websocket.md, Faults: {d.name!r} is not named"
+        assert named.search(where), f"docs/guides/websocket.md, Faults: {d.name!r} is not named"

@@ -10,7 +10,7 @@ and accumulate deltas by ``item_id``; google-genai's ``live.connect`` waits for
 ``setupComplete`` and a turn for ``turnComplete``.
 
 Rule ids: ``realtime.*`` and ``gemini.live.*`` (see :data:`~replayproxy._core.check.rules.RULES`
-and docs/checker.md). Which grammar applies is the provider registry's answer for the upgrade
+and docs/guides/checker.md). Which grammar applies is the provider registry's answer for the upgrade
 URL (:func:`replayproxy._core.providers.detect` with ``websocket=True``).
 """
 

@@ -1,5 +1,5 @@
-"""The README's "Coming from VCR.py" command works as written (on a tree of VCR.py files), and
-the summary and ``cassette show`` lines in docs/migrating-from-vcrpy.md are the real ones."""
+"""The one-command import of docs/guides/migrating-from-vcrpy.md works as written (on a tree of
+VCR.py files), and the summary and ``cassette show`` lines the page shows are the real ones."""
 
 from __future__ import annotations
 
@@ -16,13 +16,15 @@ from tests.cassette.import_helpers import ROOT, real_events, sse_body
 test_import_vcr = pytest.importorskip("tests.cassette.test_import_vcr")
 
 
-def test_the_readme_command_imports_a_cassette_tree(
+def test_the_documented_command_imports_a_cassette_tree(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = readme.index("\n## Coming from VCR.py")
-    section = readme[start : readme.index("\n## ", start + 1)]
-    (block,) = re.findall(r"```sh\n(.*?)```", section, re.S)
+    """The guide's one-line import-vcr command converts a tree of YAML cassettes, and the
+    summary and `cassette show` lines it shows are the ones printed."""
+    doc = (ROOT / "docs" / "guides" / "migrating-from-vcrpy.md").read_text(encoding="utf-8")
+    start = doc.index("\n## Importing your cassettes")
+    section = doc[start : doc.index("\n## ", start + 1)]
+    block = re.findall(r"```sh\n(.*?)```", section, re.S)[0]
     (command,) = [line.split("#")[0].strip() for line in block.splitlines() if line.strip()]
     yaml = tmp_path / "tests" / "cassettes" / "test_chat" / "test_stream.yaml"
     yaml.parent.mkdir(parents=True)
@@ -38,7 +40,6 @@ def test_the_readme_command_imports_a_cassette_tree(
         "test_stream.cassette: 1 interactions, 1 streams (163 frames); "
         "lost: frame boundaries 1, timing 1, end state 1"
     )
-    doc = (ROOT / "docs" / "migrating-from-vcrpy.md").read_text(encoding="utf-8")
     assert line.split(" -> ")[1].split(": ", 1)[1] in " ".join(doc.split())
     shown = CliRunner().invoke(
         cli, ["cassette", "show", "tests/cassettes/test_chat/test_stream.cassette"]
