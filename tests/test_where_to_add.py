@@ -1,6 +1,6 @@
 """docs/explanations/architecture.md, "Where to add things", proved: a fault and an option added
-to a copy of the source tree at the places listed there, and nowhere else, pass the checks that guard those
-registries; leaving out any one listed step makes one of them fail.
+to a copy of the source tree at the places listed there, and nowhere else, pass the checks that
+guard those registries; leaving out any one listed step makes one of them fail.
 
 Each test copies the package, the tests, the docs and the cassettes to a temporary directory,
 edits the copy as a contributor would (programmatically), and runs the checks in a subprocess
