@@ -106,8 +106,8 @@ def _fault_docs_row(tree: Path) -> None:
     _edit(
         faults_md,
         row + "\n",
-        row + "\n| `snip` | incomplete | position (middle event) | body up to the position, "
-        "then a clean end | a test's fault |\n",
+        row + "\n| `snip` | incomplete | body up to the position, then a clean end "
+        "| a test's fault |\n",
     )
 
 

@@ -23,6 +23,7 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 DOC = (ROOT / "docs" / "guides" / "matrix.md").read_text(encoding="utf-8")
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+PYTEST_GUIDE = (ROOT / "docs" / "guides" / "pytest.md").read_text(encoding="utf-8")
 
 
 def section(text: str, title: str) -> str:
@@ -97,10 +98,13 @@ def test_cells_replay_at_speed_0_unless_the_test_gives_a_speed(
 def test_the_retry_example_passes_every_cell_after_recording(
     pytester: pytest.Pytester, confdir: Path
 ) -> None:
-    """The retry example, recorded from the simulator in record mode once: the [record] item
-    and each `attempt=1` cell pass (two requests for interaction 0, attempts 1 and 2, the same
-    Idempotency-Key); replayed in mode none, every cell passes again."""
-    (source,) = blocks(section(DOC, "Retries"), "python")
+    """The retry example (its test, with pytest.md's `complete()` it links to), recorded from the
+    simulator in record mode once: the [record] item and each `attempt=1` cell pass (two requests
+    for interaction 0, attempts 1 and 2, the same Idempotency-Key); replayed in mode none, every
+    cell passes again."""
+    (policy,) = blocks(section(PYTEST_GUIDE, "Requests seen"), "python")
+    (test,) = blocks(section(DOC, "Retries"), "python")
+    source = policy.split("\n@pytest.mark")[0] + "\n\n" + test
     with Simulator() as sim:
         pytester.makepyfile(test_retry=source.replace("https://api.openai.com", sim.url))
         recorded = run(pytester, "--replayproxy-record-mode=once", upstream=sim.url,
