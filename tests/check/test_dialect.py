@@ -8,7 +8,8 @@ import json
 import pytest
 
 from replayproxy._core.check import StreamChecker
-from replayproxy._core.check.dialect import DialectSniffer, vendor_from_url
+from replayproxy._core.check.dialect import DialectSniffer
+from replayproxy._core.providers import vendor_from_url
 
 
 def _chat(**fields: object) -> bytes:
@@ -74,7 +75,8 @@ def _dialect(provider: str, body: bytes, url: str | None = None) -> str:
 )
 def test_vendor_from_url(url: str | None, vendor: str | None) -> None:
     """Known API hosts (and well-known local ports) name the vendor; anything else does not."""
-    assert vendor_from_url(url) == vendor
+    found = vendor_from_url(url)
+    assert (found.name if found else None) == vendor
 
 
 @pytest.mark.parametrize(
