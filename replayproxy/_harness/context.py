@@ -51,6 +51,7 @@ from replayproxy._core.replay.options import settings_from
 from replayproxy._core.replay.shell import Shell, choose_shell
 from replayproxy._engine.session import ReplaySession, SeenRequest, Summary
 from replayproxy._errors import ReplayProxyError
+from replayproxy._harness.block import block_or_decorator
 from replayproxy._harness.env import child_env, patched_environ
 from replayproxy._harness.hosts import EngineHost, HostPool, MitmHost
 
@@ -154,7 +155,7 @@ def _host(
     return pool.engine(None if upstream is not None else confdir)
 
 
-@contextlib.contextmanager
+@block_or_decorator
 def use_cassette(
     cassette: str | os.PathLike[str],
     *,
@@ -187,6 +188,11 @@ def use_cassette(
     forwarded are not sent, and leaving the block raises a one-line
     :class:`~replayproxy._errors.ReplayProxyError` unless :meth:`CassetteUse.explain` already
     showed the failure.
+
+    As a decorator (``@use_cassette("c.cassette", upstream=...)``) it serves each call of a
+    function, or of an ``async def`` for as long as the coroutine runs; a generator, an async
+    generator or a class cannot be served so and raise :class:`TypeError`
+    (:mod:`replayproxy._harness.block`).
     """
     settings = settings_from(options)
     hooks = RecordHooks(before_record_request, before_record_response)
