@@ -150,7 +150,7 @@ def _host(
     confdir: str,
 ) -> EngineHost | MitmHost:
     confdir = os.path.expanduser(confdir)
-    if choose_shell(records=session.policy.records) is Shell.MITMPROXY:
+    if choose_shell(session.policy) is Shell.MITMPROXY:
         return pool.mitm(upstream, upstream_ca=upstream_ca, confdir=confdir)
     return pool.engine(None if upstream is not None else confdir)
 
