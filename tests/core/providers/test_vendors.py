@@ -4,8 +4,10 @@ docs table matching it. No test here lists vendors: adding one to VENDORS is che
 
 from __future__ import annotations
 
+import ast
 from dataclasses import replace
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -32,6 +34,7 @@ from replayproxy._core.redaction.secrets import (
     Redactor,
 )
 from tests.core.providers import vendor_docs
+from tests.core.providers.test_providers import _docstrings
 
 _ROUTERS = [v.router for v in VENDORS if v.router]
 _NAMING_APIS = [d.provider for d in DEFINITIONS if d.model_pointer]
@@ -242,3 +245,51 @@ def test_the_docs_table_is_the_registry() -> None:
     """docs/reference/vendors.md has the table generated from VENDORS (regenerate with
     ``python -m tests.core.providers.vendor_docs``)."""
     assert vendor_docs.current() == vendor_docs.table()
+
+
+# -- no vendor hosts outside the registry --------------------------------------------------------
+
+_PACKAGE = vendor_docs.ROOT / "replayproxy"
+_VENDOR_HOSTS = frozenset(h for v in VENDORS for h in v.hosts)
+# The provider simulator plays the vendors (its streams are fixtures named after them).
+_SKIP = ("_core/providers/", "testing/")
+# Known hosts that are no vendor rule, each with why (they must still be there).
+_ALLOWED = {
+    # where the OpenAI Agents SDK uploads its traces by default: a client's habit, in a note
+    ("_core/matching/known_clients.py", "api.openai.com"),
+}
+
+
+def hosts_spelt(tree: ast.AST) -> list[str]:
+    """Vendor hosts a module spells itself: a string that is a vendor's host or a URL on one
+    (docstrings and prose that mention one are fine)."""
+    docs = _docstrings(tree)
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Constant) or not isinstance(node.value, str):
+            continue
+        if id(node) in docs or " " in node.value:
+            continue
+        host = node.value.lower()
+        if "://" in host:
+            host = (urlsplit(host).hostname or "") if "[" not in host else ""
+        if host in _VENDOR_HOSTS:
+            found.append(host)
+    return found
+
+
+def test_no_module_keeps_vendor_hosts_of_its_own() -> None:
+    """Outside the registry (and the simulator) no module of replayproxy/ spells a vendor's
+    host: a second host table would drift from VENDORS (except the leftovers in _ALLOWED)."""
+    seen = set()
+    for path in sorted(_PACKAGE.rglob("*.py")):
+        rel = path.relative_to(_PACKAGE).as_posix()
+        if not rel.startswith(_SKIP):
+            seen |= {(rel, h) for h in hosts_spelt(ast.parse(path.read_text(encoding="utf-8")))}
+    assert seen == _ALLOWED
+
+
+def test_the_host_scan_finds_a_planted_table() -> None:
+    """A host table, a URL constant and a comparison with a host are found."""
+    planted = 'HOSTS = {"api.groq.com": "Groq"}\nURL = "https://api.x.ai/v1"\nx == "ollama.com"'
+    assert sorted(hosts_spelt(ast.parse(planted))) == ["api.groq.com", "api.x.ai", "ollama.com"]
