@@ -34,7 +34,7 @@ from replayproxy._core.redaction.secrets import (
     Redactor,
 )
 from tests.core.providers import vendor_docs
-from tests.core.providers.test_providers import _docstrings
+from tests.core.providers.source_scan import docstrings
 
 _ROUTERS = [v.router for v in VENDORS if v.router]
 _NAMING_APIS = [d.provider for d in DEFINITIONS if d.model_pointer]
@@ -263,7 +263,7 @@ _ALLOWED = {
 def hosts_spelt(tree: ast.AST) -> list[str]:
     """Vendor hosts a module spells itself: a string that is a vendor's host or a URL on one
     (docstrings and prose that mention one are fine)."""
-    docs = _docstrings(tree)
+    docs = docstrings(tree)
     found = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Constant) or not isinstance(node.value, str):
