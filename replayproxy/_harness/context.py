@@ -40,7 +40,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, assert_never
 
 from replayproxy._core.matching.explanation import PYTHON_WORDS, Words
 from replayproxy._core.matching.matcher import Miss
@@ -150,9 +150,12 @@ def _host(
     confdir: str,
 ) -> EngineHost | MitmHost:
     confdir = os.path.expanduser(confdir)
-    if choose_shell(session.policy) is Shell.MITMPROXY:
+    shell = choose_shell(session.policy)
+    if shell is Shell.MITMPROXY:
         return pool.mitm(upstream, upstream_ca=upstream_ca, confdir=confdir)
-    return pool.engine(None if upstream is not None else confdir)
+    if shell is Shell.ENGINE:
+        return pool.engine(None if upstream is not None else confdir)
+    assert_never(shell)  # a new shell: mypy names this front end until it starts it
 
 
 @block_or_decorator

@@ -106,11 +106,24 @@ def test_choose_shell_is_the_one_decider() -> None:
     assert set(_OTHER_READERS) <= readers  # a reader gone: drop its entry
 
 
-def test_the_front_ends_call_the_decider() -> None:
+def _members(tree: ast.AST) -> set[str]:
+    return {
+        n.attr
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "Shell"
+    }
+
+
+def test_the_front_ends_call_the_decider_and_start_every_shell() -> None:
     """The CLI's replay, use_cassette() (the pytest plugin's too) and its hosts call
-    choose_shell."""
+    choose_shell; the two that start servers name every shell and end in assert_never, so mypy
+    names them when a shell is added and not started."""
     for rel in ("_cli/replay.py", "_harness/context.py", "_harness/hosts.py"):
         assert "choose_shell" in _calls(ast.parse((PACKAGE / rel).read_text())), rel
+    for rel in ("_cli/replay.py", "_harness/context.py"):
+        tree = ast.parse((PACKAGE / rel).read_text())
+        assert _members(tree) == {s.name for s in Shell}, rel
+        assert "assert_never" in _calls(tree), rel
 
 
 @pytest.mark.parametrize(
