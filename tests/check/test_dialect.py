@@ -180,3 +180,12 @@ def test_the_registry_apis_name_their_own_dialects() -> None:
     assert _dialect("anthropic", complete, "https://api.anthropic.com/v1/complete") == (
         "Anthropic (Text Completions)"
     )
+
+
+def test_another_vendors_marker_overrides_an_echoed_host_in_responses_too() -> None:
+    """api.openai.com is also the URI of base-URL swaps: in a Responses stream, Azure's
+    content_filters still names Azure OpenAI, as a marker does in Chat Completions."""
+    sniffer = DialectSniffer("openai-responses", "https://api.openai.com/v1/responses")
+    assert sniffer.name == "OpenAI"
+    sniffer.observe({"type": "response.created", "response": {"content_filters": None}})
+    assert sniffer.name == "Azure OpenAI"

@@ -44,7 +44,6 @@ from replayproxy._core.providers.vendor_detection import (
     marker_vendor,
     model_vendor,
     vendor_from_url,
-    vendor_named,
 )
 from replayproxy._core.providers.vendor_model import Marker, VendorDef
 from replayproxy._core.providers.vendors import VENDORS
@@ -76,5 +75,4 @@ __all__ = [
     "model_vendor",
     "parse",
     "vendor_from_url",
-    "vendor_named",
 ]

@@ -23,10 +23,8 @@ __all__ = [
     "model_vendor",
     "value_at",
     "vendor_from_url",
-    "vendor_named",
 ]
 
-_BY_NAME: Final = {v.name: v for v in VENDORS}
 _ROUTERS: Final = {v.router: v for v in VENDORS if v.router}
 _ROUTES: Final = {route: v for v in VENDORS for route in v.routes}
 _PORTS: Final = {port: v for v in VENDORS for port in v.ports}
@@ -36,11 +34,6 @@ _MODELS: Final = sorted(
     ((model, v) for v in VENDORS for model in v.models), key=lambda mv: -len(mv[0])
 )
 _MISSING: Final = object()
-
-
-def vendor_named(name: str) -> VendorDef:
-    """The vendor called ``name`` (``"Groq"``); KeyError for an unknown one."""
-    return _BY_NAME[name]
 
 
 def vendor_from_url(url: str | None) -> VendorDef | None:
