@@ -29,7 +29,7 @@ from replayproxy._cli._common import (
 from replayproxy._cli._options import record_options
 from replayproxy._core.replay.cassette_write import CassetteWrite
 from replayproxy._core.replay.checks import check_upstream
-from replayproxy._core.replay.options import RECORD_OPTIONS, Kind
+from replayproxy._core.replay.options import RECORD_OPTIONS, Kind, cli_words, settings_from
 from replayproxy._errors import UsageError
 from replayproxy._mitm.trust import trust_bundle
 
@@ -91,6 +91,7 @@ def record(
         raise UsageError("--append and --overwrite exclude each other")
     if upstream_ca is not None and insecure_upstream:
         raise UsageError("--upstream-ca and --insecure-upstream exclude each other")
+    settings_from(record_values, where=cli_words)  # options that contradict each other
     forward = upstream is None
     mode = proxy_mode(None if upstream is None else check_upstream(upstream))
     setup_logging()

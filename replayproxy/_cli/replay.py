@@ -51,7 +51,7 @@ from replayproxy._cli._isolate import isolate_replay
 from replayproxy._cli._options import replay_options
 from replayproxy._core.matching.matcher import Miss
 from replayproxy._core.replay.checks import check_upstream
-from replayproxy._core.replay.options import settings_from
+from replayproxy._core.replay.options import cli_words, settings_from
 from replayproxy._core.replay.shell import Shell, choose_shell
 from replayproxy._engine.failsafe import ReplayFailure
 from replayproxy._engine.server import ReplayServer
@@ -170,7 +170,7 @@ def replay(
     NODE_USE_ENV_PROXY=1 set (forward mode) or REPLAYPROXY_URL (base-URL mode).
     """
     setup_logging()
-    settings = settings_from(replay_values)
+    settings = settings_from(replay_values, where=cli_words)
     if isolate:  # first: the namespace must exist before any socket, thread or child does
         isolate_replay(command, settings.record_mode.value)
     session = ReplaySession.from_settings(

@@ -22,7 +22,7 @@ import asyncio
 import contextlib
 from collections.abc import Iterable
 
-from replayproxy._core.replay.schedule import FinishKind, Schedule
+from replayproxy._core.schedule.model import FinishKind, Schedule
 from replayproxy._engine.sockets import reset_after_drain
 
 __all__ = ["ABSORB_MAX", "clock_start", "execute", "late_start", "sleep_until"]

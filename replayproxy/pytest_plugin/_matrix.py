@@ -279,11 +279,11 @@ def _first_line(report: pytest.TestReport) -> str:
     return first.removeprefix("Failed: ")  # pytest.fail(...)'s own prefix says nothing here
 
 
-def checked_option(selection: tuple[Any, bool]) -> None:
-    """A bad ``--replayproxy-matrix`` (or ini ``replayproxy_matrix``) stops the session at
-    once, before collection (a marker's is a collection error of its module)."""
+def checked_option(selection: tuple[Any, bool]) -> tuple[Cell, ...]:
+    """The cells of ``--replayproxy-matrix`` (or ini ``replayproxy_matrix``); a bad one stops
+    the session at once, before collection (a marker's is a collection error of its module)."""
     value, from_command_line = selection
-    checked_selection(value, _option_words(from_command_line))
+    return checked_selection(value, _option_words(from_command_line))
 
 
 def _option_words(from_command_line: bool) -> str:

@@ -35,7 +35,7 @@ from replayproxy._core.cassette.model import (
     Response,
 )
 from replayproxy._core.cassette.validate import MAX_OFFSET_NS
-from replayproxy._core.websocket.model import (
+from replayproxy._core.cassette.websocket import (
     MAX_CLOSE_CODE,
     MIN_CLOSE_CODE,
     WebSocketSession,

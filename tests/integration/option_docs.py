@@ -1,5 +1,6 @@
 """The option tables of docs/pytest.md and docs/recording.md, rendered from the one option
-table: the docs must contain them verbatim (tests/integration/test_option_fronts.py), so a new
+table: the docs hold them in generated blocks (tests/generated_docs.py rewrites them, and
+tests/test_generated_docs.py and tests/integration/test_option_fronts.py check them), so a new
 option cannot be left out of them. Run this module to print them."""
 
 from __future__ import annotations

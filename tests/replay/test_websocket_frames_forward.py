@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 
 from replayproxy._core.cassette.model import Cassette
-from replayproxy._core.websocket.model import WsMessage
+from replayproxy._core.cassette.websocket import WsMessage
 from replayproxy._engine.server import ReplayServer
 from replayproxy._engine.session import ReplaySession
 from replayproxy._mitm.addons.replayer import Replayer

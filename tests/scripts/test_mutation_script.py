@@ -53,8 +53,8 @@ def test_generated_reads_every_mutant_name_from_the_meta_files(tmp_path: Path) -
     ("args", "message"),
     [
         (["--sample", "0"], "--sample needs a positive number of mutants"),
-        (["--sample", "5", "core/wire/sse.py"], "--sample draws from all of core/ and engine/"),
-        ([], "name modules (e.g. core/wire/sse.py), or pass --all or --sample N"),
+        (["--sample", "5", "_core/wire/sse.py"], "--sample draws from all of _core/ and _engine/"),
+        ([], "name modules (e.g. _core/wire/sse.py), or pass --all or --sample N"),
         (["cli/main.py"], "no such module under replayproxy/: cli/main.py"),
     ],
 )

@@ -15,5 +15,5 @@ def test_turn(endpoint, stream_snapshot):  # endpoint: your app, its provider at
     capture.assert_streaming_headers()  # text/event-stream, no-cache, no content-encoding
     capture.assert_streamed(min_frames=2)  # "1 frame, 25915 bytes in all ... at 702.2 ms"
     capture.assert_terminated(["committed", "rejected"])  # once, last, then the socket closed
-    capture.check(contract="tests/chat-turn.contract.toml")  # your events' contract
+    capture.assert_stream_ok(contract="tests/chat-turn.contract.toml")  # your events' contract
     stream_snapshot(capture)  # the turn by meaning (ids, times left out) in __snapshots__/

@@ -37,7 +37,7 @@ from replayproxy._core.cassette.model import (
     Request,
     Response,
 )
-from replayproxy._core.websocket.model import WsFormatError, decode_session, encode_session
+from replayproxy._core.cassette.websocket import WsFormatError, decode_session, encode_session
 from replayproxy._errors import CassetteFormatError, CassetteVersionError
 
 __all__ = [

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from urllib.parse import urlsplit
 
 from replayproxy._core.cassette.model import Ending, Frame, Header, Interaction, Request, Response
-from replayproxy._core.websocket.model import MAX_CLOSE_CODE, MIN_CLOSE_CODE, WebSocketSession
+from replayproxy._core.cassette.websocket import MAX_CLOSE_CODE, MIN_CLOSE_CODE, WebSocketSession
 
 __all__ = [
     "MAX_OFFSET_NS",

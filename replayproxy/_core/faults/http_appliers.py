@@ -18,7 +18,7 @@ from replayproxy._core.faults import provider as providers
 from replayproxy._core.faults import timing, transport
 from replayproxy._core.faults.params import MAX_WRITES
 from replayproxy._core.faults.position import Cut, Step, events_of, resolve
-from replayproxy._core.replay.schedule import FinishKind, Schedule
+from replayproxy._core.schedule.model import FinishKind, Schedule
 from replayproxy._core.wire.events import EventSpan, NotAStreamError, event_spans, stream_format
 
 __all__ = [

@@ -41,7 +41,7 @@ from replayproxy._core.faults.transport import end_at
 from replayproxy._core.json.pointer import parse_pointer
 from replayproxy._core.redaction.body_fields import redact_json
 from replayproxy._core.redaction.secrets import redact_headers
-from replayproxy._core.replay.schedule import (
+from replayproxy._core.schedule.model import (
     Finish,
     Schedule,
     Write,

@@ -30,11 +30,11 @@ from dataclasses import dataclass, replace
 
 from replayproxy._core import faults as faults_mod
 from replayproxy._core.cassette.model import Interaction, Request
+from replayproxy._core.cassette.websocket import WebSocketSession, WsClose, WsCloseKind, WsMessage
 from replayproxy._core.faults import FaultSpec
 from replayproxy._core.faults import websocket as ws_faults
 from replayproxy._core.matching.differences import MatchOptions, diff_requests
-from replayproxy._core.replay.schedule import Schedule, from_interaction, scale
-from replayproxy._core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
+from replayproxy._core.schedule.model import Schedule, from_interaction, scale
 
 __all__ = [
     "DEFAULT_IGNORED",

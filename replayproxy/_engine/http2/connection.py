@@ -33,7 +33,7 @@ import h2.exceptions
 import h2.settings
 
 from replayproxy._core.cassette.model import Header, Request
-from replayproxy._core.replay.schedule import FinishKind
+from replayproxy._core.schedule.model import FinishKind
 from replayproxy._engine.http1_reader import StampedReader
 from replayproxy._engine.http1_writer import JOIN_MAX, has_body
 from replayproxy._engine.http2.frames import request_of, response_headers, send_some

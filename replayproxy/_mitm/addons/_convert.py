@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from mitmproxy import http
 
-from replayproxy._core.cassette.assembly import ResponseHead
 from replayproxy._core.cassette.model import Request
+from replayproxy._core.replay.assembly import ResponseHead
 
 __all__ = ["frame_h2_for_h1_client", "head_of", "request_of", "url_of"]
 

@@ -58,7 +58,7 @@ from mitmproxy.proxy import server_hooks
 from replayproxy._core.cassette.model import Interaction
 from replayproxy._core.matching.matcher import Miss
 from replayproxy._core.replay.options import RecordSettings
-from replayproxy._core.replay.schedule import instant_body
+from replayproxy._core.schedule.model import instant_body
 from replayproxy._engine import resolving
 from replayproxy._engine.failsafe import (
     ReplayFailure,

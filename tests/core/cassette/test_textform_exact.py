@@ -14,8 +14,9 @@ from replayproxy._core.cassette.model import (
     Request,
     Response,
 )
-from replayproxy._core.cassette.textform import dumps, format_time, quote
+from replayproxy._core.cassette.textform import dumps
 from replayproxy._core.cassette.textload import loads
+from replayproxy._core.cassette.texttokens import format_time, quote
 from replayproxy.testing import MS
 
 BANNER = "# replayproxy cassette text (docs/text-format.md), read by `replayproxy cassette import`"

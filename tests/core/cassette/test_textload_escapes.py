@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from replayproxy._core.cassette import textload, texttokens
-from replayproxy._core.tools.inspect import escape
+from replayproxy._core.cassette.texttokens import escape
 from replayproxy._errors import CassetteFormatError, UsageError
 
 HAND_WRITTEN = """replayproxy-cassette-text 1

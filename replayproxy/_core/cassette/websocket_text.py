@@ -19,8 +19,8 @@ from __future__ import annotations
 import re
 
 from replayproxy._core.cassette import validate
-from replayproxy._core.cassette.textform import format_time, quote
-from replayproxy._core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
+from replayproxy._core.cassette.texttokens import format_time, quote
+from replayproxy._core.cassette.websocket import WebSocketSession, WsClose, WsCloseKind, WsMessage
 
 __all__ = ["KEYS", "WsTextError", "read_line", "session_lines"]
 

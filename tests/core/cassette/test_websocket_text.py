@@ -12,8 +12,8 @@ from replayproxy._core.cassette import codec
 from replayproxy._core.cassette.model import Cassette
 from replayproxy._core.cassette.textform import dumps
 from replayproxy._core.cassette.textload import loads
-from replayproxy._core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
-from replayproxy._core.websocket.text import session_lines
+from replayproxy._core.cassette.websocket import WebSocketSession, WsClose, WsCloseKind, WsMessage
+from replayproxy._core.cassette.websocket_text import session_lines
 from replayproxy._errors import CassetteFormatError
 from replayproxy.testing import MS, realtime_turns, ws_interaction
 from replayproxy.testing.strategies import ws_sessions

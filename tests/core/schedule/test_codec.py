@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replayproxy._core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
-from replayproxy._core.replay.schedule_wire import FORMAT, ScheduleWireError, pack, unpack
+from replayproxy._core.schedule.codec import FORMAT, ScheduleWireError, pack, unpack
+from replayproxy._core.schedule.model import Finish, FinishKind, Head, Schedule, Write
 from replayproxy._errors import ReplayProxyError
 
 _offsets = st.integers(min_value=0, max_value=2**63 - 1)

@@ -10,7 +10,7 @@ from hypothesis import given
 
 from replayproxy._core.cassette import codec
 from replayproxy._core.cassette.model import Cassette
-from replayproxy._core.websocket.model import (
+from replayproxy._core.cassette.websocket import (
     WebSocketSession,
     WsClose,
     WsCloseKind,

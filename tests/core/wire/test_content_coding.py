@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from replayproxy._core.check import decoding
-from replayproxy._core.check.decoding import BodyDecoder, DecodeError, encodings, unsupported
+from replayproxy._core.wire import content_coding as decoding
+from replayproxy._core.wire.content_coding import BodyDecoder, DecodeError, encodings, unsupported
 from replayproxy._errors import UsageError
 
 BODY = "".join(f'event: delta\ndata: {{"n":{i},"text":"wörd {i}"}}\n\n' for i in range(40)).encode()

@@ -1,4 +1,4 @@
-"""Content-encoded response bodies, decoded incrementally before the checker reads them.
+"""Content-encoded response bodies, decoded incrementally (for the checker and the redaction).
 
 A recorded frame holds the bytes as they crossed the wire, content-encoding untouched (the
 cassette format never re-encodes). An application endpoint behind gzip middleware therefore

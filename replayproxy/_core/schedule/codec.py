@@ -18,7 +18,7 @@ from typing import Any
 
 import msgpack
 
-from replayproxy._core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
+from replayproxy._core.schedule.model import Finish, FinishKind, Head, Schedule, Write
 from replayproxy._errors import ReplayProxyError
 
 __all__ = ["FORMAT", "Packed", "ScheduleWireError", "pack", "unpack"]

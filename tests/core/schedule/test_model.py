@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from replayproxy._core.cassette.model import Ending, EndKind, Frame, Interaction, Request, Response
-from replayproxy._core.replay.schedule import (
+from replayproxy._core.schedule.model import (
     Finish,
     FinishKind,
     Head,
