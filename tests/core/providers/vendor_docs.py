@@ -1,25 +1,10 @@
-"""The vendor table of ``docs/reference/vendors.md``, written from the registry.
-
-After adding or changing a :class:`~replayproxy._core.providers.VendorDef`, regenerate it with
-``python -m tests.core.providers.vendor_docs``; ``test_vendors.py`` fails while the page and
-the registry differ.
-"""
+"""The vendor table of ``docs/reference/vendors.md``, rendered from the registry (one of
+:data:`tests.generated_docs.BLOCKS`: ``python -m tests.generated_docs`` rewrites it, and
+``tests/test_generated_docs.py`` fails while the page and :data:`VENDORS` differ)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from replayproxy._core.providers import VENDORS, Marker, VendorDef
-
-ROOT = Path(__file__).resolve().parents[3]
-BEGIN = "<!-- vendors: generated from VENDORS by python -m tests.core.providers.vendor_docs -->"
-END = "<!-- end of vendors -->"
-
-
-def docs_page() -> Path:
-    """The page holding the table (wherever the docs keep their reference pages)."""
-    (page,) = sorted(ROOT.glob("docs/**/vendors.md"))
-    return page
 
 
 def _code(items: list[str]) -> str:
@@ -57,30 +42,10 @@ def _row(v: VendorDef) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def table() -> str:
-    """The generated block: markers, header and one row per vendor, in registry order."""
+def vendors_table() -> str:
+    """One row per vendor, in registry order."""
     head = (
         "| vendor | told from the URL by | told from the payloads by | own dialects | "
         "credentials redacted |\n|---|---|---|---|---|"
     )
-    return "\n".join([BEGIN, head, *(_row(v) for v in VENDORS), END])
-
-
-def current() -> str:
-    """The block as the page has it now (``""`` if the markers are missing)."""
-    text = docs_page().read_text(encoding="utf-8")
-    if BEGIN not in text or END not in text:
-        return ""
-    return text[text.index(BEGIN) : text.index(END) + len(END)]
-
-
-def regenerate() -> None:
-    """Write the generated block into the page, in place of the old one."""
-    page = docs_page()
-    text = page.read_text(encoding="utf-8")
-    old = current()
-    page.write_text(text.replace(old, table()) if old else text + "\n" + table() + "\n")
-
-
-if __name__ == "__main__":
-    regenerate()
+    return "\n".join([head, *(_row(v) for v in VENDORS)])
