@@ -2,7 +2,7 @@
 
 A block is the lines between ``<!-- generated: NAME -->`` and ``<!-- end generated: NAME -->``
 in a docs page; :data:`BLOCKS` says which page holds which block and renders its text from the
-code (the fault registry, the fault matrix's sets, the option table).
+code (the fault registry, the fault matrix's sets, the option table, the vendor registry).
 ``tests/test_generated_docs.py`` fails when a block differs from its rendering;
 ``python -m tests.generated_docs`` rewrites the blocks.
 """
@@ -18,6 +18,7 @@ from replayproxy._core.faults import definitions
 from replayproxy._core.faults.registry import FaultDef
 from replayproxy._core.matrix import SETS
 from replayproxy._core.matrix.cells import set_of
+from tests.core.providers.vendor_docs import vendors_table
 from tests.integration.option_docs import pytest_rows, recording_rows
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,16 +36,16 @@ def _params(d: FaultDef) -> str:
 
 
 def faults_table() -> str:
-    """docs/reference/faults.md: one row per registered fault, in registry order."""
+    """docs/reference/faults.md: one row per registered fault, in registry order (what it does
+    on the wire is the catalogue's, written beside it)."""
     lines = [
-        "| fault | what it does | phase | outcome | parameters (default) | WebSocket "
-        "| matrix set |",
-        "|---|---|---|---|---|---|---|",
+        "| fault | phase | outcome | parameters (default) | WebSocket | matrix set |",
+        "|---|---|---|---|---|---|",
     ]
     for d in definitions():
         ws = "yes" if d.ws is not None else "no"
         lines.append(
-            f"| `{d.name}` | {d.summary} | {d.phase.value} | {d.outcome.value} | {_params(d)} "
+            f"| `{d.name}` | {d.phase.value} | {d.outcome.value} | {_params(d)} "
             f"| {ws} | `{set_of(d)}` |"
         )
     return "\n".join(lines)
@@ -67,6 +68,7 @@ BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "matrix-sets": ("docs/guides/matrix.md", matrix_sets),
     "pytest-options": ("docs/reference/options.md", pytest_rows),
     "record-options": ("docs/reference/options.md", recording_rows),
+    "vendors": ("docs/reference/vendors.md", vendors_table),
 }
 """Block name: (the page that holds it, its rendering)."""
 

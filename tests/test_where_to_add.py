@@ -292,3 +292,119 @@ def test_an_option_missing_a_listed_step_fails_a_check(tmp_path: Path, left_out:
     done = _pytest(tree, check)
     assert done.returncode != 0, f"leaving out {left_out!r} went unnoticed:\n{done.stdout[-2000:]}"
     assert named in done.stdout + done.stderr, done.stdout[-3000:]
+
+
+# -- a provider vendor --------------------------------------------------------------------------
+
+VENDORS_PY = "replayproxy/_core/providers/vendors.py"
+
+
+def _vendor_definition(tree: Path, host: str = "api.acme-ai.test") -> None:
+    """One definition, last in VENDORS: a host, a route, a marker, a model prefix, a
+    credential."""
+    _edit(
+        tree / VENDORS_PY,
+        '    VendorDef("LM Studio", ports=(1234,)),\n)\n',
+        '    VendorDef("LM Studio", ports=(1234,)),\n'
+        "    VendorDef(\n"
+        '        "Acme AI",\n'
+        f'        hosts=("{host}",),\n'
+        '        routes=("acme-ai",),\n'
+        '        models=("acme-",),\n'
+        '        markers=(Marker(Provider.OPENAI_CHAT, "/x_acme"),),\n'
+        '        secret_headers=("x-acme-key",),\n'
+        "    ),\n)\n",
+    )
+
+
+VENDOR_STEPS: dict[str, Step] = {
+    "definition": _vendor_definition,
+    "generated docs": _regenerate_docs,
+}
+"""The steps of "A provider vendor", in order."""
+
+VENDOR_CHECKS = ("tests/core/providers/test_vendors.py", "tests/test_generated_docs.py")
+
+VENDOR_CAUGHT_BY = {
+    "generated docs": (VENDOR_CHECKS[1], "test_each_generated_block_is_its_rendering[vendors]"),
+}
+"""Which check fails when a step is left out (the definition is the vendor itself)."""
+
+# What the vendor must do once added: the dialect a check names from its host and from its
+# payload marker, and the default redaction of its credential header.
+VENDOR_PROBE = """
+import replayproxy
+from replayproxy.checking import check_stream
+from replayproxy._core.cassette.model import Request
+from replayproxy._core.redaction.secrets import Redactor
+
+body = (b'data: {"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}],'
+        b'"x_acme":{}}\\n\\ndata: [DONE]\\n\\n')
+sent = Request("POST", "https://api.acme-ai.test/v1", headers=((b"x-acme-key", b"sk-1"),))
+print(replayproxy.__file__)
+print(check_stream(body, url="https://api.acme-ai.test/v1/chat/completions").dialect)
+print(check_stream(body, provider="openai").dialect)
+print(Redactor().request(sent).headers[0][1].decode())
+"""
+
+
+def test_a_vendor_added_at_the_listed_places_passes_every_check(tmp_path: Path) -> None:
+    """The copy with a new vendor (its definition, the regenerated table) passes the registry
+    and docs checks; a check names the vendor from its host and from its marker, and its
+    credential header is redacted."""
+    tree = _copy(tmp_path)
+    _add(tree, VENDOR_STEPS)
+    done = _pytest(tree, *VENDOR_CHECKS)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    shown = _run(tree, "-c", VENDOR_PROBE)
+    assert shown.returncode == 0, shown.stderr[-3000:]
+    where, *seen = shown.stdout.splitlines()
+    assert where.startswith(str(tree))  # the copy was tested, not this checkout
+    assert seen == ["OpenAI-compatible (Acme AI)"] * 2 + ["<redacted>"]
+
+
+@pytest.mark.parametrize("left_out", list(VENDOR_CAUGHT_BY))
+def test_a_vendor_missing_a_listed_step_fails_a_check(tmp_path: Path, left_out: str) -> None:
+    """Leaving out one listed step makes the check that guards it fail."""
+    tree = _copy(tmp_path)
+    _add(tree, VENDOR_STEPS, leave_out=left_out)
+    check, named = VENDOR_CAUGHT_BY[left_out]
+    done = _pytest(tree, check)
+    assert done.returncode != 0, f"leaving out {left_out!r} went unnoticed:\n{done.stdout[-2000:]}"
+    assert named in done.stdout + done.stderr, done.stdout[-3000:]
+
+
+def _side_table(tree: Path) -> None:
+    """The vendor's host in a table of the checker's own, beside the registry."""
+    table = '\n_HOSTS = {"api.acme-ai.test": "Acme AI"}\n'
+    _append(tree / "replayproxy/_core/check/dialect.py", table)
+
+
+def _clashing_definition(tree: Path) -> None:
+    """The definition with a host another vendor already has."""
+    _vendor_definition(tree, host="api.groq.com")
+
+
+VENDOR_ELSEWHERE: dict[str, tuple[dict[str, Step], str]] = {
+    "a host table beside the registry": (
+        {"definition": _vendor_definition, "table": _side_table, "docs": _regenerate_docs},
+        "test_no_module_keeps_vendor_hosts_of_its_own",
+    ),
+    "another vendor's host": (
+        {"definition": _clashing_definition, "docs": _regenerate_docs},
+        "test_names_and_rules_are_unique",
+    ),
+}
+"""Ways of adding a vendor outside the listed places, and the check that names each."""
+
+
+@pytest.mark.parametrize("way", list(VENDOR_ELSEWHERE))
+def test_a_vendor_added_elsewhere_fails_a_check(tmp_path: Path, way: str) -> None:
+    """A vendor host kept outside the registry, or a definition clashing with another vendor,
+    fails the registry checks even with the docs regenerated."""
+    tree = _copy(tmp_path)
+    steps, named = VENDOR_ELSEWHERE[way]
+    _add(tree, steps)
+    done = _pytest(tree, VENDOR_CHECKS[0])
+    assert done.returncode != 0, f"{way} went unnoticed:\n{done.stdout[-2000:]}"
+    assert named in done.stdout, done.stdout[-3000:]

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from typing import Any
+from typing import Any, assert_never
 
 import click
 
@@ -186,7 +186,8 @@ def replay(
     with trust_bundle(upstream_ca) as bundle:
         server = start_replay(session, upstream=upstream, listen=listen, confdir=confdir, ca=bundle)
         try:
-            with mitmproxy_warnings() if session.policy.records else contextlib.nullcontext():
+            mitmproxy = choose_shell(session.policy) is Shell.MITMPROXY
+            with mitmproxy_warnings() if mitmproxy else contextlib.nullcontext():
                 status = serve(server, forward=upstream is None, command=command)
         finally:
             server.stop()
@@ -216,14 +217,17 @@ def start_replay(
     recording, else the replay engine alone, as a forward proxy with mitmproxy's CA in
     ``confdir`` (``upstream`` None) or standing in for ``upstream``. ``upstream`` is checked
     already; ``ca`` is the upstream trust bundle for recording."""
-    if choose_shell(records=session.policy.records) is Shell.MITMPROXY:
+    shell = choose_shell(session.policy)
+    if shell is Shell.MITMPROXY:
         stack = build_stack(session, upstream, trusted_ca=ca, origin_process=True)
         proxy = stack.proxy(listen_host=listen[0], listen_port=listen[1], confdir=confdir)
         return proxy.start()
-    tls = LeafCerts(confdir) if upstream is None else None
-    return ReplayServer.for_session(
-        session, host=listen[0], port=listen[1], upstream=upstream, tls=tls
-    ).start()
+    if shell is Shell.ENGINE:
+        tls = LeafCerts(confdir) if upstream is None else None
+        return ReplayServer.for_session(
+            session, host=listen[0], port=listen[1], upstream=upstream, tls=tls
+        ).start()
+    assert_never(shell)  # a new shell: mypy names this front end until it starts it
 
 
 def finish(

@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from replayproxy._core.cassette.model import Cassette
+from replayproxy._core.replay.shell import Shell, choose_shell
 from replayproxy._engine.server import ReplayServer
 from replayproxy._engine.session import ReplaySession
 from replayproxy._errors import UsageError
@@ -76,7 +77,7 @@ class EngineHost:
         return self.server.ca_cert
 
     def activate(self, session: ReplaySession) -> None:
-        if session.policy.records:
+        if choose_shell(session.policy) is not Shell.ENGINE:
             raise UsageError("the in-process replay engine cannot forward or record")
         self.server.use(session)
 

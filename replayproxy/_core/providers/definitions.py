@@ -133,6 +133,8 @@ DEFINITIONS: Final[tuple[ProviderDef, ...]] = (
         terminal=Terminal("data: [DONE]", data=(b"data: [DONE]", b"data:[DONE]")),
         keepalive=Keepalive.SSE_COMMENT,
         dialect="OpenAI-compatible",
+        model_pointer="/model",
+        names_vendors=True,
         equivalences=(
             "text-part",
             "tool-choice-auto",
@@ -162,6 +164,8 @@ DEFINITIONS: Final[tuple[ProviderDef, ...]] = (
         ),
         keepalive=Keepalive.SSE_COMMENT,
         dialect="OpenAI-compatible",
+        model_pointer="/response/model",
+        names_vendors=True,
         equivalences=("input-text", "tool-choice-auto"),
         volatile=(
             "/response/id",

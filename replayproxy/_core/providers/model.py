@@ -155,3 +155,9 @@ class ProviderDef:
     """JSON pointers of event fields that differ between two recordings of the same turn
     (ids, ``created``, fingerprints, latencies, padding); ``*`` stands for any key or array
     index. Events by meaning (:mod:`replayproxy._core.tools.meaning`) leave them out."""
+    model_pointer: str = ""
+    """The JSON pointer of the model name in its events (``"/model"``), read to tell the vendor
+    (:attr:`~replayproxy._core.providers.vendor_model.VendorDef.models`); ``""``: not read."""
+    names_vendors: bool = False
+    """Other vendors serve this API too (OpenAI-compatible servers): the dialect names the one
+    told, ``"OpenAI-compatible (Groq)"``, where it has no dialect of its own for the API."""

@@ -6,12 +6,13 @@ matching can ignore the value (:func:`is_redacted`). A redacted query parameter 
 name and position too: ``?key=sk-123&alt=sse`` becomes ``?key=<redacted>&alt=sse``; the rest
 of the URL is kept byte for byte (no re-encoding).
 
-Defaults (:data:`DEFAULT_HEADERS`, :data:`DEFAULT_QUERY_PARAMS`) cover the credentials of the
-providers replayproxy targets: ``authorization`` (OpenAI, Bearer tokens), ``x-api-key``
-(Anthropic), ``api-key`` (Azure OpenAI), ``x-goog-api-key`` and ``?key=`` (Gemini),
-``x-amz-security-token`` (AWS session credentials, Bedrock), ``ocp-apim-subscription-key``
-(Azure API Management), ``x-auth-token``, ``proxy-authorization``, cookies both ways, and the
-``api_key`` and ``access_token`` query parameters.
+Defaults (:data:`DEFAULT_HEADERS`, :data:`DEFAULT_QUERY_PARAMS`) cover the credentials of
+every vendor in the provider registry (each :class:`~replayproxy._core.providers.VendorDef`'s
+``secret_headers`` and ``secret_query``: ``x-api-key`` for Anthropic, ``api-key`` for Azure
+OpenAI, ``x-goog-api-key`` and ``?key=`` for Gemini, ``x-amz-security-token`` for Bedrock ...)
+and the generic ones: ``authorization`` (Bearer tokens), ``x-auth-token``,
+``proxy-authorization``, cookies both ways, and the ``api_key`` and ``access_token`` query
+parameters.
 
 JSON body fields are redacted by pointer (``body_fields``,
 :mod:`replayproxy._core.redaction.body_fields`), in request and response bodies alike, through
@@ -34,6 +35,7 @@ from dataclasses import field as dc_field
 from urllib.parse import quote_plus, unquote_plus
 
 from replayproxy._core.cassette.model import Header, Interaction, Request, Response
+from replayproxy._core.providers.vendors import VENDORS
 from replayproxy._core.redaction.body_fields import Pointer, parse_pointers
 from replayproxy._core.redaction.encoded import redact_request_body, redact_response_body
 
@@ -59,21 +61,17 @@ REDACTED = b"<redacted>"
 REDACTED_TEXT = REDACTED.decode("ascii")
 """The value a redacted query parameter gets (as text, in the URL)."""
 
-DEFAULT_HEADERS: frozenset[str] = frozenset(
-    {
-        "authorization",
-        "proxy-authorization",
-        "x-api-key",
-        "api-key",
-        "x-goog-api-key",
-        "x-amz-security-token",
-        "ocp-apim-subscription-key",
-        "x-auth-token",
-        "cookie",
-        "set-cookie",
-    }
+# Credentials of no one vendor; each vendor's own (Anthropic's x-api-key, Azure's api-key,
+# Gemini's x-goog-api-key and ?key=, ...) are in its definition in the provider registry.
+_GENERIC_HEADERS = frozenset(
+    {"authorization", "proxy-authorization", "x-auth-token", "cookie", "set-cookie"}
 )
-DEFAULT_QUERY_PARAMS: frozenset[str] = frozenset({"key", "api_key", "access_token"})
+_GENERIC_QUERY_PARAMS = frozenset({"api_key", "access_token"})
+
+DEFAULT_HEADERS: frozenset[str] = _GENERIC_HEADERS | {h for v in VENDORS for h in v.secret_headers}
+DEFAULT_QUERY_PARAMS: frozenset[str] = _GENERIC_QUERY_PARAMS | {
+    q for v in VENDORS for q in v.secret_query
+}
 
 SECRET_WORDS: frozenset[str] = frozenset(
     {
