@@ -27,9 +27,8 @@ Three ways in:
 
 When the clock starts (:mod:`~replayproxy._engine.pacing`): directly, at the socket read that
 delivered the request's last byte (stamped in ``data_received``); behind mitmproxy at its
-``request.timestamp_end``, passed to :meth:`Origin.expect` as ``arrived``. Which clock:
-the one the origin is given (:mod:`~replayproxy._engine.clock`; the event loop's by default),
-for the read stamps, the schedules (HTTP/1.1, HTTP/2, WebSocket) and the request timeouts.
+``request.timestamp_end``, passed to :meth:`Origin.expect` as ``arrived``; all on the origin's
+injected ``clock`` (:mod:`~replayproxy._engine.clock`), by default the event loop's.
 """
 
 from __future__ import annotations
@@ -181,8 +180,7 @@ class Origin:
         """Serve an accepted connection (the listener counts it in ``slot``)."""
         loop = asyncio.get_running_loop()
         reader = StampedReader(limit=MAX_HEAD, loop=loop)
-        if self.clock is not LOOP_CLOCK:
-            reader.clock = self.clock
+        reader.clock = self.clock
         if self.session is not None:  # direct clients: any client, time them out
             limits = self.limits
             reader.watch(limits.head_timeout, limits.body_timeout)
