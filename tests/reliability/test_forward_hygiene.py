@@ -72,7 +72,8 @@ def test_past_max_connections_the_idle_longest_make_room(tmp_path: Path) -> None
             time.sleep(0.3)
             started = time.monotonic()
             answer = httpx.get(URL, proxy=proxy.url, timeout=10)
-            assert answer.text == '{"data": []}' and time.monotonic() - started < 2
+            # generous (a loaded machine): a starved one waited for the 10 s head timeout
+            assert answer.text == '{"data": []}' and time.monotonic() - started < 5
             limits = stack.addons[0]
             assert isinstance(limits, ClientLimits) and limits.closed >= 6
             assert _closed(slow[0])  # the oldest was closed
