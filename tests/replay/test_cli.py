@@ -159,7 +159,7 @@ def test_bad_input_is_one_line_before_listening(
 def test_mitmdump_script_replays_standalone(confdir: Path, tmp_path: Path) -> None:
     """mitmdump -s mitmdump_replay.py with replayproxy_* options serves a cassette to curl."""
     mitmdump = Path(sys.executable).parent / "mitmdump"
-    script = ROOT / "replayproxy" / "mitm" / "addons" / "mitmdump_replay.py"
+    script = ROOT / "replayproxy" / "_mitm" / "addons" / "mitmdump_replay.py"
     it = store.load(ANTHROPIC).interactions[0]
     proc = subprocess.Popen(
         [str(mitmdump), "--listen-host", "127.0.0.1", "--listen-port", "0",
