@@ -28,7 +28,7 @@ import time
 from urllib.parse import parse_qs, urlsplit
 
 from replayproxy import _store as store
-from replayproxy._core.replay.schedule import Schedule, from_interaction, scale
+from replayproxy._core.schedule.model import Schedule, from_interaction, scale
 
 _DROP = {b"content-length", b"transfer-encoding", b"connection", b"keep-alive"}
 

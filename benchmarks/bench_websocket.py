@@ -41,7 +41,7 @@ message (signed, median / p99) on each path: *engine* = when the engine wrote th
 minus (the client's send + the recorded delay), *outbound* = when the client read it minus
 when the engine wrote it; for the proxy path also *absorbed* = how long after mitmproxy had
 the client's message the engine read it (the inbound hop, which the engine's clock does not
-count: see docs/websocket.md). It wraps the engine's frame encoder and the replay addon's
+count: see docs/guides/websocket.md). It wraps the engine's frame encoder and the replay addon's
 arrival channel to see those times; nothing else is changed.
 """
 

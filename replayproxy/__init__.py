@@ -1,9 +1,13 @@
 """replayproxy: record and replay streaming LLM API responses byte for byte, with their timing.
 
-The public Python API. Submodules: :mod:`replayproxy._core` (pure model, codec, parsers,
-schedules), :mod:`replayproxy._store` (cassette files), :mod:`replayproxy._mitm.addons` (mitmproxy
-addons), :mod:`replayproxy._harness` (:func:`use_cassette`: replay and record around Python code;
-the pytest plugin is built on it), :mod:`replayproxy.testing` (a local provider simulator).
+The public Python API: cassettes (:class:`Cassette` and its parts, :func:`load`, :func:`save`,
+:class:`CassetteWriter`), serving them (:class:`ReplayServer` for a base URL,
+:func:`use_cassette` to replay and record around a block of code; both hand back the same
+shape: ``url``, ``requests``, ``misses``, ``explain()``, ``summary()``) and the one error
+hierarchy (:class:`ReplayProxyError`). Also public: :mod:`replayproxy.testing` (builders, the
+provider simulator, the capture of your own endpoint), :mod:`replayproxy.checking` (the stream
+checker) and the pytest plugin. Every module whose path has a part starting with ``_`` is
+private. docs/reference/api.md lists every public name.
 """
 
 from __future__ import annotations
@@ -17,7 +21,9 @@ from replayproxy._core.cassette.model import (
     Request,
     Response,
 )
+from replayproxy._core.matching.explanation import Miss
 from replayproxy._core.replay.seen import SeenRequest
+from replayproxy._core.replay.summary import Summary
 from replayproxy._engine.server import ReplayServer
 from replayproxy._errors import (
     CassetteError,
@@ -51,11 +57,13 @@ __all__ = [
     "FaultSpecError",
     "Frame",
     "Interaction",
+    "Miss",
     "ReplayProxyError",
     "ReplayServer",
     "Request",
     "Response",
     "SeenRequest",
+    "Summary",
     "UpstreamError",
     "UsageError",
     "__version__",

@@ -44,15 +44,18 @@ from replayproxy._core.check import (
     parse_contract,
     request_options,
 )
-from replayproxy._core.check.decoding import unsupported
 from replayproxy._core.check.recorded import InteractionReport, check_interaction, select
 from replayproxy._core.providers import Provider, detect
+from replayproxy._core.wire.content_coding import unsupported
 from replayproxy._errors import UsageError
 
 __all__ = [
+    "Contract",
     "InteractionReport",
+    "StreamChecker",
     "StreamContractError",
     "StreamReport",
+    "Violation",
     "assert_stream_ok",
     "check",
     "check_cassette",

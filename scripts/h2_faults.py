@@ -1,5 +1,5 @@
 """What each fault becomes over HTTP/2 in forward mode, per client: prints the Markdown table
-of docs/replay.md ("HTTP/2").
+of docs/guides/replay.md ("HTTP/2").
 
     .venv/bin/python scripts/h2_faults.py
 

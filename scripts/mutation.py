@@ -6,14 +6,14 @@ the repository (``--workdir``, default ``.mutation/``) with a restricted, fast t
 the tests that execute its function and runs only those.
 
     pip install mutmut==3.8.1
-    python scripts/mutation.py core/wire/sse.py core/matching/matcher.py   # some modules
-    python scripts/mutation.py --all                          # core/ and engine/
+    python scripts/mutation.py _core/wire/sse.py _core/matching/matcher.py   # some modules
+    python scripts/mutation.py --all                          # _core/ and _engine/
     python scripts/mutation.py --list                         # modules and their tests
 
 Score = (killed + timed out) / (mutants - equivalent). A mutant no selected test reaches
 counts as a survivor. Survivors judged equivalent (no test could tell them from the code) are
 listed with the reason in ``scripts/mutation-equivalent.txt``; survivors not listed there are
-written to ``WORKDIR/survivors.txt``. See docs/mutation.md.
+written to ``WORKDIR/survivors.txt``. See docs/contributing/mutation.md.
 """
 
 from __future__ import annotations
@@ -54,101 +54,102 @@ _FAULTS = [
 # Module (relative to replayproxy/) -> the tests that run against its mutants: the unit tests
 # of the module, not the end-to-end ones (those would cost minutes per mutant).
 TESTS: dict[str, list[str]] = {
-    "core/wire/sse.py": ["tests/core/wire/test_sse.py", "tests/core/wire/test_sse_spec_edges.py"],
-    "core/matching/matcher.py": [
+    "_core/wire/sse.py": ["tests/core/wire/test_sse.py", "tests/core/wire/test_sse_spec_edges.py"],
+    "_core/matching/matcher.py": [
         "tests/core/matching/test_matcher.py",
         "tests/core/matching/test_pointers.py",
         "tests/core/matching/test_messages.py",
     ],
     # Split out of matcher.py: the same tests reach it.
-    "core/matching/differences.py": [
+    "_core/matching/differences.py": [
         "tests/core/matching/test_matcher.py",
         "tests/core/matching/test_pointers.py",
         "tests/core/matching/test_messages.py",
     ],
     # Split out of matching.py: the same tests reach it.
-    "core/json/pointer.py": [
+    "_core/json/pointer.py": [
         "tests/core/matching/test_matcher.py",
         "tests/core/matching/test_pointers.py",
         "tests/reliability/test_secrets.py",
     ],
-    "core/replay/schedule.py": ["tests/core/replay/test_schedule.py", *_FAULTS],
-    "core/replay/schedule_wire.py": ["tests/core/replay/test_schedule_wire.py"],
-    "core/cassette/codec.py": [
+    "_core/schedule/model.py": ["tests/core/schedule/test_model.py", *_FAULTS],
+    "_core/schedule/codec.py": ["tests/core/schedule/test_codec.py"],
+    "_core/cassette/codec.py": [
         "tests/core/cassette/test_codec.py",
         "tests/core/cassette/test_codec_versions.py",
         "tests/core/cassette/test_codec_malformed.py",
     ],
-    "core/cassette/records.py": [
+    "_core/cassette/records.py": [
         "tests/core/cassette/test_records.py",
         "tests/core/cassette/test_codec.py",
         "tests/core/cassette/test_codec_versions.py",
         "tests/core/cassette/test_codec_malformed.py",
     ],
-    "core/websocket/conversation.py": [
+    "_core/websocket/conversation.py": [
         "tests/core/websocket/test_conversation.py",
         "tests/core/websocket/test_conversation_exact.py",
     ],
-    "core/wire/eventstream.py": [
+    "_core/wire/eventstream.py": [
         "tests/core/wire/test_eventstream.py",
         "tests/core/wire/test_eventstream_headers.py",
         "tests/core/wire/test_eventstream_errors.py",
     ],
-    "core/cassette/textload.py": [
+    "_core/cassette/textload.py": [
         "tests/core/cassette/test_textform.py",
         "tests/core/cassette/test_textload_escapes.py",
         "tests/core/cassette/test_textload_errors.py",
         "tests/core/cassette/test_textform_exact.py",
-        "tests/core/websocket/test_text.py",
+        "tests/core/cassette/test_websocket_text.py",
     ],
     # Split out of textload.py: the same tests reach it.
-    "core/cassette/texttokens.py": [
+    "_core/cassette/texttokens.py": [
+        "tests/core/cassette/test_escape.py",
         "tests/core/cassette/test_textform.py",
         "tests/core/cassette/test_textload_escapes.py",
         "tests/core/cassette/test_textload_errors.py",
         "tests/core/cassette/test_textform_exact.py",
-        "tests/core/websocket/test_text.py",
+        "tests/core/cassette/test_websocket_text.py",
     ],
-    "core/cassette/textform.py": [
+    "_core/cassette/textform.py": [
         "tests/core/cassette/test_textform.py",
         "tests/core/cassette/test_textform_exact.py",
-        "tests/core/websocket/test_text.py",
+        "tests/core/cassette/test_websocket_text.py",
     ],
-    "core/tools/edit.py": [
+    "_core/tools/edit.py": [
         "tests/core/tools/test_edit.py",
         "tests/core/tools/test_edit_redact_json.py",
         "tests/core/tools/test_edit_exact.py",
         "tests/reliability/test_unicode_digits.py",
     ],
-    "core/redaction/secrets.py": ["tests/core/redaction/test_secrets.py"],
-    "core/json/limits.py": ["tests/reliability/test_json_depth.py"],
-    "core/redaction/body_fields.py": ["tests/core/redaction/test_body_fields.py"],
-    "core/replay/checks.py": ["tests/core/replay/test_checks.py"],
-    "core/replay/shell.py": ["tests/core/replay/test_shell.py"],
-    "core/replay/resume.py": [
+    "_core/redaction/secrets.py": ["tests/core/redaction/test_secrets.py"],
+    "_core/json/limits.py": ["tests/reliability/test_json_depth.py"],
+    "_core/redaction/body_fields.py": ["tests/core/redaction/test_body_fields.py"],
+    "_core/replay/checks.py": ["tests/core/replay/test_checks.py"],
+    "_core/replay/shell.py": ["tests/core/replay/test_shell.py"],
+    "_core/replay/resume.py": [
         "tests/core/replay/test_resume.py",
         "tests/core/replay/test_resume_exact.py",
     ],
-    "core/cassette/validate.py": ["tests/core/cassette/test_validate.py"],
-    "core/wire/error_body.py": ["tests/core/wire/test_error_body.py"],
-    "core/cassette/assembly.py": ["tests/record/test_recorder_clock.py"],
-    "core/wire/events.py": ["tests/core/wire/test_events.py"],
-    "core/tools/diff.py": ["tests/core/tools/test_diff.py", "tests/core/tools/test_diff_exact.py"],
-    "core/tools/inspect.py": [
+    "_core/cassette/validate.py": ["tests/core/cassette/test_validate.py"],
+    "_core/wire/error_body.py": ["tests/core/wire/test_error_body.py"],
+    "_core/replay/assembly.py": ["tests/record/test_recorder_clock.py"],
+    "_core/wire/events.py": ["tests/core/wire/test_events.py"],
+    "_core/tools/diff.py": ["tests/core/tools/test_diff.py", "tests/core/tools/test_diff_exact.py"],
+    "_core/tools/inspect.py": [
         "tests/core/tools/test_inspect.py",
         "tests/core/websocket/test_inspect.py",
         "tests/core/cassette/test_textform.py",
     ],
-    "core/websocket/inspect.py": ["tests/core/websocket/test_inspect.py"],
-    "core/websocket/text.py": ["tests/core/websocket/test_text.py"],
-    "core/tools/plot.py": ["tests/core/tools/test_plot.py", "tests/core/tools/test_plot_svg.py"],
-    "core/faults/*": _FAULTS,
-    "core/providers/*": [
+    "_core/websocket/inspect.py": ["tests/core/websocket/test_inspect.py"],
+    "_core/cassette/websocket_text.py": ["tests/core/cassette/test_websocket_text.py"],
+    "_core/tools/plot.py": ["tests/core/tools/test_plot.py", "tests/core/tools/test_plot_svg.py"],
+    "_core/faults/*": _FAULTS,
+    "_core/providers/*": [
         "tests/core/providers/test_detection.py",
         "tests/core/providers/test_disagreements.py",
         "tests/core/providers/test_providers.py",
     ],
-    "core/check/*": [
+    "_core/check/*": [
         *_CHECK,
         "tests/core/check/test_anthropic.py",
         "tests/core/check/test_bedrock.py",
@@ -165,8 +166,8 @@ TESTS: dict[str, list[str]] = {
         "tests/check/test_dialect.py",
         "tests/check/test_rule_reports.py",
     ],
-    "engine/http1_reader.py": ["tests/replay/test_http1_reader.py", "tests/replay/test_origin.py"],
-    "engine/origin.py": [
+    "_engine/http1_reader.py": ["tests/replay/test_http1_reader.py", "tests/replay/test_origin.py"],
+    "_engine/origin.py": [
         "tests/replay/test_origin_clock.py",
         "tests/replay/test_http1_reader.py",
         "tests/replay/test_origin.py",
@@ -175,7 +176,7 @@ TESTS: dict[str, list[str]] = {
         "tests/replay/test_origin_process.py",  # the packed hand-off, the failure header
     ],
     # Split out of origin.py: the same tests reach it.
-    "engine/pacing.py": [
+    "_engine/pacing.py": [
         "tests/replay/test_origin_clock.py",
         "tests/replay/test_http1_reader.py",
         "tests/replay/test_origin.py",
@@ -183,29 +184,29 @@ TESTS: dict[str, list[str]] = {
         "tests/replay/test_origin_burst.py",
         "tests/replay/test_origin_process.py",
     ],
-    "engine/http1_writer.py": ["tests/replay/test_http1_writer.py"],
-    "engine/session.py": ["tests/replay/test_session.py", "tests/replay/test_resolving.py"],
-    "engine/resolving.py": ["tests/replay/test_resolving.py"],
-    "engine/websocket.py": [
+    "_engine/http1_writer.py": ["tests/replay/test_http1_writer.py"],
+    "_engine/session.py": ["tests/replay/test_session.py", "tests/replay/test_resolving.py"],
+    "_engine/resolving.py": ["tests/replay/test_resolving.py"],
+    "_engine/websocket.py": [
         "tests/replay/test_websocket_engine.py",
         "tests/replay/test_websocket_clock.py",
         "tests/core/websocket/test_conversation.py",
     ],
-    "engine/server.py": ["tests/replay/test_server.py"],
-    "engine/sockets.py": ["tests/replay/test_sockets.py"],
-    "engine/timers.py": ["tests/replay/test_timers.py"],
+    "_engine/server.py": ["tests/replay/test_server.py"],
+    "_engine/sockets.py": ["tests/replay/test_sockets.py"],
+    "_engine/timers.py": ["tests/replay/test_timers.py"],
     "store/sink.py": ["tests/replay/test_cassette_sink.py"],
     # unmatched_response moved here from session.py: its tests came along.
-    "engine/failsafe.py": ["tests/replay/test_failsafe.py", "tests/replay/test_session.py"],
-    "engine/memory.py": ["tests/replay/test_memory.py"],
+    "_engine/failsafe.py": ["tests/replay/test_failsafe.py", "tests/replay/test_session.py"],
+    "_engine/memory.py": ["tests/replay/test_memory.py"],
 }
-DEFAULT_TESTS = {"core": ["tests/core"], "engine": ["tests/replay/test_origin.py"]}
+DEFAULT_TESTS = {"_core": ["tests/core"], "_engine": ["tests/replay/test_origin.py"]}
 
 
 def modules() -> list[str]:
-    """Every module of core/ and engine/ that has code to mutate."""
+    """Every module of _core/ and _engine/ that has code to mutate."""
     found = []
-    for area in ("core", "engine"):
+    for area in ("_core", "_engine"):
         for path in sorted((PACKAGE / area).rglob("*.py")):
             if "def " not in path.read_text():
                 continue  # nothing mutmut mutates (it mutates inside functions)
@@ -373,7 +374,7 @@ def _generated(where: Path) -> list[str]:
 def run_sample(
     count: int, seed: int, workdir: Path, jobs: int, equivalent: set[str], *, run: bool = True
 ) -> tuple[list[Result], int]:
-    """Run ``count`` mutants drawn at random (``seed``) from every module of core/ and engine/,
+    """Run ``count`` mutants drawn at random (``seed``) from every module of _core/ and _engine/,
     in one scratch copy; return their Results and how many mutants there are in all."""
     where = workdir / "sample"
     if run:
@@ -411,14 +412,14 @@ def _line(r: Result) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     parser.add_argument(
-        "modules", nargs="*", help="e.g. core/wire/sse.py or core/faults/* (under replayproxy/)"
+        "modules", nargs="*", help="e.g. _core/wire/sse.py or _core/faults/* (under replayproxy/)"
     )
-    parser.add_argument("--all", action="store_true", help="every module of core/ and engine/")
+    parser.add_argument("--all", action="store_true", help="every module of _core/ and _engine/")
     parser.add_argument(
         "--sample",
         type=int,
         metavar="N",
-        help="run N mutants drawn at random from all of core/ and engine/, in one scratch "
+        help="run N mutants drawn at random from all of _core/ and _engine/, in one scratch "
         "copy, and estimate the overall score with a 95%% confidence interval",
     )
     parser.add_argument("--seed", type=int, default=1, help="the --sample draw (default 1)")
@@ -434,14 +435,14 @@ def main() -> None:
             print(f"{module:32} {' '.join(tests_for(module))}")
         return
     if args.sample is not None and (args.all or args.modules):
-        parser.error("--sample draws from all of core/ and engine/: name no modules")
+        parser.error("--sample draws from all of _core/ and _engine/: name no modules")
     if args.sample is not None and args.sample < 1:
         parser.error("--sample needs a positive number of mutants")
     chosen = groups() if args.all else [m.removeprefix("replayproxy/") for m in args.modules]
     if not chosen and args.sample is None:
-        parser.error("name modules (e.g. core/wire/sse.py), or pass --all or --sample N")
+        parser.error("name modules (e.g. _core/wire/sse.py), or pass --all or --sample N")
     unknown = [
-        m for m in chosen if not any(PACKAGE.glob(m)) or not m.startswith(("core/", "engine/"))
+        m for m in chosen if not any(PACKAGE.glob(m)) or not m.startswith(("_core/", "_engine/"))
     ]
     if unknown:
         parser.error(f"no such module under replayproxy/: {', '.join(unknown)}")

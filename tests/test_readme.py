@@ -1,6 +1,8 @@
-"""The README quick start, followed as written (twice): every snippet works on the second try.
+"""The README quick start, followed as written (twice): every snippet works on the second try;
+and the replay guide's ReplayServer snippet runs as written.
 
-The blocks are read from README.md itself, so the test fails when the README drifts. Only the
+The blocks are read from README.md (and docs/guides/replay.md) itself, so the test fails when
+the page drifts. Only the
 port changes (8080 may be taken on a shared machine) and, instead of `pip install .` into a new
 `.venv`, the replayproxy under test runs; the SDK snippets run with this interpreter (it has
 the SDKs, as the README's `app-venv` would).
@@ -21,6 +23,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+REPLAY_GUIDE = (ROOT / "docs" / "guides" / "replay.md").read_text(encoding="utf-8")
 REPLAYPROXY = [sys.executable, "-c", "from replayproxy._cli import main; main()"]
 
 
@@ -113,8 +116,8 @@ def test_proxy_mode_example_works_twice(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("attempt", [1, 2])
 def test_replay_server_snippet_runs_as_written(attempt: int) -> None:
-    """The README's ReplayServer snippet is complete: it runs as is, from the checkout."""
-    (snippet,) = [b for b in blocks(section("Replay"), "python") if "ReplayServer" in b]
+    """The replay guide's ReplayServer snippet is complete: it runs as is, from the checkout."""
+    (snippet,) = [b for b in blocks(REPLAY_GUIDE, "python") if "summary().line()" in b]
     done = subprocess.run(
         [sys.executable, "-c", snippet], capture_output=True, text=True, timeout=60, cwd=ROOT
     )

@@ -1,4 +1,5 @@
-"""Cassette files on disk (replayproxy._store): errors, torn tails, append/new/overwrite, crashes."""
+"""Cassette files on disk (replayproxy._store): errors, torn tails, append/new/overwrite,
+crashes."""
 
 from __future__ import annotations
 

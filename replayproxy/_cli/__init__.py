@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from replayproxy import __version__
+from replayproxy._cli import addon_path, cassette, check, matrix, record, replay
 from replayproxy._errors import ReplayProxyError
 
 __all__ = ["cli", "main"]
@@ -43,23 +44,10 @@ def cli() -> None:
     """
 
 
-def _register() -> None:
-    # Imported here so that `replayproxy --help` works even while a subcommand module is
-    # being developed, and so each module stays independent of the others.
-    import importlib
-
-    for name in ("record", "replay", "cassette", "check", "matrix", "addon_path"):
-        try:
-            module = importlib.import_module(f"replayproxy._cli.{name}")
-        except ModuleNotFoundError as e:
-            if e.name == f"replayproxy._cli.{name}":
-                continue
-            raise
-        for command in getattr(module, "COMMANDS", ()):
-            cli.add_command(command)
-
-
-_register()
+# Every subcommand module owns its `COMMANDS`; none imports this one, so plain imports work.
+for _module in (record, replay, cassette, check, matrix, addon_path):
+    for _command in _module.COMMANDS:
+        cli.add_command(_command)
 
 
 def main() -> None:

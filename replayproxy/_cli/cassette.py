@@ -1,11 +1,11 @@
 """``replayproxy cassette ...``: inspect, export/import, edit, diff and plot cassettes.
 
 Read commands (``show``, ``frames``, ``events``, ``diff``) print a table, or JSON with
-``--json``. ``export``/``import`` convert to and from the text form (docs/text-format.md),
+``--json``. ``export``/``import`` convert to and from the text form (docs/reference/text-format.md),
 ``textconv`` is ``export`` for git's diff driver, ``edit`` applies the operations of
-:mod:`replayproxy._core.tools.edit` (docs/editing.md), ``plot`` draws an SVG timeline, ``repair``
-salvages a damaged cassette (docs/cassette-format.md §5). All the work is
-in the pure core; this module only reads and writes files and formats output.
+:mod:`replayproxy._core.tools.edit` (docs/guides/editing.md), ``plot`` draws an SVG timeline,
+``repair`` salvages a damaged cassette (docs/reference/cassette-format.md §5). All the work is in
+the pure core; this module only reads and writes files and formats output.
 """
 
 from __future__ import annotations
@@ -212,7 +212,7 @@ def _websocket_events(c: Cassette, i: int, n: int, as_json: bool) -> dict[str, A
 @click.argument("path", metavar="CASSETTE")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write here, not stdout.")
 def export(path: str, output: str | None) -> None:
-    """Print the cassette in its text form (docs/text-format.md)."""
+    """Print the cassette in its text form (docs/reference/text-format.md)."""
     text = textform.dumps(load_cassette(path))
     if output is None:
         sys.stdout.write(text)

@@ -163,7 +163,7 @@ def edit(
     remove_fault: tuple[str, ...],
 ) -> None:
     """Edit a cassette: write the result to -o OUT (or --in-place). Operations apply in a
-    fixed order (docs/editing.md): delete, redact, bake, events, truncate, frames, timing,
+    fixed order (docs/guides/editing.md): delete, redact, bake, events, truncate, frames, timing,
     end, faults."""
     if in_place == (output is not None):
         raise UsageError("give exactly one of -o OUT or --in-place")

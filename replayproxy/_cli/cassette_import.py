@@ -50,7 +50,7 @@ timing_option = click.option(
     callback=_timing,
     metavar="MODEL",
     help="Offsets where the file kept no timing: zero, even:ms=N or tokens:rate=N "
-    "(docs/migrating-from-vcrpy.md).",
+    "(docs/guides/migrating-from-vcrpy.md).",
 )
 
 

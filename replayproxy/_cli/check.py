@@ -80,8 +80,11 @@ def _provider_told(url: str | None, content_type: str | None) -> None:
 
 
 def _list_rules() -> None:
+    # The reference: what each rule requires, then (indented) the client behaviour behind its
+    # grade; docs/reference/rules.md lists the same rules without the second line.
     for rule in RULES.values():
         click.echo(f"{rule.id:40} {rule.severity:8} {rule.summary}")
+        click.echo(f"    {rule.why}")
 
 
 @click.command("check")
@@ -97,7 +100,7 @@ def _list_rules() -> None:
     "contract_file",
     type=click.Path(dir_okay=False, path_type=Path),
     help="Check against this application stream contract (TOML, or JSON by .json suffix) "
-    "instead of a provider's; see docs/checker.md.",
+    "instead of a provider's; see docs/guides/checker.md.",
 )
 @click.option(
     "-i",
@@ -137,7 +140,11 @@ def _list_rules() -> None:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON report.")
 @click.option("--strict", is_flag=True, help="Warnings fail too (exit status 1).")
-@click.option("--list-rules", is_flag=True, help="List the rule ids and exit.")
+@click.option(
+    "--list-rules",
+    is_flag=True,
+    help="List every rule: id, severity, what it requires and why clients care; then exit.",
+)
 def check_command(
     cassettes: tuple[Path, ...],
     from_stdin: bool,

@@ -36,13 +36,13 @@ from replayproxy._cli._common import (
     setup_logging,
     warn_if_exposed,
 )
-from replayproxy._cli._options import replay_options_named
+from replayproxy._cli._options import matrix_options
 from replayproxy._cli.replay import finish, start_replay
 from replayproxy._core.cassette.model import Cassette
 from replayproxy._core.matrix import OUTCOMES, SETS, Cell, CellResult, MatrixReport, cells, resolve
 from replayproxy._core.matrix.expect import Expect, expectations
-from replayproxy._core.replay.checks import check_speed, check_upstream
-from replayproxy._core.replay.options import settings_from
+from replayproxy._core.replay.checks import check_upstream
+from replayproxy._core.replay.options import cli_words, settings_from
 from replayproxy._engine.session import ReplaySession
 from replayproxy._errors import UsageError
 
@@ -53,8 +53,6 @@ MISSED_EXIT_STATUS = 1
 
 INTERRUPTED_EXIT_STATUS = 130
 """Exit status after SIGINT/SIGTERM: the cells run so far are printed and reported."""
-
-_MATCHING = ("ignore_query", "ignore_body_field", "allow_repeats", "match_host", "no_equivalence")
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,16 +258,9 @@ def _summary(results: list[CellResult]) -> str:
     help="End COMMAND (its process group) after SECONDS in one cell and record a timeout, "
     "which meets no expectation but any.",
 )
-@click.option(
-    "--speed",
-    default="0",
-    show_default=True,
-    metavar="FACTOR",
-    help="Replay speed of every cell: 0 = no waiting (the faults' own durations still run).",
-)
 @functools.partial(listen_option, default="127.0.0.1:0")
 @confdir_option
-@replay_options_named(*_MATCHING)
+@matrix_options
 @click.option(
     "--allow-unmatched",
     is_flag=True,
@@ -285,13 +276,12 @@ def matrix(
     expects: tuple[str, ...],
     report: str | None,
     timeout: float,
-    speed: str,
     listen: tuple[str, int],
     confdir: str,
     allow_unmatched: bool,
     verbose: bool,
     command: tuple[str, ...],
-    **matching: Any,
+    **replay_values: Any,
 ) -> None:
     """Run COMMAND once per fault-matrix cell, each against a fresh replay of CASSETTE
     with that cell's faults, and print which cells it survives.
@@ -317,8 +307,8 @@ def matrix(
     expect = expectations(expects)
     _check_report(report)
     chosen = _selection(sets, specs)
-    values = {**matching, "speed": check_speed(speed)}
-    settings_from(values)  # a bad matching value is an error before any cell runs
+    values = dict(replay_values)
+    settings_from(values, where=cli_words)  # a bad value is an error before any cell runs
     if upstream is not None:
         upstream = check_upstream(upstream)
     warn_if_exposed(listen[0], listen[1], "replay proxy")
@@ -337,7 +327,7 @@ def matrix(
     except KeyboardInterrupt:
         interrupted = True
         click.echo(f"interrupted after {len(results)} of {len(chosen)} cells", err=True)
-    made = MatrixReport.of(results)
+    made = MatrixReport.of(results, [c.id for c in chosen])
     click.echo(_summary(results))
     if report is not None:
         _write_report(report, made)

@@ -29,7 +29,7 @@ from replayproxy._cli._common import (
 from replayproxy._cli._options import record_options
 from replayproxy._core.replay.cassette_write import CassetteWrite
 from replayproxy._core.replay.checks import check_upstream
-from replayproxy._core.replay.options import RECORD_OPTIONS, Kind
+from replayproxy._core.replay.options import RECORD_OPTIONS, Kind, cli_words, settings_from
 from replayproxy._errors import UsageError
 from replayproxy._mitm.trust import trust_bundle
 
@@ -91,6 +91,7 @@ def record(
         raise UsageError("--append and --overwrite exclude each other")
     if upstream_ca is not None and insecure_upstream:
         raise UsageError("--upstream-ca and --insecure-upstream exclude each other")
+    settings_from(record_values, where=cli_words)  # options that contradict each other
     forward = upstream is None
     mode = proxy_mode(None if upstream is None else check_upstream(upstream))
     setup_logging()
@@ -112,7 +113,7 @@ def record(
             # Reverse mode connects upstream per request (lazy), so an unreachable upstream
             # gives the client mitmproxy's 502 and a recorded no_response, rather than a
             # dropped connection. Forward mode keeps eager: the client's ALPN then mirrors the
-            # upstream's (docs/mitmproxy-internals.md §4).
+            # upstream's (docs/contributing/mitmproxy-internals.md §4).
             "connection_strategy": "eager" if forward else "lazy",
         }
         if bundle is not None:
@@ -159,7 +160,7 @@ def _exit_status(
             why = f"{recorder.requests} request(s) reached the proxy, none recorded (see above)"
         elif command:
             why += " while the command ran" + (
-                " (does its client ignore HTTPS_PROXY? docs/clients.md)"
+                " (does its client ignore HTTPS_PROXY? docs/guides/clients.md)"
                 if forward
                 else " (point its base URL at $REPLAYPROXY_URL)"
             )

@@ -10,7 +10,7 @@ Two modes, like ``record``:
 A replay that never records needs no mitmproxy feature in either mode, so the replay engine
 (:class:`~replayproxy._engine.server.ReplayServer`) serves it directly, as a forward proxy
 answering CONNECT and TLS itself with mitmproxy's CA in ``--confdir``, or standing in for
-``URL`` (docs/replay.md, "Which shell serves"); record modes run mitmproxy.
+``URL`` (docs/explanations/architecture.md, "The shells"); record modes run mitmproxy.
 :func:`~replayproxy._core.replay.shell.choose_shell` chooses, and
 :func:`~replayproxy._mitm.stack.build_stack` builds the mitmproxy stack (the replay addon and
 the recorder with the replayer as its sink). Both shells share one
@@ -51,7 +51,7 @@ from replayproxy._cli._isolate import isolate_replay
 from replayproxy._cli._options import replay_options
 from replayproxy._core.matching.matcher import Miss
 from replayproxy._core.replay.checks import check_upstream
-from replayproxy._core.replay.options import settings_from
+from replayproxy._core.replay.options import cli_words, settings_from
 from replayproxy._core.replay.shell import Shell, choose_shell
 from replayproxy._engine.failsafe import ReplayFailure
 from replayproxy._engine.server import ReplayServer
@@ -170,7 +170,7 @@ def replay(
     NODE_USE_ENV_PROXY=1 set (forward mode) or REPLAYPROXY_URL (base-URL mode).
     """
     setup_logging()
-    settings = settings_from(replay_values)
+    settings = settings_from(replay_values, where=cli_words)
     if isolate:  # first: the namespace must exist before any socket, thread or child does
         isolate_replay(command, settings.record_mode.value)
     session = ReplaySession.from_settings(
@@ -267,11 +267,11 @@ def bypass_hint(forward: bool, recorded: int) -> str:
             "its client probably ignores HTTPS_PROXY and went to the network directly. "
             "Node 20's fetch (the openai and anthropic Node SDKs) does: use undici's "
             "EnvHttpProxyAgent there, or Node 24 / 22.21+ (NODE_USE_ENV_PROXY=1 is set for "
-            "you); Java and others need their own settings (docs/clients.md). "
+            "you); Java and others need their own settings (docs/guides/clients.md). "
             "--fail-if-bypassed makes this an error"
         )
     return first + (
-        "point the client's base URL at $REPLAYPROXY_URL (docs/clients.md). "
+        "point the client's base URL at $REPLAYPROXY_URL (docs/guides/clients.md). "
         "--fail-if-bypassed makes this an error"
     )
 

@@ -13,8 +13,8 @@ import itertools
 from dataclasses import dataclass
 
 from replayproxy._core.cassette.model import Request
-from replayproxy._core.replay import schedule_wire
-from replayproxy._core.replay.schedule import Schedule
+from replayproxy._core.schedule import codec as schedule_wire
+from replayproxy._core.schedule.model import Schedule
 from replayproxy._engine.http1_writer import Whole, plain_whole
 from replayproxy._engine.websocket import WsServe
 
@@ -24,7 +24,7 @@ TOKEN_HEADER = "x-replayproxy-token"
 
 PACKED_HEADER = "x-replayproxy-packed"
 """Carries the origin's secret on a request whose body is a packed schedule
-(:mod:`~replayproxy._core.replay.schedule_wire`): how the proxy hands schedules to an origin in
+(:mod:`~replayproxy._core.schedule.codec`): how the proxy hands schedules to an origin in
 another process (:mod:`~replayproxy._engine.origin_process`)."""
 
 FAILURE_HEADER = "x-replayproxy-failure"
@@ -64,7 +64,7 @@ class Handoffs:
     def take(self, request: Request) -> Planned | Whole | None:
         """The schedule ``request`` brings (packed) or names (a token); ``None`` if neither,
         a plain 500 for a token that names nothing. A packed schedule with the wrong secret
-        raises :class:`~replayproxy._core.replay.schedule_wire.ScheduleWireError`."""
+        raises :class:`~replayproxy._core.schedule.codec.ScheduleWireError`."""
         packed = request.header(PACKED_HEADER)
         if packed is not None and self.secret is not None:
             if not hmac.compare_digest(packed.encode(), self.secret.encode()):

@@ -6,8 +6,9 @@ short reason and status the origin sends back (400, 408, 501). :class:`StampedRe
 remembers when bytes last arrived, so the origin can start a schedule's clock at the read that
 completed the request rather than when its handler woke up, and times a request out
 (:meth:`StampedReader.watch`): a head not complete within ``head_timeout`` seconds, a body
-silent for ``body_timeout`` seconds (docs/reliability.md). Its peers are loopback clients and
-mitmproxy, so it stays minimal: HTTP/1.1 only, one limit on the head's size (:data:`MAX_HEAD`).
+silent for ``body_timeout`` seconds (docs/explanations/reliability.md). Its peers are loopback
+clients and mitmproxy, so it stays minimal: HTTP/1.1 only, one limit on the head's size
+(:data:`MAX_HEAD`).
 
 Framing is strict, because a peer and the origin that disagree on where a request ends
 desynchronise (request smuggling, or a client waiting for an answer to a body the origin is

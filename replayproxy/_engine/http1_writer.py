@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from replayproxy._core.cassette.model import Header
-from replayproxy._core.replay.schedule import FinishKind, Schedule
+from replayproxy._core.schedule.model import FinishKind, Schedule
 
 __all__ = [
     "CACHE_BYTES",

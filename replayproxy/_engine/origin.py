@@ -1,7 +1,7 @@
 """The replay origin: a loopback HTTP/1.1 server that executes schedules on real sockets.
 
-Each response is sent as its :class:`~replayproxy._core.replay.schedule.Schedule` says: the head at
-its offset, every :class:`~replayproxy._core.replay.schedule.Write` as its own HTTP/1.1 chunk in its
+Each response is sent as its :class:`~replayproxy._core.schedule.model.Schedule` says: the head at
+its offset, every :class:`~replayproxy._core.schedule.model.Write` as its own HTTP/1.1 chunk in its
 own socket write (TCP_NODELAY) at its *absolute* offset from the moment the request arrived
 (writes due at the same offset share one socket write but keep their chunks), then the finish:
 the terminator (COMPLETE, kept alive), a FIN (CLOSE), a TCP RST (RESET) or silence (HANG).
@@ -12,9 +12,10 @@ writes them as the transport drains (at most :data:`WRITE_BUFFER_HIGH` bytes wai
 reader).
 
 Bodies are always chunked: a close-delimited body would make a reset look like a clean end to a
-client behind mitmproxy (docs/mitmproxy-internals.md §3). So recorded ``content-length`` and
-``transfer-encoding`` (and the hop-by-hop ``connection`` / ``keep-alive``) headers are dropped
-and ``transfer-encoding: chunked`` is sent; ``content-encoding`` and the bytes stay as recorded.
+client behind mitmproxy (docs/contributing/mitmproxy-internals.md §3). So recorded
+``content-length`` and ``transfer-encoding`` (and the hop-by-hop ``connection`` / ``keep-alive``)
+headers are dropped and ``transfer-encoding: chunked`` is sent; ``content-encoding`` and the bytes
+stay as recorded.
 
 Three ways in:
 
@@ -41,8 +42,8 @@ from collections.abc import Awaitable, Callable
 from replayproxy._core.cassette.model import Request
 from replayproxy._core.matching.matcher import Miss
 from replayproxy._core.replay.options import ConnectionLimits
-from replayproxy._core.replay.schedule import Schedule
 from replayproxy._core.replay.upstream import base_of, on_upstream
+from replayproxy._core.schedule.model import Schedule
 from replayproxy._engine import resolving
 from replayproxy._engine.clock import LOOP_CLOCK, Clock
 from replayproxy._engine.failsafe import (

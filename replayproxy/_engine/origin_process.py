@@ -5,10 +5,10 @@ With the origin on that same loop its timers wait behind that work; in a child p
 fire on time and mitmproxy has its process to itself, as plain ``mitmdump`` in front of a
 separate server does. The proxy still matches every request, applies faults and counts the
 summary, and hands the child the finished schedule inside the forwarded request
-(:mod:`replayproxy._core.replay.schedule_wire`, authenticated by a per-run secret in
+(:mod:`replayproxy._core.schedule.codec`, authenticated by a per-run secret in
 :data:`~replayproxy._engine.origin.PACKED_HEADER`). With the cap on absorbed latency
 (:data:`~replayproxy._engine.pacing.ABSORB_MAX`) this took the gap error at 200 streams from
-1.3-1.5x mitmdump's to 0.5-0.8x; either alone did not (docs/replay.md, "Where the origin
+1.3-1.5x mitmdump's to 0.5-0.8x; either alone did not (docs/guides/replay.md, "Where the origin
 runs"). WebSocket sessions stay on the in-process origin: their replies wait for the client's
 messages, which only the proxy sees.
 

@@ -1,13 +1,13 @@
 """Sending one schedule on a connection against the clock: when it starts, then each write
 at its absolute offset, then the finish.
 
-When the clock starts (docs/replay.md, "When the clock starts"): offsets count from the moment
-the *whole request* reached replayproxy, the analogue of the recording, whose offsets count from
-when the complete request was sent upstream (the origin, :mod:`~replayproxy._engine.origin`,
-says when that was). The time spent parsing, matching, running hooks and (behind mitmproxy)
-opening the hop to the origin is absorbed by the schedule instead of being added to it, up to
-the first write's offset: a request that arrives after its first write was due starts the
-schedule late, keeping the recorded gaps (:func:`execute`). Behind mitmproxy at most
+When the clock starts (docs/guides/replay.md, "Timing"): offsets count from the
+moment the *whole request* reached replayproxy, the analogue of the recording, whose offsets count
+from when the complete request was sent upstream (the origin, :mod:`~replayproxy._engine.origin`,
+says when that was). The time spent parsing, matching, running hooks and (behind mitmproxy) opening
+the hop to the origin is absorbed by the schedule instead of being added to it, up to the first
+write's offset: a request that arrives after its first write was due starts the schedule late,
+keeping the recorded gaps (:func:`execute`). Behind mitmproxy at most
 :data:`ABSORB_MAX` is absorbed (:func:`clock_start`).
 
 Every write goes out at its *absolute* offset from that start (no drift: a late wake-up does
@@ -26,7 +26,7 @@ import asyncio
 import contextlib
 from collections.abc import Iterable
 
-from replayproxy._core.replay.schedule import FinishKind, Schedule
+from replayproxy._core.schedule.model import FinishKind, Schedule
 from replayproxy._engine.clock import LOOP_CLOCK, Clock, Writer
 from replayproxy._engine.sockets import reset_after_drain
 
@@ -34,7 +34,7 @@ __all__ = ["ABSORB_MAX", "clock_start", "execute", "late_start", "sleep_until"]
 
 ABSORB_MAX = 0.010
 """At most this many seconds of proxy-side latency are absorbed by a schedule (see
-"When the clock starts" in docs/replay.md). A healthy mitmproxy hop takes a few
+"Timing" in docs/guides/replay.md). A healthy mitmproxy hop takes a few
 milliseconds; a request that took longer reached us through a saturated proxy, and starting
 its schedule at once would put its first writes in the middle of that proxy's backlog (200
 streams starting together: gap error p99 1.5x plain mitmdump's); the rest of the latency is

@@ -16,11 +16,13 @@ import os
 import socket
 import threading
 from collections.abc import Sequence
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from replayproxy._core.cassette.model import Cassette
 from replayproxy._core.faults import FaultSpec
 from replayproxy._core.matching.differences import MatchOptions
+from replayproxy._core.matching.explanation import SERVER_WORDS
+from replayproxy._core.matching.matcher import Miss
 from replayproxy._core.replay.options import (
     OPTIONS,
     ConnectionLimits,
@@ -41,6 +43,11 @@ from replayproxy._engine.session import (
     Summary,
 )
 from replayproxy._errors import ReplayProxyError, UsageError
+
+if TYPE_CHECKING:  # Unpack for **kwargs is in typing from Python 3.12
+    from typing_extensions import Unpack
+
+    from replayproxy._core.replay.option_keywords import ServerOptions
 
 __all__ = ["ReplayServer"]
 
@@ -89,8 +96,8 @@ class ReplayServer:
             matching options of the option table as keywords, named as everywhere else
             (``ignore_query=``, ``ignore_body_field=``, ``allow_repeats=``, ``match_host=``,
             ``no_equivalence=``), and the connection limits ``head_timeout=``,
-            ``body_timeout=``, ``max_connections=`` (docs/reliability.md). The record options
-            (``record_mode``, ``redact_header``...) are refused: the engine alone never
+            ``body_timeout=``, ``max_connections=`` (docs/explanations/reliability.md). The record
+            options (``record_mode``, ``redact_header``...) are refused: the engine alone never
             forwards, so it never records.
         equivalence: ``False`` compares request bodies exactly instead of treating requests
             the provider documents as identical as equal (overrides ``options.equivalence``).
@@ -105,12 +112,12 @@ class ReplayServer:
             there (as ``replayproxy replay --upstream URL`` does; matters for ``match_host``).
 
     The server runs on its own thread and event loop; ``start()`` returns once it listens and
-    ``stop()`` closes every connection (a hung response ends then). ``session`` exposes the
-    :class:`~replayproxy._engine.session.ReplaySession` (``session.misses``), ``summary()``
-    the totals, ``requests`` every request received (``SeenRequest``).
-    Unmatched requests get a 500 with ``x-replayproxy-unmatched: 1`` and an explanation in the
-    provider's JSON error shape (so SDK exceptions show it); ``on_miss`` or ``session.misses``
-    give the :class:`~replayproxy._core.matching.matcher.Miss` itself (``miss.explain()``).
+    ``stop()`` closes every connection (a hung response ends then); ``async with`` works too.
+    The handle has the shape of ``use_cassette()``'s: ``url``, ``ca_cert``, ``requests`` (every
+    request received, as :class:`~replayproxy.SeenRequest`), ``misses``, ``explain()`` and
+    ``summary()``. Unmatched requests get a 500 with ``x-replayproxy-unmatched: 1`` and an
+    explanation in the provider's JSON error shape (so SDK exceptions show it); ``on_miss`` or
+    ``misses`` give each miss itself (``miss.explain()``).
     """
 
     def __init__(
@@ -126,11 +133,16 @@ class ReplayServer:
         port: int = 0,
         host: str = "127.0.0.1",
         upstream: str | None = None,
-        **matching: Any,
+        **matching: Unpack[ServerOptions],
     ) -> None:
         limits = ConnectionLimits()
+        if equivalence is not None and "no_equivalence" in matching:
+            raise UsageError(
+                "ReplayServer keywords 'equivalence' and 'no_equivalence' set the same thing; "
+                "give one"
+            )
         if matching:
-            settings = _settings(options, matching)
+            settings = _settings(options, dict(matching))
             options, limits = options or settings.match, settings.connections
         if equivalence is not None:
             options = dataclasses.replace(options or MatchOptions(), equivalence=equivalence)
@@ -143,6 +155,7 @@ class ReplayServer:
             on_error=on_error or _log_failure,
             connection_limits=limits,
         )
+        session.words = SERVER_WORDS  # the explained 500s name this class's keywords
         self._setup(session, host, port, upstream)
 
     @classmethod
@@ -215,7 +228,18 @@ class ReplayServer:
         )
 
     def summary(self) -> Summary:
+        """Served, unmatched and unused interactions (``.line()`` for one line)."""
         return self.session.summary()
+
+    @property
+    def misses(self) -> list[Miss]:
+        """The unmatched requests so far, each with ``.explain()``."""
+        return list(self.session.misses)
+
+    def explain(self) -> str:
+        """Every unmatched request so far, explained with its fixes; ``""`` if none (the same
+        text the client got in the explained 500)."""
+        return "\n".join(self.session.explain_misses())
 
     @property
     def requests(self) -> tuple[SeenRequest, ...]:
@@ -267,6 +291,14 @@ class ReplayServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+    async def __aenter__(self) -> Self:
+        """``async with ReplayServer(...)``: started off the event loop (a thread waits for it),
+        so an async test's loop keeps running while the server binds."""
+        return await asyncio.to_thread(self.start)
+
+    async def __aexit__(self, *exc: object) -> None:
+        await asyncio.to_thread(self.stop)
 
     def _main(self) -> None:
         try:

@@ -2,7 +2,7 @@
 
 The session turns an incoming :class:`~replayproxy._core.cassette.model.Request` into what to
 serve: a :class:`Served` (the interaction chosen by :mod:`replayproxy._core.matching.matcher` and
-the :class:`~replayproxy._core.replay.schedule.Schedule` built for it by
+the :class:`~replayproxy._core.schedule.model.Schedule` built for it by
 :func:`replayproxy._core.faults.plan`), a :class:`~replayproxy._core.matching.matcher.Miss` (the
 shells answer it with :func:`~replayproxy._engine.failsafe.unmatched_response`, re-exported
 here), or, in a record mode (:mod:`replayproxy._core.replay.record_mode`), a :class:`Passthrough`:
@@ -46,9 +46,9 @@ from replayproxy._core.replay.record_mode import (
     parse_record_mode,
     policy_for,
 )
-from replayproxy._core.replay.schedule import Schedule, scale
 from replayproxy._core.replay.seen import SeenLog, SeenRequest, seen_request
 from replayproxy._core.replay.summary import Summary
+from replayproxy._core.schedule.model import Schedule, scale
 from replayproxy._core.websocket.conversation import plan_interaction
 from replayproxy._engine.failsafe import (
     UNMATCHED_EXPLANATION_HEADER,
@@ -379,6 +379,10 @@ class ReplaySession:
         if plan is None or schedule.head is None:  # a status fault refused the upgrade
             return Served(index, replay_count, schedule, faults=chosen)
         return Served(index, replay_count, schedule, WsServe(schedule.head, plan, miss), chosen)
+
+    def explain_misses(self, words: Words | None = None) -> list[str]:
+        """Each unmatched request explained, its fixes in ``words`` (default: :attr:`words`)."""
+        return [miss.explain(words or self.words) for miss in self.misses]
 
     def summary(self) -> Summary:
         with self._lock:

@@ -42,7 +42,7 @@ from wsproto.connection import Connection, ConnectionState, ConnectionType
 from wsproto.utilities import LocalProtocolError, generate_accept_token
 
 from replayproxy._core.cassette.model import Header, Request
-from replayproxy._core.replay.schedule import Head
+from replayproxy._core.schedule.model import Head
 from replayproxy._core.websocket.conversation import Close, Conversation, Send, WsPlan
 from replayproxy._engine.clock import LOOP_CLOCK, Clock, Writer
 from replayproxy._engine.memory import ReleaseAfterBigBodies

@@ -1,7 +1,7 @@
 """Read a cassette for a harness that must look at it before serving it (the fault matrix).
 
-The pytest plugin may not import the store (docs/architecture.md, import rules); a cell of the
-fault matrix resolves its positions on the test's cassette before the test's session starts,
+The pytest plugin may not import the store (docs/explanations/architecture.md, import rules); a cell
+of the fault matrix resolves its positions on the test's cassette before the test's session starts,
 so it reads the cassette here.
 """
 

@@ -40,7 +40,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from replayproxy._core.matching.explanation import PYTHON_WORDS, Words
 from replayproxy._core.matching.matcher import Miss
@@ -53,6 +53,11 @@ from replayproxy._engine.session import ReplaySession, SeenRequest, Summary
 from replayproxy._errors import ReplayProxyError
 from replayproxy._harness.env import child_env, patched_environ
 from replayproxy._harness.hosts import EngineHost, HostPool, MitmHost
+
+if TYPE_CHECKING:  # Unpack for **kwargs is in typing from Python 3.12
+    from typing_extensions import Unpack
+
+    from replayproxy._core.replay.option_keywords import CassetteOptions
 
 __all__ = ["CassetteUse", "default_pool", "use_cassette"]
 
@@ -88,19 +93,19 @@ class CassetteUse:
     ca_cert: str | None = None
     env: dict[str, str] = field(default_factory=dict)
     cell: Cell | None = None
-    words: Words = PYTHON_WORDS
+    _words: Words = field(default=PYTHON_WORDS, init=False, repr=False)
     """How fixes are spelt in :meth:`explain` and in the explained 500 clients get (set with
-    :meth:`speak`: ``use_cassette()``'s keywords by default, pytest's inside pytest)."""
-    explained: int = field(default=0, init=False, repr=False)
+    :meth:`_speak`: ``use_cassette()``'s keywords by default, pytest's inside pytest)."""
+    _explained: int = field(default=0, init=False, repr=False)
     """How many recording errors :meth:`explain` has shown (``use_cassette()`` raises on exit
     for the rest)."""
 
-    def speak(self, words: Words) -> None:
+    def _speak(self, words: Words) -> None:
         """Spell fixes in ``words`` from now on, here and in the 500 bodies the replay sends.
         In base-URL mode the request's host (replayproxy's own address) is left out."""
         if not self.proxy_mode:
             words = dataclasses.replace(words, host=False)
-        self.words = self.session.words = words
+        self._words = self.session.words = words
 
     @property
     def misses(self) -> list[Miss]:
@@ -118,20 +123,16 @@ class CassetteUse:
         """Served, unmatched, unused and newly recorded interactions."""
         return self.session.summary()
 
-    def explain(self, words: Words | None = None) -> str:
+    def explain(self) -> str:
         """Every problem of this use (misses, recording errors), explained; ``""`` if none.
 
-        ``words``: how the fixes are spelt (:class:`~replayproxy._core.matching.explanation.
-        Words`); by default :attr:`words`. In base-URL mode the request's host
-        (replayproxy's own address) is left out either way.
+        The fixes are spelt as ``use_cassette()``'s keywords (pytest's inside pytest); in
+        base-URL mode the request's host (replayproxy's own address) is left out.
         """
-        words = words or self.words
-        if not self.proxy_mode:
-            words = dataclasses.replace(words, host=False)
-        parts = [m.explain(words) for m in self.session.misses]
+        parts = self.session.explain_misses(self._words)
         errors = list(self.session.errors)
         parts += [f"replayproxy: recording failed: {e}" for e in errors]
-        self.explained = max(self.explained, len(errors))
+        self._explained = max(self._explained, len(errors))
         if parts and not self.session.exists and self.session.policy.replay:
             parts.insert(
                 0,
@@ -165,7 +166,7 @@ def use_cassette(
     pool: HostPool | None = None,
     before_record_request: RequestHook | None = None,
     before_record_response: ResponseHook | None = None,
-    **options: Any,
+    **options: Unpack[CassetteOptions],
 ) -> Iterator[CassetteUse]:
     """Serve ``cassette`` for the ``with`` block; record into it as ``record_mode`` says.
 
@@ -203,7 +204,7 @@ def use_cassette(
         use.env = full
     elif upstream is not None:
         use.env = {"REPLAYPROXY_URL": host.url}
-    use.speak(PYTHON_WORDS)
+    use._speak(PYTHON_WORDS)
     host.activate(session)
     try:
         with patched_environ(use.env) if set_env else contextlib.nullcontext():
@@ -217,7 +218,7 @@ def use_cassette(
 def _raise_unexplained(use: CassetteUse) -> None:
     """A block that ended normally while recording failed must not pass for a good recording:
     raise the first failure :meth:`CassetteUse.explain` has not shown (one line)."""
-    errors = use.session.errors[use.explained :]
+    errors = use.session.errors[use._explained :]
     if errors:
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
         raise ReplayProxyError(f"recording failed: {errors[0]}{more}")

@@ -29,7 +29,7 @@ clients (httpx, the openai/anthropic SDKs, Python ``ssl``), requests, curl, Node
 NODE_PROXY_ENV = {"NODE_USE_ENV_PROXY": "1"}
 """Set in forward mode: Node's built-in ``fetch`` (which the openai and anthropic Node SDKs
 use) ignores ``HTTPS_PROXY`` unless this is set (honoured from Node 24 and 22.21; older Node
-ignores it, see docs/clients.md)."""
+ignores it, see docs/guides/clients.md)."""
 
 _NO_PROXY_VARS = ("NO_PROXY", "no_proxy")
 

@@ -7,7 +7,7 @@ per process (per pytest-xdist worker) in a :class:`HostPool` and points it at ea
 
 - :class:`EngineHost`: the replay engine alone (:class:`~replayproxy._engine.server.
   ReplayServer`), for replay that never forwards. In base-URL mode it never imports mitmproxy,
-  so it works in an environment without it (see docs/pytest.md, "Python 3.11 and the newest
+  so it works in an environment without it (see docs/guides/pytest.md, "Python 3.11 and the newest
   SDKs"); as a forward proxy it answers CONNECT and TLS itself with certificates from
   mitmproxy's CA in ``confdir`` (:class:`~replayproxy._mitm.leaf_certs.LeafCerts`);
 - :class:`MitmHost`: mitmproxy with the replay addon and the recorder (the replayer as its
@@ -59,7 +59,7 @@ class EngineHost:
         if confdir is not None:
             try:
                 from replayproxy._mitm.leaf_certs import LeafCerts
-            except ImportError as e:  # an environment without mitmproxy (docs/pytest.md)
+            except ImportError as e:  # an environment without mitmproxy (docs/guides/pytest.md)
                 raise _mitm_import_error(e) from None
             with _confdir_lock(confdir):  # xdist workers: the first creates the CA
                 tls = LeafCerts(confdir)
@@ -98,7 +98,7 @@ class MitmHost:
                 warnings.simplefilter("ignore", DeprecationWarning)
                 from replayproxy._mitm.stack import build_stack
                 from replayproxy._mitm.trust import trust_bundle
-        except ImportError as e:  # an environment without mitmproxy (docs/pytest.md)
+        except ImportError as e:  # an environment without mitmproxy (docs/guides/pytest.md)
             raise _mitm_import_error(e) from None
         self.key = (upstream, upstream_ca, confdir)
         self._bundle = contextlib.ExitStack()

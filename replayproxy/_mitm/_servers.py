@@ -1,5 +1,6 @@
 """The mitmproxy server internals :class:`~replayproxy._mitm.embedded.EmbeddedProxy` reaches into
-to listen over TCP only and to close its servers cleanly (docs/mitmproxy-internals.md §6).
+to listen over TCP only and to close its servers cleanly (docs/contributing/mitmproxy-internals.md
+§6).
 
 Each is guarded: on a mitmproxy whose internals differ, it does nothing instead of failing.
 """

@@ -25,7 +25,7 @@ may run per process at a time; starting a second raises :class:`UsageError`. Seq
 proxies are fine.
 
 Why it is built this way (verified on mitmproxy 11.0.2 / py3.11 and 12.3.1 / py3.12, see
-docs/mitmproxy-internals.md §5):
+docs/contributing/mitmproxy-internals.md §5):
 
 - the master is created *inside* a coroutine, because ``Master.__init__`` grabs the running
   loop, and on a thread of its own, because 12.x installs an eager task factory on its loop;

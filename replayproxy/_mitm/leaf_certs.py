@@ -5,7 +5,7 @@ leaf certificate per host, made by mitmproxy's ``CertStore`` exactly as mitmprox
 as common name). So a client trusts the engine wherever it trusted mitmproxy, with the same
 ``SSL_CERT_FILE`` and friends (:func:`~replayproxy._harness.env.child_env`).
 
-The engine cannot import mitmproxy (docs/architecture.md); it asks for contexts through
+The engine cannot import mitmproxy (docs/explanations/architecture.md); it asks for contexts through
 :class:`~replayproxy._engine.proxy.tunnel.ServerContexts`, which :class:`LeafCerts` is.
 """
 

@@ -11,7 +11,7 @@ mitmproxy with :func:`build_stack`, so they cannot drift apart:
   with the replayer as its sink: it records only the flows the replayer forwarded, into the
   session that forwarded them;
 - ``connection_strategy=lazy``: replay never resolves or connects to the recorded host
-  (docs/mitmproxy-internals.md §2);
+  (docs/contributing/mitmproxy-internals.md §2);
 - the upstream trust bundle (:func:`~replayproxy._mitm.trust.trust_bundle`) for recording;
 - :class:`~replayproxy._mitm.client_limits.ClientLimits` first: the head and body timeouts and
   the connection bound of the session being served (mitmproxy's own watchdog waits 600 s).

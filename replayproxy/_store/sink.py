@@ -1,7 +1,8 @@
 """Where a session's newly recorded interactions go: a cassette file, opened before the first
 request is forwarded.
 
-A session in a record mode (:mod:`replayproxy._core.replay.record_mode`) may record nothing at all (a
+A session in a record mode (:mod:`replayproxy._core.replay.record_mode`) may record nothing at
+all (a
 test that makes no request, ``once`` with every request replayed...). The file is therefore
 created (or, for ``all``, replaced) only by the first interaction, so such a session never
 creates, empties or touches a cassette; but it is checked writable when the session first

@@ -126,10 +126,10 @@ class CassetteWriter:
     def append(self, interaction: Interaction) -> None:
         """Append one finished interaction; it is loadable as soon as this returns.
 
-        An interaction that breaks the format's rules (docs/cassette-format.md §7) is refused
-        with a one-line :class:`CassetteFormatError`, and nothing is written. A write that
-        fails is cut back off the file and raises :class:`CassetteWriteError`; so does every
-        append after it (the recording has stopped: a later record must not follow a gap).
+        An interaction that breaks the format's rules (docs/reference/cassette-format.md §7) is
+        refused with a one-line :class:`CassetteFormatError`, and nothing is written. A write that
+        fails is cut back off the file and raises :class:`CassetteWriteError`; so does every append
+        after it (the recording has stopped: a later record must not follow a gap).
         """
         try:
             data = codec.encode_interaction(interaction, version=self.version)

@@ -11,7 +11,7 @@ plugin``), so installing replayproxy is enough; ``-p no:replayproxy`` turns it o
 - :mod:`.report`: the fault matrix's results at the end of the session (summary, report,
   baseline).
 
-Built on :func:`replayproxy.use_cassette`; docs/pytest.md documents every option.
+Built on :func:`replayproxy.use_cassette`; docs/guides/pytest.md documents every option.
 """
 
 from replayproxy.pytest_plugin._naming import cassette_name

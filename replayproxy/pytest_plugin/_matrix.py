@@ -15,7 +15,7 @@ reason. Each item's :class:`~replayproxy._core.matrix.CellResult` rides on its t
 (``user_properties``), so a pytest-xdist controller gets every worker's results the same way
 a plain run does (:mod:`.report` merges them).
 
-docs/matrix.md documents it.
+docs/guides/matrix.md documents it.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ MATRIX_OPTIONS: tuple[OptionDef, ...] = (
         Kind.TEXT,
         "",
         "Run every replayproxy test once per cell of these fault-matrix sets (splits, cuts, "
-        "stalls, errors, events, all) or fault specs, comma-separated; see docs/matrix.md.",
+        "stalls, errors, events, all) or fault specs, comma-separated; see docs/guides/matrix.md.",
         metavar="SET[,SET]",
     ),
     OptionDef(
@@ -279,11 +279,11 @@ def _first_line(report: pytest.TestReport) -> str:
     return first.removeprefix("Failed: ")  # pytest.fail(...)'s own prefix says nothing here
 
 
-def checked_option(selection: tuple[Any, bool]) -> None:
-    """A bad ``--replayproxy-matrix`` (or ini ``replayproxy_matrix``) stops the session at
-    once, before collection (a marker's is a collection error of its module)."""
+def checked_option(selection: tuple[Any, bool]) -> tuple[Cell, ...]:
+    """The cells of ``--replayproxy-matrix`` (or ini ``replayproxy_matrix``); a bad one stops
+    the session at once, before collection (a marker's is a collection error of its module)."""
     value, from_command_line = selection
-    checked_selection(value, _option_words(from_command_line))
+    return checked_selection(value, _option_words(from_command_line))
 
 
 def _option_words(from_command_line: bool) -> str:

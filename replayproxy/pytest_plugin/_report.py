@@ -4,7 +4,8 @@ Every cell item's :class:`~replayproxy._core.matrix.CellResult` arrives on its t
 (:mod:`.matrix`), in ``pytest_runtest_logreport``: in a plain run from this process, under
 pytest-xdist from every worker on the controller, so the controller's summary and report hold
 them all. :meth:`~replayproxy._core.matrix.MatrixReport.of` orders them (by test, then by the
-cell's place in the sets), so a run under ``-n`` gives the same report as a plain one.
+cell's place in ``--replayproxy-matrix`` as given, then in the sets: a marker's cells), so a run
+under ``-n`` gives the same report as a plain one.
 
 - the terminal summary: :meth:`~replayproxy._core.matrix.MatrixReport.table`, then the failing
   cells with their first failure line;
@@ -17,13 +18,14 @@ cell's place in the sets), so a run under ``-n`` gives the same report as a plai
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from replayproxy._core.matrix import CellResult, MatrixReport, compare
+from replayproxy._core.matrix import SETS, CellResult, MatrixReport, compare
 from replayproxy._errors import ReplayProxyError
 from replayproxy.pytest_plugin._matrix import PROPERTY
 
@@ -42,10 +44,13 @@ class MatrixRun:
     baseline_path: Path | None = None
     results: list[CellResult] = field(default_factory=list)
     written: bool = False
+    order: tuple[str, ...] = ()
+    """The cell ids in report order: the option's selection as given, then every set's
+    cells (a marker's selection is not known here: under xdist only the workers collect)."""
 
     def report(self) -> MatrixReport:
         """The results so far (a rerun's result replaces its cell's earlier one)."""
-        return MatrixReport.of(self.results)
+        return MatrixReport.of(self.results, self.order)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Keep the cell result a (teardown) report carries."""
@@ -94,14 +99,16 @@ class MatrixRun:
             write(f"replayproxy: matrix report written to {self.report_path} and {md}")
 
 
-def configure(config: pytest.Config, report_path: str, baseline_path: str) -> None:
+def configure(
+    config: pytest.Config, report_path: str, baseline_path: str, order: Sequence[str] = ()
+) -> None:
     """Check the report and baseline paths at once (a bad one is a usage error before any
-    test runs) and register the session's :class:`MatrixRun`; pytest-xdist workers gather
-    nothing (the controller does)."""
+    test runs) and register the session's :class:`MatrixRun`, whose columns follow ``order``
+    (the option's cell ids); pytest-xdist workers gather nothing (the controller does)."""
     if hasattr(config, "workerinput"):
         return
     base = Path(config.invocation_params.dir)
-    run = MatrixRun()
+    run = MatrixRun(order=tuple(dict.fromkeys([*order, *(c.id for c in SETS["all"])])))
     if report_path:
         run.report_path = base / report_path
         if run.report_path.suffix == ".md":

@@ -1,5 +1,5 @@
 """VCR.py's configuration names on top of the option table, and pytest-recording's
-``--disable-recording`` (docs/pytest.md, "Coming from VCR.py").
+``--disable-recording`` (docs/guides/migrating-from-vcrpy.md, "`vcr_config` keys").
 
 - ``filter_headers``, ``filter_query_parameters``, ``filter_post_data_parameters`` (marker
   keywords, ``replayproxy_config`` keys, ini keys ``replayproxy_filter_...``): names, or

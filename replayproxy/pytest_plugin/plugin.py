@@ -148,12 +148,14 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         f"{marker_signature()}: serve this test's cassette through replayproxy "
-        "(see docs/pytest.md).",
+        "(see docs/guides/pytest.md).",
     )
     vcr.configure(config)
-    matrix.checked_option(_setting(config, _plugin_option("matrix")))
-    paths = (_setting(config, _plugin_option(n))[0] for n in ("matrix_report", "matrix_baseline"))
-    report.configure(config, *paths)
+    chosen = matrix.checked_option(_setting(config, _plugin_option("matrix")))
+    report_path, baseline = (
+        _setting(config, _plugin_option(n))[0] for n in ("matrix_report", "matrix_baseline")
+    )
+    report.configure(config, report_path, baseline, order=[c.id for c in chosen])
     network.configure(config, bool(_setting(config, _plugin_option("block_network"))[0]))
     summary.configure(config)
 
@@ -267,7 +269,7 @@ def replayproxy(
             **values,
         ) as use:
             use.cell = None if isinstance(cell, str) else cell
-            use.speak(failing.words_for(item, use))  # the SDK's exception speaks pytest too
+            use._speak(failing.words_for(item, use))  # the SDK's exception speaks pytest too
             item.stash[_USE] = use
             if block and not use.session.policy.records:
                 with network.blocked(item, hosts) as net:
@@ -336,7 +338,7 @@ def _flag_words(name: str) -> str:
     return f"option {_BY_NAME[name].pytest_flag}"
 
 
-_ADDED_UP = ("redact_header", "redact_query", "redact_body_field")
+_ADDED_UP = tuple(o.name for o in _OPTIONS if o.adds_up)
 """Options whose values every level adds to, instead of the closest replacing them."""
 
 

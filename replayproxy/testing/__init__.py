@@ -1,31 +1,31 @@
 """Test support for replayproxy: a local LLM provider simulator serving real payloads, and
 builders, strategies and a counting upstream for tests (as mitmproxy ships ``tflow``).
 
-Public API (details in each module's docstring):
+Public API (every name below is importable from ``replayproxy.testing``):
 
 * :class:`Simulator` (``replayproxy.testing.simulator``) — threaded HTTP/HTTPS server on
   127.0.0.1; ``with Simulator(tls=ca_or_None, behavior=Behavior(...)) as sim: sim.url``;
   ``sim.push(...)``, ``sim.served``, ``sim.wait_served(n)``; also
   ``python -m replayproxy.testing.simulator``.
-* :class:`Behavior`, :func:`plan`, :data:`KNOBS` (``.behavior``) — timing model and faults;
+* :class:`Behavior`, :func:`plan`, :data:`KNOBS` — timing model and faults;
   per-request ``x-sim-*`` header / ``sim-*`` query knobs.
-* :data:`STREAMS`, :class:`Stream`, :func:`expected_text` (``.streams``) — the canned
+* :data:`STREAMS`, :class:`Stream`, :func:`expected_text` — the canned
   provider responses, framed per provider.
-* :class:`Served`, :class:`SimRequest` (``.server``) — what the simulator did, for assertions.
-* :class:`RealtimeSimulator` (``.realtime``) — a WebSocket simulator of OpenAI's Realtime API
+* :class:`Served`, :class:`SimRequest` — what the simulator did, for assertions.
+* :class:`RealtimeSimulator` — a WebSocket simulator of OpenAI's Realtime API
   (``ws://127.0.0.1:PORT/v1/realtime``) for the `websockets` library and the openai SDK.
 * :func:`request`, :func:`response`, :func:`frames`, :func:`interaction`,
   :func:`stream_interaction`, :func:`no_response`, :func:`cassette`, :func:`sse_frames`, the
-  time units :data:`MS`, :data:`US`, :data:`S` and :func:`ns` (``.builders``) — cassette
+  time units :data:`MS`, :data:`US`, :data:`S` and :func:`ns` — cassette
   values with valid defaults and keyword overrides; :func:`ws_text`, :func:`ws_interaction`,
-  :func:`realtime_turns` (``.ws_builders``) — recorded WebSocket sessions.
-* :class:`CountingUpstream` (``.upstream``) — a loopback "real upstream" that counts the
+  :func:`realtime_turns` — recorded WebSocket sessions.
+* :class:`CountingUpstream` — a loopback "real upstream" that counts the
   connections and requests it gets (a replay must leave it at zero).
-* :func:`capture_url`, :func:`capture_stream`, :func:`acapture_stream` (``.capture_read``) —
-  read your own streaming endpoint from the front door into a :class:`StreamCapture`
-  (``.capture``: timed frames, parsed events, how the body ended) with structural assertions
-  (``assert_streamed``, ``assert_streaming_headers``, ``assert_framing``,
-  ``assert_terminated``) and ``check()``, the stream checker (``.capture_assert``).
+* :func:`capture_url`, :func:`capture_stream` and their async twins :func:`acapture_url`,
+  :func:`acapture_stream` — read your own streaming endpoint from the front door into a
+  :class:`StreamCapture` (timed frames, parsed events, how the body ended) with structural
+  assertions (``assert_streamed``, ``assert_streaming_headers``, ``assert_framing``,
+  ``assert_terminated``) and ``assert_stream_ok()``, the stream checker.
 * ``replayproxy.testing.strategies`` — hypothesis strategies (splits, SSE streams,
   interactions, cassettes, WebSocket sessions); not imported here, so that importing this
   package never needs hypothesis.
@@ -54,8 +54,14 @@ from replayproxy.testing._builders import (
     sse_frames,
     stream_interaction,
 )
-from replayproxy.testing._capture import CapturedEvent, CapturedFrame, StreamCapture
-from replayproxy.testing._capture_read import acapture_stream, capture_stream, capture_url
+from replayproxy.testing._capture import StreamCapture
+from replayproxy.testing._capture_data import CapturedEvent, CapturedFrame
+from replayproxy.testing._capture_read import (
+    acapture_stream,
+    acapture_url,
+    capture_stream,
+    capture_url,
+)
 from replayproxy.testing._routes import route
 from replayproxy.testing._server import Served, SimRequest
 from replayproxy.testing._streams import STREAMS, Stream, expected_text
@@ -114,6 +120,7 @@ __all__ = [
     "StreamCapture",
     "Write",
     "acapture_stream",
+    "acapture_url",
     "capture_stream",
     "capture_url",
     "cassette",

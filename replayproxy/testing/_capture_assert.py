@@ -1,6 +1,7 @@
-"""The structural assertions of a :class:`~replayproxy.testing._capture.StreamCapture` and the
-checker run on it: each fails with an ``AssertionError`` whose message names the frames (index,
-arrival time, size) or events that break it, so a failing test says what the endpoint did.
+"""The structural assertions of a stream capture
+(:class:`~replayproxy.testing._capture_data.Capture`) and the checker run on it: each fails
+with an ``AssertionError`` whose message names the frames (index, arrival time, size) or events
+that break it, so a failing test says what the endpoint did.
 
 The ``StreamCapture`` methods of the same names call these.
 """
@@ -16,18 +17,18 @@ from replayproxy._core.check import Contract
 from replayproxy._core.faults import FaultSpec, Outcome, outcome_of
 from replayproxy._core.faults import parse as parse_fault
 from replayproxy._errors import UsageError
-from replayproxy.testing._capture import CapturedEvent, StreamCapture, terminal_for
+from replayproxy.testing._capture_data import Capture, CapturedEvent, terminal_for
 
 if TYPE_CHECKING:
     from replayproxy.checking import StreamReport
 
 __all__ = [
     "assert_framing",
+    "assert_stream_ok",
     "assert_streamed",
     "assert_streaming_headers",
     "assert_terminated",
-    "check",
-    "upstream_incomplete",
+    "cut_upstream",
 ]
 
 _STREAM_TYPES = ("text/event-stream", "application/x-ndjson", "application/ndjson")
@@ -38,7 +39,7 @@ def _size(n: int) -> str:
     return f"{n} bytes" if n < 1024 else f"{n} bytes ({n / 1024:.1f} KiB)"
 
 
-def _frames_line(capture: StreamCapture) -> str:
+def _frames_line(capture: Capture) -> str:
     """``2 frames: frame 0: 10 bytes at 11.0 ms, frame 1: 4096 bytes (4.0 KiB) at 2190.4 ms``"""
     frames = capture.frames
     parts = [
@@ -56,9 +57,7 @@ def _frames_line(capture: StreamCapture) -> str:
     return f"{count}, {_size(len(capture.body))} in all: " + ", ".join(parts)
 
 
-def assert_streamed(
-    capture: StreamCapture, *, min_frames: int = 2, min_spread_ms: float = 0.0
-) -> None:
+def assert_streamed(capture: Capture, *, min_frames: int = 2, min_spread_ms: float = 0.0) -> None:
     """The body arrived in at least ``min_frames`` reads, the first and the last at least
     ``min_spread_ms`` apart: a buffering middleware or proxy sends it all at once, late."""
     frames = capture.frames
@@ -82,7 +81,7 @@ def _media(value: str) -> str:
     return value.split(";", 1)[0].strip().lower()
 
 
-def assert_streaming_headers(capture: StreamCapture, *, accel_buffering: bool = False) -> None:
+def assert_streaming_headers(capture: Capture, *, accel_buffering: bool = False) -> None:
     """Headers a stream needs to reach a browser unbuffered; lists every problem at once."""
     headers = capture.headers
     problems = []
@@ -113,7 +112,7 @@ def assert_streaming_headers(capture: StreamCapture, *, accel_buffering: bool = 
         )
 
 
-def _frame_at(capture: StreamCapture, offset: int) -> int:
+def _frame_at(capture: Capture, offset: int) -> int:
     """The index of the frame holding body byte ``offset``."""
     seen = 0
     for i, frame in enumerate(capture.frames):
@@ -127,7 +126,7 @@ def _shown(data: bytes, limit: int = 80) -> str:
     return repr(data) if len(data) <= limit else repr(data[:limit]) + f"... ({len(data)} bytes)"
 
 
-def assert_framing(capture: StreamCapture) -> None:
+def assert_framing(capture: Capture) -> None:
     """No unterminated trailing frame: every byte belongs to a complete event (or comment)."""
     if not capture.trailing:
         return
@@ -145,7 +144,7 @@ def assert_framing(capture: StreamCapture) -> None:
     )
 
 
-def _describe(capture: StreamCapture, index: int, kind: str | None) -> str:
+def _describe(capture: Capture, index: int, kind: str | None) -> str:
     ev = capture.events[index]
     return f"event {index} ({kind or _short(ev)}) at {ev.at_ms:.1f} ms"
 
@@ -155,7 +154,7 @@ def _short(ev: CapturedEvent) -> str:
 
 
 def assert_terminated(
-    capture: StreamCapture,
+    capture: Capture,
     *,
     terminal: str | Sequence[str] | None = None,
     provider: str | None = None,
@@ -213,13 +212,11 @@ def assert_terminated(
         )
 
 
-def upstream_incomplete(upstream: bool | Sequence[Any]) -> bool:
-    """Whether the upstream stream was incomplete: ``upstream`` is a bool, or the replay's
-    seen requests (objects with ``.faults``: fault specs) where any applied fault's outcome
-    is an incomplete stream or a hang."""
-    if isinstance(upstream, bool):
-        return upstream
-    for seen in upstream:
+def cut_upstream(requests: Sequence[Any]) -> bool:
+    """Whether the upstream stream was incomplete: any fault applied to the replay's seen
+    ``requests`` (objects with ``.faults``: fault specs) has an incomplete stream or a hang
+    as its outcome."""
+    for seen in requests:
         for spec in getattr(seen, "faults", ()):
             name = spec.name if isinstance(spec, FaultSpec) else parse_fault(str(spec)).name
             if outcome_of(name) in (Outcome.INCOMPLETE, Outcome.HANG):
@@ -227,7 +224,7 @@ def upstream_incomplete(upstream: bool | Sequence[Any]) -> bool:
     return False
 
 
-def _report_text(capture: StreamCapture, report: StreamReport) -> str:
+def _report_text(capture: Capture, report: StreamReport) -> str:
     lines = []
     for violation in report.violations:
         line = f"  {violation}"
@@ -239,21 +236,26 @@ def _report_text(capture: StreamCapture, report: StreamReport) -> str:
     return "\n".join(lines) + notes
 
 
-def check(
-    capture: StreamCapture,
+def assert_stream_ok(
+    capture: Capture,
     *,
     provider: str | None = None,
     contract: Contract | str | os.PathLike[str] | None = None,
     record: Mapping[str, Any] | None = None,
-    upstream: bool | Sequence[Any] | None = None,
+    upstream_incomplete: bool | None = None,
+    requests: Sequence[Any] | None = None,
 ) -> StreamReport:
     """Run :func:`replayproxy.checking.check_stream` over the capture's frames (with their
     arrival times, for a contract's ``incremental = true``), URL and content type; raise
     ``AssertionError`` with the report when it has errors, else return it. ``record``: the
-    stored record the contract's ``fields.record`` must match; ``upstream``: see
-    :func:`upstream_incomplete`."""
+    stored record the contract's ``fields.record`` must match; ``upstream_incomplete``: whether
+    the provider stream behind the endpoint was cut, or else derived from ``requests`` (see
+    :func:`cut_upstream`)."""
     from replayproxy.checking import check_stream
 
+    if upstream_incomplete is not None and requests is not None:
+        raise UsageError("assert_stream_ok() takes upstream_incomplete= or requests=, not both")
+    incomplete = bool(upstream_incomplete) or (requests is not None and cut_upstream(requests))
     # Frames with their arrival offsets, so a contract's `incremental = true` is judged.
     frames = [Frame(round(f.at_ms * 1_000_000), f.data) for f in capture.frames]
     report = check_stream(
@@ -263,7 +265,7 @@ def check(
         url=capture.url,
         content_type=capture.content_type or None,
         record=record,
-        upstream_incomplete=False if upstream is None else upstream_incomplete(upstream),
+        upstream_incomplete=incomplete,
     )
     if report.errors:
         errors = len(report.errors)

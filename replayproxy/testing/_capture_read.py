@@ -1,6 +1,6 @@
 """Reading a streaming response into a :class:`~replayproxy.testing._capture.StreamCapture`: the
 shell of the capture (the socket and the clock); what the bytes mean is decided by the core
-parsers through :func:`~replayproxy.testing._capture.parse_frames`.
+parsers through :func:`~replayproxy.testing._capture_data.parse_frames`.
 
 * :func:`capture_url` sends the request itself; frame times count from just before it is sent.
 * :func:`capture_stream` / :func:`acapture_stream` read an ``httpx.Response`` opened with
@@ -15,7 +15,7 @@ the next read. For a response opened elsewhere it replaces the request's read ti
 httpcore reads when the body is first read (``request.extensions["timeout"]``).
 
 How the body ended (``StreamCapture.end``), as the recorder tells it
-(:func:`replayproxy._core.cassette.assembly.classify_end` on httpx's error message):
+(:func:`replayproxy._core.replay.assembly.classify_end` on httpx's error message):
 
 ==================  ===============================================================
 ``"complete"``      the body ended with its framing (chunked terminator, the whole
@@ -43,15 +43,11 @@ from typing import Any
 
 import httpx
 
-from replayproxy._core.cassette.assembly import classify_end
 from replayproxy._core.cassette.model import EndKind
 from replayproxy._core.check import Contract
-from replayproxy.testing._capture import (
-    CapturedFrame,
-    StreamCapture,
-    parse_frames,
-    terminal_for,
-)
+from replayproxy._core.replay.assembly import classify_end
+from replayproxy.testing._capture import StreamCapture
+from replayproxy.testing._capture_data import CapturedFrame, parse_frames, terminal_for
 
 __all__ = ["DEFAULT_TIMEOUT", "acapture_stream", "capture_stream", "capture_url"]
 
@@ -186,7 +182,25 @@ async def acapture_stream(
     contract: ContractArg = None,
 ) -> StreamCapture:
     """Read ``response`` (async, ``stream=True``) to its end and return its capture; closes it."""
-    start = time.monotonic_ns()
+    return await _aread(
+        response,
+        time.monotonic_ns(),
+        timeout,
+        terminal=terminal,
+        provider=provider,
+        contract=contract,
+    )
+
+
+async def _aread(
+    response: httpx.Response,
+    start: int,
+    timeout: float,
+    *,
+    terminal: TerminalArg,
+    provider: str | None,
+    contract: ContractArg,
+) -> StreamCapture:
     _set_read_timeout(response, timeout)
     frames: list[CapturedFrame] = []
     end = "complete"
@@ -228,5 +242,27 @@ def capture_url(
         start = time.monotonic_ns()
         response = client.send(request, stream=True)
         return _read(
+            response, start, timeout, terminal=terminal, provider=provider, contract=contract
+        )
+
+
+async def acapture_url(
+    method: str,
+    url: str,
+    *,
+    json: Any = None,
+    headers: Mapping[str, str] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    terminal: TerminalArg = None,
+    provider: str | None = None,
+    contract: ContractArg = None,
+) -> StreamCapture:
+    """:func:`capture_url` for async tests: the same capture, read without blocking the loop
+    (so an endpoint served on the test's own loop keeps running)."""
+    async with httpx.AsyncClient(timeout=timeout) as client:
+        request = client.build_request(method, url, json=json, headers=headers)
+        start = time.monotonic_ns()
+        response = await client.send(request, stream=True)
+        return await _aread(
             response, start, timeout, terminal=terminal, provider=provider, contract=contract
         )

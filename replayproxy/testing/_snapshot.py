@@ -38,7 +38,7 @@ from replayproxy._core.tools.meaning import (
     volatile_paths,
 )
 from replayproxy._errors import UsageError
-from replayproxy.testing._capture import StreamCapture, terminal_for
+from replayproxy.testing._capture_data import Capture, terminal_for
 
 __all__ = ["ENV_UPDATE", "FORMAT", "assert_matches_snapshot", "snapshot_of", "snapshot_path"]
 
@@ -92,7 +92,7 @@ def _contract(contract: Contract | str | os.PathLike[str] | None) -> Contract | 
     return parse_contract(text, fmt="json" if path.suffix == ".json" else "toml", name=path.stem)
 
 
-def _provider(capture: StreamCapture, provider: Provider | str | None) -> Provider | None:
+def _provider(capture: Capture, provider: Provider | str | None) -> Provider | None:
     if isinstance(provider, Provider):
         return provider
     if provider is not None:
@@ -105,7 +105,7 @@ class _Reading:
 
     def __init__(
         self,
-        capture: StreamCapture,
+        capture: Capture,
         ignore: Iterable[str],
         contract: Contract | str | os.PathLike[str] | None,
         provider: Provider | str | None,
@@ -115,7 +115,7 @@ class _Reading:
         self.provider = None if self.contract is not None else _provider(capture, provider)
         self.volatile = volatile_paths(self.provider, self.contract, ignore)
 
-    def document(self, capture: StreamCapture) -> dict[str, Any]:
+    def document(self, capture: Capture) -> dict[str, Any]:
         type_field = None if self.contract is None else self.contract.type_field
         raws = [RawEvent(e.event, e.text) for e in capture.events]
         which = terminal_for(
@@ -143,7 +143,7 @@ class _Reading:
 
 
 def snapshot_of(
-    capture: StreamCapture,
+    capture: Capture,
     *,
     ignore: Iterable[str] = (),
     contract: Contract | str | os.PathLike[str] | None = None,
@@ -196,7 +196,7 @@ def _updating(update: bool | None) -> bool:
 
 
 def assert_matches_snapshot(
-    capture: StreamCapture,
+    capture: Capture,
     name_or_path: str | os.PathLike[str],
     *,
     ignore: Iterable[str] = (),

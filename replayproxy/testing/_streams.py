@@ -2,7 +2,7 @@
 
 Each entry of :data:`STREAMS` is a :class:`Stream`: the HTTP status, the response headers the
 provider sends, and the body as a tuple of *events*, one byte string per server write, framed
-exactly as that provider frames them (docs/checker.md, "Rules", has each provider's format):
+exactly as that provider frames them (docs/reference/rules.md, has each provider's format):
 
 * ``openai-chat-text`` — ``POST /v1/chat/completions``;
   ``data: {json}\n\n`` per payload, then ``data: [DONE]\n\n``.

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from replayproxy._core.cassette.model import Ending, EndKind, Interaction, Request, Response
-from replayproxy._core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
+from replayproxy._core.cassette.websocket import WebSocketSession, WsClose, WsCloseKind, WsMessage
 from replayproxy.testing._builders import MS, ns
 
 __all__ = [

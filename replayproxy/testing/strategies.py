@@ -11,8 +11,8 @@ dependency rather than a runtime one (``pip install replayproxy[test]``): import
     def test_any_split_gives_the_same_events(reads: list[bytes]) -> None: ...
 
 Every strategy is a function returning a ``SearchStrategy``, as hypothesis' own are. The
-cassette strategies draw values as nasty as the format allows (docs/cassette-format.md §7), so
-every value they produce is valid and round-trips through the codec byte for byte.
+cassette strategies draw values as nasty as the format allows (docs/reference/cassette-format.md
+§7), so every value they produce is valid and round-trips through the codec byte for byte.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from replayproxy._core.cassette.model import (
     Response,
 )
 from replayproxy._core.cassette.validate import MAX_OFFSET_NS
-from replayproxy._core.websocket.model import (
+from replayproxy._core.cassette.websocket import (
     MAX_CLOSE_CODE,
     MIN_CLOSE_CODE,
     WebSocketSession,

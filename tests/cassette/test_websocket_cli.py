@@ -10,7 +10,7 @@ import pytest
 
 from replayproxy import _store as store
 from replayproxy._core.cassette.model import Cassette
-from replayproxy._core.websocket.model import WsMessage
+from replayproxy._core.cassette.websocket import WsMessage
 from replayproxy.testing import realtime_turns, ws_interaction
 from tests.cassette.samples import sse_interaction
 from tests.cassette.test_cli import rp

@@ -106,10 +106,14 @@ def test_usage_errors_are_one_line_exit_2(args: list[str], message: str) -> None
 
 
 def test_list_rules() -> None:
-    """--list-rules prints every rule id with its severity."""
+    """--list-rules prints every rule id with its severity and summary, and under it the
+    client behaviour behind its grade."""
     code, out, _ = run("--list-rules")
     assert code == 0
-    assert [line.split()[0] for line in out.splitlines()] == list(RULES)
+    lines = out.splitlines()
+    assert [line.split()[0] for line in lines[::2]] == list(RULES)
+    assert [line.strip() for line in lines[1::2]] == [r.why for r in RULES.values()]
+    assert all(line.startswith("    ") for line in lines[1::2])
 
 
 def test_installed_entry_point() -> None:

@@ -68,14 +68,14 @@ def test_each_planted_bug_fails_a_test_naming_it(bug: str) -> None:
         assert BUFFERED in run.stdout
 
 
-def test_the_readme_snippet_is_the_example_test() -> None:
-    """The README's "Test your own streaming endpoint" snippet is, line for line, the code of
+def test_the_guide_snippet_is_the_example_test() -> None:
+    """docs/guides/your-endpoint.md's "In short" snippet is, line for line, the code of
     examples/chat-endpoint/tests/test_readme.py, which the example's run executes."""
     import re
 
-    readme = (EXAMPLE.parents[1] / "README.md").read_text(encoding="utf-8")
-    start = readme.index("\n## Test your own streaming endpoint")
-    section = readme[start : readme.index("\n## ", start + 1)]
+    guide = (EXAMPLE.parents[1] / "docs" / "guides" / "your-endpoint.md").read_text("utf-8")
+    start = guide.index("\n## In short")
+    section = guide[start : guide.index("\n## ", start + 1)]
     snippet = re.findall(r"```python\n(.*?)```", section, re.S)[0]
     test_file = (EXAMPLE / "tests" / "test_readme.py").read_text(encoding="utf-8")
     assert test_file.endswith(snippet)

@@ -4,7 +4,7 @@ Clients: the ``openai`` SDK (Chat Completions), the ``anthropic`` SDK (Messages)
 ``httpx`` (bytes as read). Each runner returns an :class:`Outcome`: the exception the client
 raised (module-qualified class name, e.g. ``httpx.RemoteProtocolError``), the text it
 assembled, whether it saw the stream's terminal signal, and timings. ``Outcome.effect`` folds
-that into the short phrase the fault tables compare and docs/faults.md quotes.
+that into the short phrase the fault tables compare and docs/guides/faults.md quotes.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Two ways to reach the replay, both a ``replayproxy replay`` subprocess at ``--sp
 ``forward`` (clients get ``HTTPS_PROXY`` and ``SSL_CERT_FILE`` from the environment) and
 ``upstream`` (``--upstream URL``; clients use the proxy URL as their base URL). The faults are
 stored in the cassette's interactions (no ``--fault`` flag). Each test asserts the documented
-effect (:data:`EXPECTED`, quoted by docs/faults.md) plus the fault's own evidence (a gap, a
+effect (:data:`EXPECTED`, quoted by docs/guides/faults.md) plus the fault's own evidence (a gap, a
 split character, a single write...). ``REPLAYPROXY_FAULT_TABLE=path`` writes the observed
 table as markdown.
 """

@@ -1,7 +1,7 @@
 """The README fault recipes, run as written: user code under test against a replayed stream.
 
 ``complete()`` and ``complete_with_retry()`` stand for the code a user tests: they stream a
-chat completion with the openai SDK. Each test is one recipe (docs/faults.md "Recipes").
+chat completion with the openai SDK. Each test is one recipe (docs/guides/faults.md "Recipes").
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""The option tables of docs/pytest.md and docs/recording.md, rendered from the one option
-table: the docs must contain them verbatim (tests/integration/test_option_fronts.py), so a new
+"""The option tables of docs/reference/options.md, rendered from the one option
+table: the docs hold them in generated blocks (tests/generated_docs.py rewrites them, and
+tests/test_generated_docs.py and tests/integration/test_option_fronts.py check them), so a new
 option cannot be left out of them. Run this module to print them."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ def _with_metavar(flag: str, opt: OptionDef) -> str:
 
 
 def pytest_rows() -> str:
-    """docs/pytest.md, "Settings": one row per option the plugin takes."""
+    """docs/reference/options.md, "Replay options": one row per option the plugin takes."""
     lines = [
         "| marker / config key | command line | ini key | meaning |",
         "|---|---|---|---|",
@@ -27,7 +28,7 @@ def pytest_rows() -> str:
 
 
 def recording_rows() -> str:
-    """docs/recording.md, "Record options": the record group in every front end."""
+    """docs/reference/options.md, "Record options": the record group in every front end."""
     lines = [
         "| `record` / `replay` flag | mitmproxy option | pytest / `use_cassette()` | meaning |",
         "|---|---|---|---|",

@@ -1,4 +1,4 @@
-"""docs/matrix.md's worked example and the README's matrix section, run as written: the naive
+"""docs/guides/matrix.md's worked example and the README's matrix section, run as written: the naive
 reader fails exactly the `incomplete` cells, the correct one passes all, on the shipped
 cassette; the cells replay at speed 0 unless a speed is given."""
 
@@ -21,7 +21,7 @@ from tests.pytest_plugin.project import run
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
-DOC = (ROOT / "docs" / "matrix.md").read_text(encoding="utf-8")
+DOC = (ROOT / "docs" / "guides" / "matrix.md").read_text(encoding="utf-8")
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
@@ -122,7 +122,7 @@ def test_the_retry_example_passes_every_cell_after_recording(
 
 
 def test_the_readme_section_is_the_worked_example_and_names_real_options() -> None:
-    """The README's matrix section shows the example's test as it is in docs/matrix.md, and
+    """The README's matrix section shows the example's test as it is in docs/guides/matrix.md, and
     every --replayproxy- flag it names is an option of the plugin."""
     text = section(README, "Run your tests under every stream failure")
     (snippet,) = blocks(text, "python")
@@ -130,11 +130,11 @@ def test_the_readme_section_is_the_worked_example_and_names_real_options() -> No
     flags = {o.pytest_flag for o in (*options_for(Front.PYTEST), *MATRIX_OPTIONS)}
     named = set(re.findall(r"--replayproxy-[a-z-]+", text))
     assert named and named <= flags, named - flags
-    assert "docs/matrix.md" in text
+    assert "docs/guides/matrix.md" in text
 
 
 def test_the_sets_table_is_the_sets() -> None:
-    """docs/matrix.md's table of sets lists every cell of every set, with its outcome."""
+    """docs/guides/matrix.md's table of sets lists every cell of every set, with its outcome."""
     for name, found in SETS.items():
         if name == "all":
             assert f"| `all` | every cell above ({len(found)} cells) |" in DOC

@@ -152,7 +152,7 @@ def test_retry_policy_with_requests_seen(
     assert counter.connections == 0
 
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "pytest.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "guides" / "pytest.md"
 
 RECORD_DOC = """
 
@@ -176,7 +176,7 @@ def test_record_length(replayproxy):
 def test_the_docs_retry_example_passes(
     pytester: pytest.Pytester, confdir: Path, counter: CountingUpstream
 ) -> None:
-    """docs/pytest.md's retry-policy example, as written, passes against cassettes recorded
+    """docs/guides/pytest.md's retry-policy example, as written, passes against cassettes recorded
     from the simulator with its own client (the length one edited to end with "length")."""
     section = DOC.read_text("utf-8").split("## Requests seen: testing retry policies")[1]
     (code,) = re.findall(r"```python\n(.*?)```", section.split("\n## ")[0], re.S)

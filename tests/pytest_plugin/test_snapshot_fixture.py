@@ -17,7 +17,8 @@ import os
 
 import httpx
 
-from replayproxy.testing._capture import CapturedEvent, CapturedFrame, StreamCapture
+from replayproxy.testing._capture import StreamCapture
+from replayproxy.testing._capture_data import CapturedEvent, CapturedFrame
 
 FINISH = os.environ.get("RP_FINISH", "stop")
 

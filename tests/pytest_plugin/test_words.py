@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from replayproxy import ReplayServer
+from replayproxy._engine.session import ReplaySession
 from replayproxy.testing import CountingUpstream, Simulator
 from tests.pytest_plugin.project import run, write_tests
 
@@ -96,8 +97,8 @@ def test_the_sdk_exception_inside_pytest_speaks_pytest_too(
 
 
 def test_the_cli_500_body_keeps_the_cli_flag(tmp_path: Path) -> None:
-    """Through ReplayServer (the CLI's engine) the same miss names the CLI flag, and no
-    uncompared host."""
+    """Through the CLI's engine (ReplayServer.for_session) the same miss names the CLI flag,
+    and no uncompared host."""
     cassette = tmp_path / "chat.cassette"
     body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Say hi"}]}
     from replayproxy import use_cassette
@@ -118,7 +119,7 @@ def test_the_cli_500_body_keeps_the_cli_flag(tmp_path: Path) -> None:
     finally:
         pool.close()
     body["messages"][0]["content"] = "Say hello"
-    with ReplayServer(cassette, speed=0) as server:
+    with ReplayServer.for_session(ReplaySession(cassette, speed=0)) as server:
         response = httpx.post(server.url + "/v1/chat/completions", json=body, timeout=30)
     assert response.status_code == 500
     message = response.json()["error"]["message"]

@@ -6,14 +6,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replayproxy._core.cassette.assembly import (
+from replayproxy._core.cassette.model import Ending, EndKind, Request
+from replayproxy._core.redaction.secrets import REDACTED, Redactor
+from replayproxy._core.replay.assembly import (
     ResponseHead,
     build_interaction,
     classify_end,
     ending_from_error,
 )
-from replayproxy._core.cassette.model import Ending, EndKind, Request
-from replayproxy._core.redaction.secrets import REDACTED, Redactor
 
 H1_INCOMPLETE = (
     "HTTP/1 protocol error: peer closed connection without sending complete message body: "
@@ -95,7 +95,7 @@ def test_build_interaction_without_head() -> None:
 
 def test_tls_verification_failures_are_recognised() -> None:
     """mitmproxy's and OpenSSL's certificate-verify messages are TLS setup failures; others not."""
-    from replayproxy._core.cassette.assembly import is_tls_verification_failure
+    from replayproxy._core.replay.assembly import is_tls_verification_failure
 
     assert is_tls_verification_failure(
         "Server TLS handshake failed. Certificate verify failed: unable to get local issuer "

@@ -10,7 +10,7 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
-from replayproxy._core.websocket.model import WsCloseKind
+from replayproxy._core.cassette.websocket import WsCloseKind
 from replayproxy.testing._realtime import RealtimeSimulator
 
 from .helpers import recording, wait_for_interactions

@@ -121,8 +121,9 @@ def test_a_20000_parameter_query_is_answered_fast_beside_a_timed_stream(
     print(
         f"{shell}: 20,000-parameter GET hit {took[0] * 1000:.0f} ms, miss {took[1] * 1000:.0f} ms"
     )
-    # Generous (a shared, loaded machine; ~0.1-0.8 s measured, docs/reliability.md): it was
-    # 29 s (engine) and no answer in 30 s (forward, 50,000 parameters).
+    # Generous (a shared, loaded machine; ~0.1-0.8 s measured, see
+    # docs/explanations/reliability.md): it was 29 s (engine) and no answer in 30 s (forward,
+    # 50,000 parameters).
     assert max(took) < 15.0
     gaps = [b - a for a, b in itertools.pairwise(arrivals)]
     assert len(arrivals) >= 10, arrivals

@@ -103,7 +103,7 @@ def test_framing_never_makes_a_write_longer_than_the_cap(
     of one piece), and the writes still carry exactly the recorded chunks."""
     import pytest
 
-    from replayproxy._core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
+    from replayproxy._core.schedule.model import Finish, FinishKind, Head, Schedule, Write
     from replayproxy._engine import http1_writer
 
     with pytest.MonkeyPatch.context() as mp:

@@ -22,7 +22,7 @@ from replayproxy._core.faults import timing
 from replayproxy._core.faults.spec import MAX_SECONDS, MAX_WRITES
 from replayproxy._core.matching.matcher import Miss
 from replayproxy._core.replay.checks import check_speed
-from replayproxy._core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
+from replayproxy._core.schedule.model import Finish, FinishKind, Head, Schedule, Write
 from replayproxy._engine.session import ReplaySession
 from replayproxy._errors import FaultSpecError, UsageError
 from replayproxy.testing import MS, cassette, interaction

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from replayproxy._core.cassette import codec, validate
 from replayproxy._core.cassette.model import Cassette
 from replayproxy._core.cassette.textload import loads
-from replayproxy._core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
+from replayproxy._core.cassette.websocket import WebSocketSession, WsClose, WsCloseKind, WsMessage
 from replayproxy._errors import CassetteFormatError
 from replayproxy.testing import realtime_turns, ws_interaction
 

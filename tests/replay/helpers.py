@@ -84,7 +84,7 @@ def ws_client_tls(ca_cert: object) -> ssl.SSLContext:
     sometimes never written (about 1 open in 100 on a loaded machine; seen with ``ss``: only the
     handshake left the socket; python-websockets/websockets#1387). TLS 1.2 sends no ticket
     after the handshake: 0 failures in 600 opens under the same load. A client bug, not
-    replayproxy's: see docs/websocket.md.
+    replayproxy's: see docs/guides/websocket.md.
     """
     ctx = ssl.create_default_context(cafile=str(ca_cert))
     ctx.maximum_version = ssl.TLSVersion.TLSv1_2

@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 
 const [provider, setup, bodyPath] = process.argv.slice(2);
 if (setup === "undici") {
-  // Node 20: the documented way to make fetch use HTTPS_PROXY (docs/clients.md).
+  // Node 20: the documented way to make fetch use HTTPS_PROXY (docs/guides/clients.md).
   const { EnvHttpProxyAgent, setGlobalDispatcher } = await import("undici");
   setGlobalDispatcher(new EnvHttpProxyAgent());
 }

@@ -23,9 +23,9 @@ from websockets.sync.client import connect
 
 from replayproxy._core.cassette.model import Cassette, Request
 from replayproxy._core.matching.differences import MatchOptions
-from replayproxy._core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
 from replayproxy._core.replay.upstream import base_of as _base_of
 from replayproxy._core.replay.upstream import on_upstream as _on_upstream
+from replayproxy._core.schedule.model import Finish, FinishKind, Head, Schedule, Write
 from replayproxy._engine.http1_reader import MAX_HEAD, BadRequest, StampedReader, read_request
 from replayproxy._engine.origin import (
     TOKEN_HEADER,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from replayproxy._core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
+from replayproxy._core.schedule.model import Finish, FinishKind, Head, Schedule, Write
 from replayproxy._engine import http1_writer
 
 HEAD = Head(0, 200, "OK", ((b"content-type", b"text/event-stream"),))

@@ -224,7 +224,7 @@ def test_faults_over_h2_as_documented(
 ) -> None:
     """Over HTTP/2 a reset or a close is RST_STREAM INTERNAL_ERROR (2) after the frames
     before it, a truncation a clean END_STREAM; the connection stays open either way
-    (docs/replay.md, "HTTP/2")."""
+    (docs/guides/replay.md, "HTTP/2")."""
     use(proxy, ReplaySession(h2_recording, speed=0, faults=[fault]))
     reply = h2_get_through_proxy(proxy.port, "127.0.0.1", str(proxy.ca_cert), ping_after=True)
     got = (reply.alpn, len(reply.frames), reply.reset, reply.after)

@@ -184,7 +184,7 @@ def test_a_client_that_bypasses_the_proxy_is_reported(node_dir: Path, tmp_path: 
     done = replay(node_dir, tmp_path, "openai")
     assert done.returncode == 0, done.stderr
     assert "warning: the command ended and no request reached replayproxy" in done.stderr
-    assert "ignores HTTPS_PROXY" in done.stderr and "docs/clients.md" in done.stderr
+    assert "ignores HTTPS_PROXY" in done.stderr and "docs/guides/clients.md" in done.stderr
     strict = replay(node_dir, tmp_path, "openai", "--fail-if-bypassed")
     assert strict.returncode == 1
     assert "error: the command ended and no request reached replayproxy" in strict.stderr

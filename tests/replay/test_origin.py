@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from replayproxy._core.cassette.model import EndKind
 from replayproxy._core.matching.matcher import Miss
-from replayproxy._core.replay.schedule import from_interaction, scale
+from replayproxy._core.schedule.model import from_interaction, scale
 from replayproxy._engine.http1_writer import compile_schedule as _compile
 from replayproxy._engine.server import ReplayServer
 from replayproxy.testing import SSE_HEADERS, cassette, interaction, sse_frames

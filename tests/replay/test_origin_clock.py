@@ -11,7 +11,7 @@ import socket
 
 import pytest
 
-from replayproxy._core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
+from replayproxy._core.schedule.model import Finish, FinishKind, Head, Schedule, Write
 from replayproxy._engine import pacing
 from replayproxy._engine.origin import TOKEN_HEADER, Origin
 from replayproxy.testing import MS, US

@@ -19,8 +19,8 @@ import httpx
 import pytest
 
 from replayproxy import _store as store
-from replayproxy._core.replay import schedule_wire
-from replayproxy._core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
+from replayproxy._core.schedule import codec as schedule_wire
+from replayproxy._core.schedule.model import Finish, FinishKind, Head, Schedule, Write
 from replayproxy._engine import origin as origin_module
 from replayproxy._engine.failsafe import ERROR_HEADER
 from replayproxy._engine.origin import FAILURE_HEADER, PACKED_HEADER, Origin

@@ -12,7 +12,7 @@ import random
 import pytest
 
 from replayproxy._core.faults.timing import jitter, keepalive, stall, throttle
-from replayproxy._core.replay.schedule import (
+from replayproxy._core.schedule.model import (
     Finish,
     FinishKind,
     Head,

@@ -1,6 +1,6 @@
 """Resumed streams through both proxy modes and the direct server, with real clients.
 
-The recipe of docs/replay.md: ``close:events=5`` cuts the first request; the client
+The recipe of docs/guides/replay.md: ``close:events=5`` cuts the first request; the client
 reconnects (``Last-Event-ID`` with httpx, ``responses.retrieve(stream=True, starting_after=N)``
 with the openai SDK); the turn text is complete and nothing is duplicated.
 """

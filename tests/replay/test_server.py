@@ -4,6 +4,7 @@ address and the reason, and an internal error logged where a host application se
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import socket
 
@@ -318,3 +319,34 @@ def test_a_host_name_is_reported_as_the_address_bound() -> None:
         assert server.host in ("127.0.0.1", "::1")
         r = httpx.post(server.url + "/v1/chat/completions", content=IT.request.body, timeout=10)
         assert r.text == "data: 1\n\n"
+
+
+def test_misses_and_explain_name_the_request_and_the_server_keyword_that_fixes_it() -> None:
+    """ReplayServer has use_cassette()'s handle shape: ``misses`` and ``explain()``, whose fix
+    is spelt as a ReplayServer keyword (not a CLI flag), the same text the client got."""
+    with ReplayServer(CASSETTE, speed=0) as server:
+        assert server.misses == [] and server.explain() == ""
+        r = httpx.post(server.url + "/v1/chat/completions", content=b'{"x": 2}', timeout=10)
+        assert r.status_code == 500
+        assert len(server.misses) == 1
+        text = server.explain()
+    assert text.startswith("replayproxy: no recorded interaction matches POST /v1/chat/completions")
+    assert "ReplayServer(..., " in text and "--" not in text.split("\n", 1)[1]
+    assert server.misses[0].explain(server.session.words) == text
+    assert text.split("\n")[0] in r.text
+
+
+def test_async_with_starts_and_stops_the_server_without_blocking_the_loop() -> None:
+    """``async with ReplayServer(...)`` serves an async client, and stops on exit."""
+
+    async def main() -> tuple[httpx.Response, bool, bool]:
+        async with ReplayServer(CASSETTE, speed=0) as server:
+            async with httpx.AsyncClient() as client:
+                url = server.url + "/v1/chat/completions"
+                r = await client.post(url, content=IT.request.body, timeout=10)
+            running = server.is_running
+        return r, running, server.is_running
+
+    r, running_inside, running_after = asyncio.run(main())
+    assert r.status_code == 200 and r.content == b"data: 1\n\n"
+    assert running_inside and not running_after

@@ -18,7 +18,7 @@ from replayproxy._core.matching.differences import MatchOptions
 from replayproxy._core.matching.matcher import Miss
 from replayproxy._core.replay.options import ReplaySettings
 from replayproxy._core.replay.record_mode import RecordMode
-from replayproxy._core.replay.schedule import Write
+from replayproxy._core.schedule.model import Write
 from replayproxy._core.wire.error_body import error_body
 from replayproxy._engine.failsafe import ReplayFailure, unmatched_response
 from replayproxy._engine.session import (

@@ -15,9 +15,9 @@ import wsproto.events as wse
 from wsproto.connection import Connection, ConnectionType
 
 from replayproxy._core.cassette.model import Request
-from replayproxy._core.replay.schedule import Head
+from replayproxy._core.cassette.websocket import WsClose, WsCloseKind, WsMessage
+from replayproxy._core.schedule.model import Head
 from replayproxy._core.websocket.conversation import Turn, WsPlan
-from replayproxy._core.websocket.model import WsClose, WsCloseKind, WsMessage
 from replayproxy._engine import websocket as websocket_mod
 from replayproxy._engine.websocket import (
     ClientArrivals,

@@ -3,7 +3,7 @@ boundary as recorded, in base-URL mode and as a forward proxy (how every replay 
 mitmproxy (a session that may record), which reassembles each message before any hook, then
 sends it on in frames of the sizes it arrived in (its ``Fragmentizer``), fragment sizes survive,
 except a fragment boundary inside a UTF-8 character of a text message, which moves to the start
-of that character. What this means is in docs/replay.md ("WebSocket frames")."""
+of that character. What this means is in docs/guides/websocket.md."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 
 from replayproxy._core.cassette.model import Cassette
-from replayproxy._core.websocket.model import WsMessage
+from replayproxy._core.cassette.websocket import WsMessage
 from replayproxy._engine.server import ReplayServer
 from replayproxy._engine.session import ReplaySession
 from replayproxy._mitm.addons.replayer import Replayer

@@ -1,6 +1,6 @@
 """scripts/mutation.py: the parts that need no mutmut run (the sample's maths, reading what
 mutmut generated, refusing bad arguments). The mutation runs themselves take minutes to hours
-and are not part of the suite (docs/mutation.md)."""
+and are not part of the suite (docs/contributing/mutation.md)."""
 
 from __future__ import annotations
 
@@ -53,8 +53,8 @@ def test_generated_reads_every_mutant_name_from_the_meta_files(tmp_path: Path) -
     ("args", "message"),
     [
         (["--sample", "0"], "--sample needs a positive number of mutants"),
-        (["--sample", "5", "core/wire/sse.py"], "--sample draws from all of core/ and engine/"),
-        ([], "name modules (e.g. core/wire/sse.py), or pass --all or --sample N"),
+        (["--sample", "5", "_core/wire/sse.py"], "--sample draws from all of _core/ and _engine/"),
+        ([], "name modules (e.g. _core/wire/sse.py), or pass --all or --sample N"),
         (["cli/main.py"], "no such module under replayproxy/: cli/main.py"),
     ],
 )

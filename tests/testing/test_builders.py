@@ -9,7 +9,7 @@ import pytest
 
 from replayproxy._core.cassette import codec
 from replayproxy._core.cassette.model import Cassette, Ending, EndKind, Frame, Interaction, Request
-from replayproxy._core.websocket.model import WsClose, WsCloseKind
+from replayproxy._core.cassette.websocket import WsClose, WsCloseKind
 from replayproxy.testing import (
     CHAT_BODY,
     CHAT_URL,

@@ -20,7 +20,7 @@ from replayproxy.testing import (
     capture_stream,
     capture_url,
 )
-from replayproxy.testing._capture import parse_frames
+from replayproxy.testing._capture_data import parse_frames
 from replayproxy.testing.strategies import splits, sse_streams
 from tests.testing.capture_servers import CHAT_JSON, CHAT_PATH, serving
 

@@ -21,7 +21,7 @@ from replayproxy.testing import (
     cassette,
     stream_interaction,
 )
-from replayproxy.testing._capture_assert import upstream_incomplete
+from replayproxy.testing._capture_assert import cut_upstream
 from tests.testing.capture_servers import CHAT_JSON, CHAT_PATH, serving
 
 EXAMPLES = Path(__file__).parents[2] / "docs" / "examples"
@@ -214,47 +214,46 @@ def _openai_server(*faults: str) -> ReplayServer:
     return ReplayServer(cassette(it), speed=1, faults=list(faults))
 
 
-def test_check_returns_the_report_of_a_good_provider_stream() -> None:
+def test_assert_stream_ok_returns_the_report_of_a_good_provider_stream() -> None:
     """A real OpenAI Chat stream: no errors, the report names the provider."""
     with _openai_server() as server:
-        report = _capture(server, empty=True).check()
+        report = _capture(server, empty=True).assert_stream_ok()
     assert report.provider == "openai-chat" and report.errors == []
 
 
-def test_check_raises_with_the_report_and_event_times() -> None:
+def test_assert_stream_ok_raises_with_the_report_and_event_times() -> None:
     """corrupt:event=1 (invalid JSON): the AssertionError lists the rule, the event and when
     it arrived."""
     with _openai_server("corrupt:event=1") as server:
         cap = _capture(server, empty=True)
     with pytest.raises(AssertionError) as failed:
-        cap.check(provider="openai-chat")
+        cap.assert_stream_ok(provider="openai-chat")
     message = str(failed.value)
     assert "the checker found" in message and "(openai-chat," in message
     assert re.search(r"error sse\.json at event 1, byte \d+: .*\(event 1 arrived at \d+\.\d ms\)",
                      message)  # fmt: skip
 
 
-def test_check_with_a_contract_path_or_a_loaded_contract() -> None:
+def test_assert_stream_ok_with_a_contract_path_or_a_loaded_contract() -> None:
     """An application's own stream against its contract, as a path or loaded; dropping the
     committed event fails the contract's terminal rule."""
     with serving(_turn_events(), headers=SSE, path="/chat") as server:
         good = _capture(server, "/chat")
-    assert good.check(contract=CONTRACT).errors == []
-    assert good.check(contract=load_contract(CONTRACT)).errors == []
+    assert good.assert_stream_ok(contract=CONTRACT).errors == []
+    assert good.assert_stream_ok(contract=load_contract(CONTRACT)).errors == []
     with serving(_turn_events(), headers=SSE, path="/chat", faults=["drop:event=6"]) as server:
         bad = _capture(server, "/chat")
     with pytest.raises(AssertionError, match=r"contract.*terminal"):
-        bad.check(contract=CONTRACT)
+        bad.assert_stream_ok(contract=CONTRACT)
 
 
-def test_upstream_incomplete_reads_the_faults_of_the_seen_requests() -> None:
-    """A bool is itself; seen requests are incomplete when any fault's outcome is an
-    incomplete stream or a hang (close, truncate, hang), not for the others (split)."""
+def test_cut_upstream_reads_the_faults_of_the_seen_requests() -> None:
+    """Seen requests had their upstream cut when any fault's outcome is an incomplete stream
+    or a hang (close, truncate, hang), not for the others (split)."""
     seen = [SimpleNamespace(faults=("split:bytes=3",)), SimpleNamespace(faults=())]
-    assert upstream_incomplete(True) and not upstream_incomplete(False)
-    assert not upstream_incomplete(seen)
+    assert not cut_upstream(seen)
     for spec in ("close:events=2", "truncate", "hang"):
-        assert upstream_incomplete([*seen, SimpleNamespace(faults=(spec,))])
+        assert cut_upstream([*seen, SimpleNamespace(faults=(spec,))])
 
 
 ENDPOINT_CONTRACT = """
@@ -270,32 +269,39 @@ incomplete = ["rejected"]
 """
 
 
-def test_check_passes_record_and_upstream_to_the_checker(tmp_path: Path) -> None:
-    """record= (the stored row) and upstream= (the replay's seen requests, or a bool) reach
-    the checker: a committed event that disagrees with the row, or that ends a turn whose
-    upstream was cut, is an error."""
+def test_assert_stream_ok_passes_record_and_upstream_to_the_checker(tmp_path: Path) -> None:
+    """record= (the stored row), upstream_incomplete= and requests= (the replay's seen
+    requests) reach the checker: a committed event that disagrees with the row, or that ends a
+    turn whose upstream was cut, is an error; both upstream keywords at once is a usage error."""
     contract = tmp_path / "endpoint.contract.toml"
     contract.write_text(ENDPOINT_CONTRACT)
     with serving(_turn_events(), headers=SSE, path="/chat") as server:
         cap = _capture(server, "/chat")
     assert (
-        cap.check(contract=contract, record={"message_id": "m_0193"}, upstream=False).errors == []
+        cap.assert_stream_ok(
+            contract=contract, record={"message_id": "m_0193"}, upstream_incomplete=False
+        ).errors
+        == []
     )
     with pytest.raises(AssertionError, match=r"contract\.record at event 6"):
-        cap.check(contract=contract, record={"message_id": "m_other"})
+        cap.assert_stream_ok(contract=contract, record={"message_id": "m_other"})
     cut = [SimpleNamespace(faults=("close:events=3",))]
     with pytest.raises(AssertionError, match=r"contract\.upstream at event 6"):
-        cap.check(contract=contract, upstream=cut)
+        cap.assert_stream_ok(contract=contract, requests=cut)
+    with pytest.raises(AssertionError, match=r"contract\.upstream at event 6"):
+        cap.assert_stream_ok(contract=contract, upstream_incomplete=True)
+    with pytest.raises(UsageError, match="upstream_incomplete= or requests=, not both"):
+        cap.assert_stream_ok(contract=contract, upstream_incomplete=True, requests=cut)
 
 
-def test_check_judges_incremental_delivery_from_the_frame_times(tmp_path: Path) -> None:
+def test_assert_stream_ok_judges_incremental_delivery_from_the_frame_times(tmp_path: Path) -> None:
     """The frames go to the checker with their arrival times: a contract with incremental =
     true passes a spread stream and reports a buffered one (everything in one late read)."""
     contract = tmp_path / "incremental.contract.toml"
     contract.write_text('[stream]\nincremental = true\n[events]\nterminal = ["committed"]\n')
     with serving(_turn_events(), headers=SSE, path="/chat", gap_ms=20) as server:
-        assert _capture(server, "/chat").check(contract=contract).errors == []
+        assert _capture(server, "/chat").assert_stream_ok(contract=contract).errors == []
     with serving(_turn_events(), headers=SSE, path="/chat", faults=["coalesce"]) as server:
         buffered = _capture(server, "/chat")
     with pytest.raises(AssertionError, match=r"error stream\.buffered: all 7 events arrived"):
-        buffered.check(contract=contract)
+        buffered.assert_stream_ok(contract=contract)

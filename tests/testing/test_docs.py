@@ -1,11 +1,11 @@
-"""The example of docs/pytest.md's "Testing helpers" section runs and passes as written."""
+"""The example of docs/guides/pytest.md's "Testing helpers" section runs and passes as written."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "pytest.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "guides" / "pytest.md"
 
 
 def test_the_testing_helpers_example_passes(tmp_path: Path) -> None:

@@ -78,6 +78,7 @@ def test_the_public_names_are_pinned() -> None:
         "StreamCapture",
         "Write",
         "acapture_stream",
+        "acapture_url",
         "capture_stream",
         "capture_url",
         "cassette",

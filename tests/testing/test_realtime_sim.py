@@ -8,8 +8,8 @@ import json
 import httpx
 from websockets.sync.client import connect
 
+from replayproxy._core.cassette.websocket import WebSocketSession, WsMessage
 from replayproxy._core.check.grammars.realtime import check_session
-from replayproxy._core.websocket.model import WebSocketSession, WsMessage
 from replayproxy.testing import RealtimeSimulator
 from replayproxy.testing._realtime import reply_text
 from tests.websocket.clients import openai_session, websockets_session

@@ -16,7 +16,8 @@ from replayproxy._core.check.contract import parse_contract
 from replayproxy._core.wire.sse import parse_events
 from replayproxy._errors import UsageError
 from replayproxy.testing import capture_url, cassette, stream_interaction
-from replayproxy.testing._capture import CapturedEvent, CapturedFrame, StreamCapture
+from replayproxy.testing._capture import StreamCapture
+from replayproxy.testing._capture_data import CapturedEvent, CapturedFrame
 from replayproxy.testing._snapshot import (
     ENV_UPDATE,
     assert_matches_snapshot,

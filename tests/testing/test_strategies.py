@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from replayproxy._core.cassette import codec
 from replayproxy._core.cassette.model import Cassette, EndKind, Interaction
-from replayproxy._core.websocket.model import (
+from replayproxy._core.cassette.websocket import (
     WebSocketSession,
     WsMessage,
     decode_session,

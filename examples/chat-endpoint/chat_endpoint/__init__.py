@@ -1,4 +1,4 @@
-"""A small streaming chat endpoint, the worked example of docs/testing-your-endpoint.md.
+"""A small streaming chat endpoint, the worked example of docs/guides/your-endpoint.md.
 
 ``POST /chat`` proxies an OpenAI-style chat stream into the endpoint's own typed events
 (``started``, ``delta``, then ``committed`` or ``rejected``, each with the turn id) and stores

@@ -14,7 +14,6 @@ from conftest import Endpoint
 from scenario import CONTRACT
 
 from replayproxy.testing import STREAMS, StreamCapture, capture_url, expected_text
-from replayproxy.testing._capture_assert import upstream_incomplete
 
 EXPECTED = expected_text(STREAMS["openai-chat-text"])  # what the recorded stream says
 TERMINAL = ["committed", "rejected"]
@@ -63,7 +62,7 @@ def test_incremental_delivery(endpoint: Endpoint, stream_snapshot: Any) -> None:
     capture.assert_streamed(min_frames=20, min_spread_ms=200)
     capture.assert_framing()
     capture.assert_terminated(TERMINAL)
-    capture.check(contract=CONTRACT)  # incremental = true: the checker judges it too
+    capture.assert_stream_ok(contract=CONTRACT)  # incremental = true: the checker judges it too
     # The turn by meaning (event types and fields, the end, streamed, terminated once), in
     # tests/__snapshots__/test_chat/test_incremental_delivery.json; written (and, after a
     # change that is meant, rewritten) by `python -m pytest --replayproxy-snapshot-update`.
@@ -77,7 +76,7 @@ def test_a_clean_turn_is_committed_and_passes_the_contract(endpoint: Endpoint) -
     assert kinds(capture)[0] == "started" and kinds(capture)[-1] == "committed"
     assert_text_intact(capture)
     capture.assert_terminated(TERMINAL)
-    capture.check(contract=CONTRACT)
+    capture.assert_stream_ok(contract=CONTRACT)
 
 
 @pytest.mark.replayproxy(faults=["split:at=midline,gap=0.0005"])
@@ -140,8 +139,7 @@ def test_a_closed_connection_is_never_committed(
     )
     capture.assert_terminated(TERMINAL)
     assert endpoint.wait_ended(turn_id)["status"] == "rejected"
-    assert upstream_incomplete(replayproxy.requests)  # the replay knows it cut the stream
-    capture.check(contract=CONTRACT, upstream=replayproxy.requests)
+    capture.assert_stream_ok(contract=CONTRACT, requests=replayproxy.requests)
 
 
 @pytest.mark.replayproxy(speed=1)  # the contract's incremental rule needs the recorded pace
@@ -155,7 +153,7 @@ def test_committed_only_when_the_record_agrees(endpoint: Endpoint) -> None:
     for name in ("message_id", "record_version", "finish_reason", "truncated"):
         assert committed[name] == row[name], f"committed says {name}={committed[name]!r}"
     assert committed["chars"] == len(row["text"]) and row["text"] == text_of(capture)
-    capture.check(contract=CONTRACT, record=row)  # the contract's fields.record
+    capture.assert_stream_ok(contract=CONTRACT, record=row)  # the contract's fields.record
 
 
 @pytest.mark.replayproxy(speed=0.25)  # 2.4 s for the turn: the cancel lands well before its end

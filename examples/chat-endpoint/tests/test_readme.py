@@ -1,4 +1,4 @@
-"""The README's "Test your own streaming endpoint" snippet, as written there
+"""The snippet of docs/guides/your-endpoint.md ("In short"), as written there
 (tests/examples/test_chat_endpoint.py checks the two stay the same)."""
 
 import pytest
@@ -15,5 +15,5 @@ def test_turn(endpoint, stream_snapshot):  # endpoint: your app, its provider at
     capture.assert_streaming_headers()  # text/event-stream, no-cache, no content-encoding
     capture.assert_streamed(min_frames=2)  # "1 frame, 25915 bytes in all ... at 702.2 ms"
     capture.assert_terminated(["committed", "rejected"])  # once, last, then the socket closed
-    capture.check(contract="tests/chat-turn.contract.toml")  # your events' contract
+    capture.assert_stream_ok(contract="tests/chat-turn.contract.toml")  # your events' contract
     stream_snapshot(capture)  # the turn by meaning (ids, times left out) in __snapshots__/

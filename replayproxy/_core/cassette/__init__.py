@@ -1,1 +1,2 @@
-"""The cassette: its data model, binary codec and records, validation, the text form."""
+"""The cassette: its data model (WebSocket sessions included), binary codec and records,
+validation, the text form."""

@@ -1,4 +1,5 @@
-"""Cassette <-> bytes: the msgpack codec for cassette format v2 and v1 (docs/cassette-format.md).
+"""Cassette <-> bytes: the msgpack codec for cassette format v2 and v1
+(docs/reference/cassette-format.md).
 
 A cassette file is a *stream* of msgpack objects, not one object, so that a recorder can append
 one interaction at a time and a crash loses at most the interaction being written:
@@ -37,7 +38,7 @@ from replayproxy._core.cassette.model import (
     Request,
     Response,
 )
-from replayproxy._core.websocket.model import WsFormatError, decode_session, encode_session
+from replayproxy._core.cassette.websocket import WsFormatError, decode_session, encode_session
 from replayproxy._errors import CassetteFormatError, CassetteVersionError
 
 __all__ = [

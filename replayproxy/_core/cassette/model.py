@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from urllib.parse import urlsplit
 
-from replayproxy._core.websocket.model import WebSocketSession
+from replayproxy._core.cassette.websocket import WebSocketSession
 
 __all__ = [
     "Cassette",
@@ -129,7 +129,7 @@ class Interaction:
     interaction; they are kept as strings so the format does not depend on the fault module.
     ``recorded_at`` is the wall-clock time (Unix seconds) the request was sent, for people.
     ``websocket`` holds the messages and the close of a WebSocket session, whose ``response``
-    is the 101 upgrade (see :mod:`replayproxy._core.websocket.model`); ``None`` for plain HTTP.
+    is the 101 upgrade (see :mod:`replayproxy._core.cassette.websocket`); ``None`` for plain HTTP.
     """
 
     request: Request

@@ -3,7 +3,7 @@
 A recorder appends one record per write, so a killed recorder leaves at most the *last* record
 cut short: a **torn tail**, safe to skip and to cut off before appending. Anything else that
 does not decode is **damage**, and cutting there would delete the intact records after it. The
-two are told apart like this (``docs/cassette-format.md`` §5):
+two are told apart like this (``docs/reference/cassette-format.md`` §5):
 
 - version 2 wraps every record in a checked frame: a fixed 20-byte head (marker, CRC-32 of the
   length, CRC-32 of the payload, length) and the payload. A record is torn only if its head is

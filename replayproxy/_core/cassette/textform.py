@@ -3,7 +3,7 @@
 :func:`dumps` (here) and :func:`replayproxy._core.cassette.textload.loads` are exact inverses:
 ``loads(dumps(c)) == c`` for every cassette,
 so ``export`` then ``import`` gives back a byte-identical file. The format is specified in
-``docs/text-format.md``; in short::
+``docs/reference/text-format.md``; in short::
 
     replayproxy-cassette-text 1
     meta recorded-by replayproxy
@@ -19,14 +19,13 @@ so ``export`` then ``import`` gives back a byte-identical file. The format is sp
       end complete +151ms
       fault truncate:events=1
 
-Bytes are quoted with :func:`~replayproxy._core.tools.inspect.escape` (``\\n \\r \\t \\\\ \\" \\'
-\\xNN``) or, when mostly binary, written as ``base64:...``. Times are exact nanoseconds, written
-in ms.
+Bytes are quoted with :func:`~replayproxy._core.cassette.texttokens.escape`
+(``\\n \\r \\t \\\\ \\" \\' \\xNN``) or, when mostly binary, written as ``base64:...``. Times are
+exact nanoseconds, written in ms.
 """
 
 from __future__ import annotations
 
-import base64
 import re
 
 from replayproxy._core.cassette.model import (
@@ -34,32 +33,18 @@ from replayproxy._core.cassette.model import (
     Header,
     Interaction,
 )
-from replayproxy._core.tools.inspect import escape
+from replayproxy._core.cassette.texttokens import escape, format_time, quote
+from replayproxy._core.cassette.websocket_text import session_lines
 
-__all__ = ["MAGIC", "dumps", "format_time", "quote"]
+__all__ = ["MAGIC", "dumps"]
 
 MAGIC = "replayproxy-cassette-text 1"
-_BANNER = "# replayproxy cassette text (docs/text-format.md), read by `replayproxy cassette import`"
+_BANNER = (
+    "# replayproxy cassette text (docs/reference/text-format.md), "
+    "read by `replayproxy cassette import`"
+)
 
 # -- writing ---------------------------------------------------------------------------------
-
-
-def format_time(ns: int) -> str:
-    """Exact nanoseconds as signed milliseconds, trailing zeros dropped: ``+12.5ms``."""
-    sign = "-" if ns < 0 else "+"
-    whole, frac = divmod(abs(ns), 1_000_000)
-    text = f"{whole}.{frac:06d}".rstrip("0").rstrip(".")
-    return f"{sign}{text}ms"
-
-
-def quote(data: bytes) -> str:
-    """Bytes as a quoted string (the quote char needing fewer escapes), or ``base64:`` if binary."""
-    q = "'" if data.count(b'"') > data.count(b"'") else '"'
-    text = escape(data, q)
-    # Mostly-binary data (compressed bodies, protobuf) reads better and diffs smaller as base64.
-    if len(data) >= 16 and len(text) > 2 * len(data):
-        return "base64:" + base64.b64encode(data).decode("ascii")
-    return q + text + q
 
 
 _BARE_WORD = re.compile(r"[^\s\"'\\][^\s\\]*")
@@ -109,8 +94,6 @@ def _interaction_lines(index: int, x: Interaction) -> list[str]:
         end += " " + _word(x.end.message)
     lines.append(end)
     if x.websocket is not None:
-        from replayproxy._core.websocket.text import session_lines  # it imports this module
-
         lines.extend(session_lines(x.websocket))
     lines.extend(f"  fault {_word(spec)}" for spec in x.faults)
     return lines

@@ -7,7 +7,7 @@ interaction is assembled in a draft until the next ``interaction`` line. Every m
 one-line CassetteFormatError naming the line, never a traceback. A finished interaction goes
 through the same checks as a decoded one (:mod:`replayproxy._core.cassette.validate`), and
 numbers are bounded before they are converted, so no text can give a cassette that cannot be
-written or served. The grammar is in ``docs/text-format.md``.
+written or served. The grammar is in ``docs/reference/text-format.md``.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass, field
 
 from replayproxy._core.cassette import validate
+from replayproxy._core.cassette import websocket_text as ws_text
 from replayproxy._core.cassette.model import (
     Cassette,
     Ending,
@@ -41,8 +42,7 @@ from replayproxy._core.cassette.texttokens import (
     tokens,
     unescape,
 )
-from replayproxy._core.websocket import text as ws_text
-from replayproxy._core.websocket.model import WebSocketSession, WsClose, WsMessage
+from replayproxy._core.cassette.websocket import WebSocketSession, WsClose, WsMessage
 from replayproxy._errors import CassetteFormatError
 
 __all__ = ["loads", "parse_bytes", "parse_time", "unescape"]

@@ -1,9 +1,16 @@
-"""The tokens of the cassette text form: one line split into words and values (pure).
+"""The tokens of the cassette text form, read and written: one line split into words and
+values, and values written as tokens (:func:`format_time`, :func:`quote`) (pure).
 
 A line is bare words, quoted byte strings with backslash escapes (``\\n``, ``\\x00``, ...),
 ``base64:`` blobs and ``+12.5ms`` offsets. Every problem is a :class:`LineError` naming the
 column where it can; :mod:`replayproxy._core.cassette.textload` puts lines together into
 interactions and adds the line number. Numbers are bounded before they are converted.
+
+:func:`escape`, the inverse of :func:`unescape`, is the one way bytes are printed anywhere
+(terminal, text form, diffs): valid printable UTF-8 as is, ``\\n \\r \\t \\\\`` as such, everything
+else (control bytes, invalid UTF-8, invisible or line-breaking characters such as U+2028 or
+U+FEFF) as ``\\xNN`` per byte. So a terminal never receives a raw control sequence, and every
+byte stays visible and recoverable.
 """
 
 from __future__ import annotations
@@ -19,10 +26,13 @@ __all__ = [
     "LineError",
     "as_int",
     "as_text",
+    "escape",
+    "format_time",
     "from_base64",
     "one_value",
     "parse_bytes",
     "parse_time",
+    "quote",
     "quoted",
     "skip_space",
     "tokens",
@@ -45,6 +55,14 @@ _UNIT_NS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 # rather than written as three other bytes.
 SURROGATE = re.compile("[\ud800-\udfff]")
 _ESCAPES = {"n": 0x0A, "r": 0x0D, "t": 0x09, "\\": 0x5C, '"': 0x22, "'": 0x27}
+
+
+def format_time(ns: int) -> str:
+    """Exact nanoseconds as signed milliseconds, trailing zeros dropped: ``+12.5ms``."""
+    sign = "-" if ns < 0 else "+"
+    whole, frac = divmod(abs(ns), 1_000_000)
+    text = f"{whole}.{frac:06d}".rstrip("0").rstrip(".")
+    return f"{sign}{text}ms"
 
 
 def parse_time(token: str) -> int:
@@ -98,6 +116,50 @@ def quoted(line: str, pos: int) -> tuple[bytes, int]:
 def unescape(text: str) -> bytes:
     """``text`` with the text form's backslash escapes decoded (no quotes around it)."""
     return _decode(text, 0, None)[0]
+
+
+_SIMPLE = {0x5C: "\\\\", 0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t"}
+
+
+def _visible(ch: str) -> bool:
+    # str.isprintable() is False for control, format (bidi, BOM, zero-width), line/paragraph
+    # separators and non-ASCII spaces: all things that would hide or move text on a terminal.
+    # (Only non-ASCII characters get here: the ASCII space is handled before.)
+    return ch.isprintable()
+
+
+def escape(data: bytes, quote: str = "") -> str:
+    """``data`` as one line of safe text; ``quote`` (``"`` or ``'``) is escaped too if given."""
+    out: list[str] = []
+    text = data.decode("utf-8", errors="surrogateescape")
+    for ch in text:
+        code = ord(ch)
+        if code < 0x80:
+            if code in _SIMPLE:
+                out.append(_SIMPLE[code])
+            elif ch == quote:
+                out.append("\\" + ch)
+            elif 0x20 <= code < 0x7F:
+                out.append(ch)
+            else:
+                out.append(f"\\x{code:02x}")
+        elif 0xDC80 <= code <= 0xDCFF:  # an invalid UTF-8 byte, smuggled by surrogateescape
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif _visible(ch):
+            out.append(ch)
+        else:
+            out.extend(f"\\x{b:02x}" for b in ch.encode("utf-8"))
+    return "".join(out)
+
+
+def quote(data: bytes) -> str:
+    """Bytes as a quoted string (the quote char needing fewer escapes), or ``base64:`` if binary."""
+    q = "'" if data.count(b'"') > data.count(b"'") else '"'
+    text = escape(data, q)
+    # Mostly-binary data (compressed bodies, protobuf) reads better and diffs smaller as base64.
+    if len(data) >= 16 and len(text) > 2 * len(data):
+        return "base64:" + base64.b64encode(data).decode("ascii")
+    return q + text + q
 
 
 def skip_space(line: str, pos: int) -> int:

@@ -5,7 +5,7 @@ through :func:`check_interaction` / :func:`check_meta`, so a cassette that loads
 serve, match, check and re-encode whatever its origin: no status line or header that could
 inject into the response sent to a client (CR, LF, NUL), no URL that a later ``urlsplit``
 cannot parse, no offset that is negative, out of range or going backwards, no text that cannot
-be written back as UTF-8. The rules are listed in ``docs/cassette-format.md`` §7.
+be written back as UTF-8. The rules are listed in ``docs/reference/cassette-format.md`` §7.
 
 A problem is an :class:`InvalidField` naming the field (``response.headers[2].name``); the
 loaders add where it was (byte offset or line, interaction index) and raise
@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from urllib.parse import urlsplit
 
 from replayproxy._core.cassette.model import Ending, Frame, Header, Interaction, Request, Response
-from replayproxy._core.websocket.model import MAX_CLOSE_CODE, MIN_CLOSE_CODE, WebSocketSession
+from replayproxy._core.cassette.websocket import MAX_CLOSE_CODE, MIN_CLOSE_CODE, WebSocketSession
 
 __all__ = [
     "MAX_OFFSET_NS",

@@ -3,7 +3,7 @@
 :class:`StreamChecker` is incremental: ``feed`` body bytes as they come (any split), then
 ``close``; each call returns the violations it found. The result is the same whatever the
 split, because every rule works on decoded events, never on frame boundaries. Each
-:class:`Violation` has a stable rule id (see :data:`RULES` and docs/checker.md), a severity
+:class:`Violation` has a stable rule id (see :data:`RULES` and docs/guides/checker.md), a severity
 (``error``: a client breaks or silently misbehaves; ``warning``: unlike the real provider), the
 event index and byte offset, and a message a person can act on.
 
@@ -15,7 +15,8 @@ Layers: bytes -> SSE (:mod:`.sse_rules`), NDJSON (:mod:`.ndjson`) or AWS event-s
 framing apply. :attr:`StreamChecker.dialect` names the dialect (:mod:`.dialect`) and ``notes``
 the known provider habits the stream showed.
 
-Before the framing layer, a ``content_encoding`` is undone frame by frame (:mod:`.decoding`);
+Before the framing layer, a ``content_encoding`` is undone frame by frame
+(:mod:`replayproxy._core.wire.content_coding`);
 offsets are then offsets in the decoded body. Given arrival times (``feed(data, at_ns)``), a
 contract with ``incremental = true`` also judges the delivery (:mod:`.delivery`).
 """
@@ -29,7 +30,6 @@ from replayproxy._core.cassette.model import Frame
 from replayproxy._core.check.base import GenericSSE, Grammar, Report, RequestOptions, Violation
 from replayproxy._core.check.contract import Contract, parse_contract
 from replayproxy._core.check.contract_grammar import ContractGrammar
-from replayproxy._core.check.decoding import BodyDecoder, DecodeError, encodings
 from replayproxy._core.check.delivery import Arrival, buffered
 from replayproxy._core.check.dialect import DialectSniffer
 from replayproxy._core.check.grammars.anthropic_complete import AnthropicAny
@@ -45,6 +45,7 @@ from replayproxy._core.check.ndjson import NDJSONLayer
 from replayproxy._core.check.rules import RULES, Rule, Severity
 from replayproxy._core.check.sse_rules import SSELayer
 from replayproxy._core.providers import STREAM_PROVIDERS, Framing, Provider, definition, parse
+from replayproxy._core.wire.content_coding import BodyDecoder, DecodeError, encodings
 from replayproxy._errors import UsageError
 
 __all__ = [

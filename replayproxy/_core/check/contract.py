@@ -7,7 +7,7 @@ one, last), which fields every event carries with one value (the turn id), which
 type must carry, and the order (:mod:`.order`); for endpoint recordings also whether the stream
 must arrive incrementally, which fields must match the stored record, which terminal events may
 follow an incomplete upstream stream, and which fields change between runs (``volatile``). The
-format is documented in docs/checker.md. Pure: text in, a contract out; a bad contract is a
+format is documented in docs/guides/checker.md. Pure: text in, a contract out; a bad contract is a
 one-line :class:`UsageError`.
 
 A contract is a small hand-written file, so its size and shape are bounded before anything
@@ -71,7 +71,7 @@ _KEYS: dict[str, frozenset[str]] = {
 
 @dataclass(frozen=True, slots=True)
 class Contract:
-    """One application stream contract (see docs/checker.md, "Contracts").
+    """One application stream contract (see docs/guides/checker.md, "Contracts").
 
     The endpoint-recording keys:
 

@@ -21,11 +21,11 @@ from typing import Any, Final
 from replayproxy._core import faults as fault_core
 from replayproxy._core.cassette.model import Cassette, Interaction, header_value
 from replayproxy._core.check import Contract, StreamChecker, Violation, request_options
-from replayproxy._core.check.decoding import unsupported
 from replayproxy._core.check.grammars.realtime import check_session
 from replayproxy._core.faults import FaultSpec
 from replayproxy._core.faults import websocket as ws_faults
 from replayproxy._core.providers import Provider, detect, parse
+from replayproxy._core.wire.content_coding import unsupported
 from replayproxy._errors import UsageError
 
 __all__ = ["STREAM_TYPES", "InteractionReport", "check_interaction", "select"]

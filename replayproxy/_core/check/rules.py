@@ -1,11 +1,11 @@
 """The catalogue of stream-contract rules: stable ids, severities and the SDK behaviour behind
 each. Grammars report violations by rule id only; severity and explanation live here, once.
 
-The principle (docs/checker.md): an ``error`` is something a real client mishandles: it raises,
-drops data, or misreports the end of the stream. What the provider documents differently but
+The principle (docs/guides/checker.md): an ``error`` is something a real client mishandles: it
+raises, drops data, or misreports the end of the stream. What the provider documents differently but
 clients accept is a ``warning``; a known provider dialect that clients accept is named in the
-report's notes, not flagged. ``why`` records the client behaviour behind each grade. Rule ids
-never change meaning; new rules get new ids.
+report's notes, not flagged. ``why`` records the client behaviour behind each grade. Rule ids never
+change meaning; new rules get new ids.
 
 Every rule of every family is registered here, in one table: a new module adds its rules to
 ``_ALL`` (or calls :func:`register`), and grammars report by id only.

@@ -1,6 +1,6 @@
 """Fault injection: fault specs (``NAME:PARAM=VALUE,...``) and the planner that applies them.
 
-A fault is a pure function from :class:`~replayproxy._core.replay.schedule.Schedule` to schedule.
+A fault is a pure function from :class:`~replayproxy._core.schedule.model.Schedule` to schedule.
 :func:`plan` is the one entry point the replay shells call: it builds the schedule of a
 recorded interaction, applies the faults stored in the interaction and those given at replay
 time, and scales it by ``speed``.
@@ -44,7 +44,7 @@ from replayproxy._core.faults.registry import (
     outcome_of,
 )
 from replayproxy._core.faults.spec import CATALOGUE, FaultSpec, parse
-from replayproxy._core.replay.schedule import Schedule, from_interaction, scale
+from replayproxy._core.schedule.model import Schedule, from_interaction, scale
 from replayproxy._errors import FaultSpecError
 
 __all__ = [

@@ -14,7 +14,7 @@ import random
 import re
 
 from replayproxy._core.faults.position import split_writes
-from replayproxy._core.replay.schedule import Finish, Schedule, Write
+from replayproxy._core.schedule.model import Finish, Schedule, Write
 
 __all__ = ["split", "split_count", "split_points"]
 

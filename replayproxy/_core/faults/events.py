@@ -11,7 +11,7 @@ byte in its middle, so its CRC no longer matches.
 from __future__ import annotations
 
 from replayproxy._core.faults.position import splice
-from replayproxy._core.replay.schedule import Schedule
+from replayproxy._core.schedule.model import Schedule
 from replayproxy._core.wire.events import EventSpan
 
 __all__ = ["corrupt", "drop", "duplicate", "reorder"]

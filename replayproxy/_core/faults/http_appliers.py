@@ -18,7 +18,7 @@ from replayproxy._core.faults import provider as providers
 from replayproxy._core.faults import timing, transport
 from replayproxy._core.faults.params import MAX_WRITES
 from replayproxy._core.faults.position import Cut, Step, events_of, resolve
-from replayproxy._core.replay.schedule import FinishKind, Schedule
+from replayproxy._core.schedule.model import FinishKind, Schedule
 from replayproxy._core.wire.events import EventSpan, NotAStreamError, event_spans, stream_format
 
 __all__ = [
@@ -48,7 +48,7 @@ HttpApplier = Callable[[Schedule, Step], Schedule]
 
 
 def _default_cut(schedule: Schedule, step: Step, before_terminal: bool) -> Cut:
-    """Where a positioned fault acts when no position is given (see docs/faults.md)."""
+    """Where a positioned fault acts when no position is given (see docs/guides/faults.md)."""
     ctx, spec = step.ctx, step.spec
     if schedule.head is None:
         raise step.error("the interaction has no response to cut")

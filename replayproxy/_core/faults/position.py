@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from replayproxy._core.cassette.model import Interaction
-from replayproxy._core.replay.schedule import Schedule, Write
+from replayproxy._core.schedule.model import Schedule, Write
 from replayproxy._core.wire.events import EventSpan, NotAStreamError, event_spans
 from replayproxy._errors import FaultSpecError
 

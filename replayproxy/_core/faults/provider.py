@@ -2,7 +2,7 @@
 
 Which provider, and which shapes it has (its in-band error event, keepalive, terminal event,
 error body), come from the provider registry (:mod:`replayproxy._core.providers`), on the
-request alone. The bytes follow the providers' wire formats (docs/faults.md):
+request alone. The bytes follow the providers' wire formats (docs/guides/faults.md):
 
 - Anthropic: ``event: error`` + ``{"type":"error","error":{"type":"overloaded_error",...}}``,
   then the stream ends (no ``message_stop``); keepalive is ``event: ping``.

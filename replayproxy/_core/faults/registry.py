@@ -3,10 +3,13 @@
 A :class:`FaultDef` says everything about one fault: its parameters (with their help and
 validation), the :class:`Phase` it is applied in, its HTTP applier, its WebSocket applier or
 the reason it has none, whether its draws are seeded per serving, and the :class:`Outcome`
-a client meets. The spec parser (:mod:`.spec`), both planners (:func:`replayproxy._core.faults.plan`,
-:func:`replayproxy._core.faults.websocket.plan`) and the fault matrix read it; nothing else
-names a fault. Adding a fault is one definition here, its tests and its row in
-``docs/faults.md`` (see "Adding a fault" there).
+a client meets, and the cells it adds to the fault matrix (:attr:`FaultDef.cells`; the set
+they join follows from the outcome). The spec parser (:mod:`.spec`), both planners
+(:func:`replayproxy._core.faults.plan`, :func:`replayproxy._core.faults.websocket.plan`), the
+fault matrix and the generated docs tables read it; nothing else names a fault. Adding a fault
+is one definition here, its appliers, its tests and its row in ``docs/reference/faults.md`` (the
+steps:
+docs/explanations/architecture.md, "Where to add things").
 """
 
 from __future__ import annotations
@@ -92,6 +95,16 @@ class FaultDef:
     """Its draws differ per serving (``replay_count``), so its plans are never cached."""
     ws_unsupported: str = ""
     """Why it does not apply to a WebSocket session (the error's text), when ``ws`` is None."""
+    matrix: tuple[str, ...] = ()
+    """Its fault matrix cells, sized for ``--speed 0``, when not the default ones
+    (:attr:`cells`). A cell may join faults with ``+`` and use the matrix's symbolic values
+    (``events=middle``...)."""
+    matrix_outcome: Outcome | None = None
+    """The outcome of its matrix cells when it differs from :attr:`outcome` (a ``stall`` of
+    50 ms is far shorter than any client's read timeout: every event still arrives)."""
+    resplits: bool = False
+    """It changes only where the bytes are cut into reads (the matrix's ``splits`` set rather
+    than the set of its outcome)."""
     _allowed: Mapping[str, Param] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -112,9 +125,29 @@ class FaultDef:
         """Every parameter it accepts: its own, the positions if positioned, the selectors."""
         return self._allowed
 
+    @property
+    def cells(self) -> tuple[str, ...]:
+        """Its fault matrix cells: :attr:`matrix` if given; else a fault of one event at a
+        content event, a positioned one at the first, second, middle and last-but-terminal
+        event, any other its example."""
+        if self.matrix:
+            return self.matrix
+        if "event" in self.required:
+            return (f"{self.name}:event=content",)
+        if self.positioned:
+            where = ("0", "1", "middle", "before-terminal")
+            return tuple(f"{self.name}:events={w}" for w in where)
+        return (self.example,)
+
+    @property
+    def cell_outcome(self) -> Outcome:
+        """The outcome of its matrix cells (:attr:`matrix_outcome`, else :attr:`outcome`)."""
+        return self.matrix_outcome or self.outcome
+
 
 _EVENT = {"event": Param(count, None, "index of the event (0 = the first event)")}
 _HTTP_BODIES = "acts on HTTP bodies; it does not apply to a WebSocket session"
+_GAP = "gap=0.00002"  # split pieces 20 µs apart: separate reads, yet fast at speed 0
 
 _DEFINITIONS = (
     FaultDef(
@@ -141,7 +174,7 @@ _DEFINITIONS = (
     FaultDef(
         "hang", "stop sending at the position, keep the connection open",
         Phase.ENDING, Outcome.HANG, http.hang, ws.hang, "hang:events=2",
-        positioned=True,
+        positioned=True, matrix=("hang:events=middle",),
     ),
     FaultDef(
         "linger", "send everything but never end the response",
@@ -151,12 +184,14 @@ _DEFINITIONS = (
         "stall", "pause at the position, then continue",
         Phase.TIMING, Outcome.HANG, http.stall, ws.stall, "stall:for=1,events=2",
         {"for": Param(seconds, 1.0, "pause length, real seconds")},
-        positioned=True,
+        positioned=True, matrix=("stall:for=0.05,events=middle",),
+        matrix_outcome=Outcome.SAME_EVENTS,
     ),
     FaultDef(
         "ttfb", "delay the response head",
         Phase.TIMING, Outcome.SAME_EVENTS, http.ttfb, ws.ttfb, "ttfb:delay=1",
         {"delay": Param(seconds, 1.0, "delay, real seconds")},
+        matrix=("ttfb:delay=0.05",),
     ),
     FaultDef(
         "keepalive", "send the provider's keepalive during long waits",
@@ -168,6 +203,8 @@ _DEFINITIONS = (
             "until": Param(seconds, 300.0, "longest keepalive run during a hang, seconds"),
         },
         ws_unsupported=_HTTP_BODIES,
+        # Keepalives only fill waits, and there are none at speed 0: give them one.
+        matrix=("stall:for=0.05,events=middle+keepalive:every=0.01",),
     ),
     FaultDef(
         "jitter", "perturb the gaps between writes, never reordering bytes",
@@ -178,6 +215,7 @@ _DEFINITIONS = (
         },
         seeded=True,
         ws_unsupported=_HTTP_BODIES,
+        matrix=("jitter:ms=1,seed=1",),
     ),
     FaultDef(
         "throttle", "cap delivery at bps bytes per second",
@@ -185,6 +223,7 @@ _DEFINITIONS = (
         {"bps": Param(positive_count, None, "bytes per second")},
         required=("bps",),
         ws_unsupported=_HTTP_BODIES,
+        matrix=("throttle:bps=200000",),
     ),
     FaultDef(
         "split", "re-split the bytes into more writes",
@@ -201,12 +240,20 @@ _DEFINITIONS = (
         },
         one_of=OneOf(("bytes", "at"), "bytes=K or at=utf8|midline|crlf|random"),
         seeded=True,
+        resplits=True,
+        matrix=tuple(
+            f"split:{how},{_GAP}"
+            for how in ("bytes=1", "bytes=7", "at=utf8", "at=midline", "at=crlf",
+                        "at=random,avg=8,seed=1")
+        ),
     ),
     FaultDef(
         "coalesce", "deliver the body in one write at the end, or once per window",
         Phase.TIMING, Outcome.SAME_EVENTS, http.coalesce, None, "coalesce",
         {"window": Param(seconds, None, "flush interval, real seconds")},
         ws_unsupported=_HTTP_BODIES,
+        resplits=True,
+        matrix=("coalesce", "coalesce:window=0.001"),
     ),
     FaultDef(
         "drop", "remove one event",
@@ -235,7 +282,7 @@ _DEFINITIONS = (
             "type": Param(nonempty, None, "error type (default: the provider's overload error)"),
             "message": Param(nonempty, None, "error message"),
         },
-        positioned=True,
+        positioned=True, matrix=("error:events=1",),
     ),
     FaultDef(
         "status", "replace the response with an HTTP error and the provider's error body",
@@ -246,15 +293,16 @@ _DEFINITIONS = (
             "retry-after": Param(seconds, None, "retry-after header, seconds"),
             "message": Param(nonempty, None, "error message"),
         },
+        matrix=("status:code=429,retry-after=0", "status:code=500", "status:code=overloaded"),
     ),
 )  # fmt: skip
 
 FAULTS: Mapping[str, FaultDef] = MappingProxyType({d.name: d for d in _DEFINITIONS})
-"""Every fault by name, in the order of the catalogue in docs/faults.md."""
+"""Every fault by name, in the order of the catalogue in docs/reference/faults.md."""
 
 
 def definitions() -> tuple[FaultDef, ...]:
-    """Every fault definition, in the order of the catalogue in docs/faults.md."""
+    """Every fault definition, in the order of the catalogue in docs/reference/faults.md."""
     return _DEFINITIONS
 
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from replayproxy._core.faults.position import cut_writes
-from replayproxy._core.replay.schedule import Finish, FinishKind, Schedule, Write
+from replayproxy._core.schedule.model import Finish, FinishKind, Schedule, Write
 
 __all__ = [
     "coalesce",

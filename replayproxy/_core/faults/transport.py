@@ -13,7 +13,7 @@ from dataclasses import replace
 from replayproxy._core.cassette.model import Header
 from replayproxy._core.faults.position import Cut, cut_writes
 from replayproxy._core.faults.provider import Provider, error_body, error_headers, reason_phrase
-from replayproxy._core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
+from replayproxy._core.schedule.model import Finish, FinishKind, Head, Schedule, Write
 
 __all__ = ["end_at", "linger", "replace_response"]
 

@@ -1,10 +1,11 @@
 """Faults on recorded WebSocket sessions: the same spec grammar, read in WebSocket terms.
 
-Each fault is a pure function from :class:`~replayproxy._core.websocket.model.WebSocketSession` to
-session, applied before the session is cut into turns (so every replayed delay stays relative
-to the client message it answers). Positions count **server messages**: ``events=N`` is "after
-the N-th server message" (``time=S``: at S recorded seconds); ``event=N`` names server message
-N (0 = the first). ``frames=`` and ``bytes=`` have no meaning here and are refused.
+Each fault is a pure function from
+:class:`~replayproxy._core.cassette.websocket.WebSocketSession` to session, applied before the
+session is cut into turns (so every replayed delay stays relative to the client message it
+answers). Positions count **server messages**: ``events=N`` is "after the N-th server message"
+(``time=S``: at S recorded seconds); ``event=N`` names server message N (0 = the first).
+``frames=`` and ``bytes=`` have no meaning here and are refused.
 
 ============  =================================================================================
 fault         on a WebSocket session
@@ -47,12 +48,12 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from replayproxy._core.cassette.model import Interaction
+from replayproxy._core.cassette.websocket import WebSocketSession
 from replayproxy._core.faults import applies
 from replayproxy._core.faults.position import Context, Step
 from replayproxy._core.faults.registry import FAULTS, Phase
 from replayproxy._core.faults.spec import FaultSpec, parse
 from replayproxy._core.faults.ws_appliers import WsState, cut
-from replayproxy._core.websocket.model import WebSocketSession
 from replayproxy._errors import FaultSpecError
 
 __all__ = ["UNSUPPORTED", "plan", "scale"]

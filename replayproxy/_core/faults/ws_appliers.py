@@ -14,14 +14,14 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from replayproxy._core.faults.position import Step
-from replayproxy._core.websocket.model import (
+from replayproxy._core.cassette.websocket import (
     ABNORMAL_CLOSURE,
     WebSocketSession,
     WsClose,
     WsCloseKind,
     WsMessage,
 )
+from replayproxy._core.faults.position import Step
 
 __all__ = [
     "WsApplier",

@@ -12,7 +12,7 @@ rewrites a parsed JSON body into a canonical form. :func:`canonical` applies the
 API the registry tells from the path (:func:`replayproxy._core.providers.detect`); two bodies are
 equivalent when their canonical forms are equal. The functions never mutate their input (the
 matcher caches parsed bodies): they copy what they change. Why each row holds, with the
-provider documentation it rests on, is in ``docs/replay.md`` ("Equivalent requests").
+provider documentation it rests on, is in ``docs/guides/replay.md`` ("Equivalent requests").
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ class Equivalence:
     api: Provider
     """The provider API whose requests it applies to."""
     summary: str
-    """What it makes equal, for ``docs/replay.md`` and ``--help``."""
+    """What it makes equal, for ``docs/guides/replay.md`` and ``--help``."""
     apply: Callable[[Json], Json]
 
 

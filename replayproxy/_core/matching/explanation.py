@@ -11,7 +11,8 @@ both.
 The fix is said in the words of where the explanation is read (:class:`Words`, data passed to
 :meth:`Miss.explain`): a CLI flag on the command line (:data:`CLI_WORDS`, the default), the
 marker keyword and the ``--replayproxy-...`` option inside pytest (:func:`pytest_words`), the
-keyword argument of ``use_cassette()`` (:data:`PYTHON_WORDS`).
+keyword argument of ``use_cassette()`` (:data:`PYTHON_WORDS`) or of ``ReplayServer``
+(:data:`SERVER_WORDS`).
 """
 
 from __future__ import annotations
@@ -31,7 +32,15 @@ from replayproxy._core.redaction.secrets import (
 )
 from replayproxy._core.redaction.shown import hidden_at, mask_json_text
 
-__all__ = ["CLI_WORDS", "PYTHON_WORDS", "Difference", "Miss", "Words", "pytest_words"]
+__all__ = [
+    "CLI_WORDS",
+    "PYTHON_WORDS",
+    "SERVER_WORDS",
+    "Difference",
+    "Miss",
+    "Words",
+    "pytest_words",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +167,15 @@ PYTHON_WORDS = Words(
     record="record_mode='new_episodes'",
     restart="start a new use_cassette() block",
 )
+
+SERVER_WORDS = Words(
+    flags="",
+    call="ReplayServer(..., {})",
+    record="use_cassette(..., record_mode='new_episodes')",
+    host=False,
+    restart="start a new ReplayServer",
+)
+"""``ReplayServer``'s keywords; it serves a base URL, so the request's host is its own."""
 """``use_cassette()``: its keyword arguments."""
 
 

@@ -4,7 +4,7 @@ Pure core (no I/O): the cells (:mod:`.cells`: named sets of fault specs with the
 class, :func:`cells` to select them), their concrete faults on a cassette (:mod:`.resolve`:
 symbolic positions and statuses resolved per interaction, or a skip with the reason), and the
 report model (:mod:`.report`, rendered by :mod:`.render`) that the pytest plugin and
-``replayproxy matrix`` both write. See docs/matrix.md.
+``replayproxy matrix`` both write. See docs/guides/matrix.md.
 """
 
 from __future__ import annotations

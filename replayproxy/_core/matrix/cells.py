@@ -2,15 +2,15 @@
 
 A :class:`Cell` is one fault spec (or several joined by ``+``, applied together) from a set,
 with its outcome class: one of :data:`OUTCOMES`, mapped from the fault registry's
-:class:`~replayproxy._core.faults.Outcome` (a set may override it, e.g. a ``stall`` far shorter
-than any client timeout is "same"). Specs may hold symbolic values that
-:func:`replayproxy._core.matrix.resolve` replaces per interaction (:data:`SYMBOLS`):
+:class:`~replayproxy._core.faults.Outcome` (a definition may give its cells another:
+``FaultDef.matrix_outcome``, e.g. a ``stall`` far shorter than any client timeout is "same").
+Specs may hold symbolic values that :func:`replayproxy._core.matrix.resolve` replaces per
+interaction (:data:`SYMBOLS`):
 ``events=middle``, ``events=before-terminal``, ``event=content`` and ``code=overloaded``.
 
-Sets whose cells are "every fault of one outcome class at these positions" (``cuts``,
-``events``) are built from the registry's definitions, so a new fault of that class joins
-them; the timing sets name their specs, sized for ``--speed 0`` (milliseconds, gaps of tens of
-microseconds), because their parameters are choices no definition can make.
+Every set is built from the registry: a fault's cells (``FaultDef.cells``: its own, sized for
+``--speed 0``, or the default ones of its kind) join the set of its outcome (:func:`set_of`), in
+registry order (grouped by outcome class), so a new fault joins its set with no edit here.
 """
 
 from __future__ import annotations
@@ -20,12 +20,13 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final
 
-from replayproxy._core.faults import Outcome, definitions, outcome_of, parse
+from replayproxy._core.faults import FaultDef, Outcome, definitions, outcome_of, parse
 from replayproxy._errors import FaultSpecError, UsageError
 
 __all__ = [
     "OUTCOMES",
     "SETS",
+    "SET_NAMES",
     "SPEC_SET",
     "SYMBOLS",
     "Cell",
@@ -33,6 +34,7 @@ __all__ = [
     "checkable",
     "outcome_class",
     "parts",
+    "set_of",
 ]
 
 OUTCOMES: Final = ("same", "incomplete", "provider-error", "altered", "hang")
@@ -65,8 +67,6 @@ _PLACEHOLDER: Final = {"events": "0", "event": "0", "code": "503"}
 
 SPEC_SET: Final = "spec"
 """The set name of a cell given as a fault spec rather than by set."""
-
-_GAP: Final = "gap=0.00002"  # split pieces 20 µs apart: separate reads, yet fast at speed 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,58 +131,43 @@ def _cell(set_name: str, spec: str, outcome: str | None = None) -> Cell:
     return Cell(set_name, spec, outcome or _outcome(spec))
 
 
-def _of_class(outcome: Outcome, *, positioned: bool) -> list[str]:
-    return [d.name for d in definitions() if d.outcome is outcome and d.positioned == positioned]
+_SET_OF: Final[Mapping[Outcome, str]] = MappingProxyType(
+    {
+        Outcome.SAME_EVENTS: "stalls",
+        Outcome.HANG: "stalls",
+        Outcome.INCOMPLETE: "cuts",
+        Outcome.PROVIDER_ERROR: "errors",
+        Outcome.ALTERED_EVENTS: "events",
+    }
+)
+"""The set a fault's cells join, by its outcome (a fault that only re-splits reads: ``splits``)."""
+
+SPLITS: Final = "splits"
+"""The set of the faults that change only where the bytes are cut (``FaultDef.resplits``)."""
+
+SET_NAMES: Final = (SPLITS, "stalls", "cuts", "errors", "events")
+"""The named sets, in the order ``all`` lists their cells."""
+
+
+def set_of(d: FaultDef) -> str:
+    """The set fault ``d``'s cells join: ``splits`` if it only re-splits reads, else its
+    outcome's."""
+    return SPLITS if d.resplits else _SET_OF[d.outcome]
 
 
 def _build() -> dict[str, tuple[Cell, ...]]:
-    cuts = [
-        f"{name}:events={where}"
-        for name in _of_class(Outcome.INCOMPLETE, positioned=True)
-        for where in ("0", "1", "middle", "before-terminal")
-    ]
-    edits = [
-        f"{name}:event=content" for name in _of_class(Outcome.ALTERED_EVENTS, positioned=False)
-    ]
-    out = {
-        "splits": tuple(
-            _cell("splits", spec)
-            for spec in (
-                f"split:bytes=1,{_GAP}",
-                f"split:bytes=7,{_GAP}",
-                f"split:at=utf8,{_GAP}",
-                f"split:at=midline,{_GAP}",
-                f"split:at=crlf,{_GAP}",
-                f"split:at=random,avg=8,seed=1,{_GAP}",
-                "coalesce",
-                "coalesce:window=0.001",
-            )
-        ),
-        "stalls": (
-            _cell("stalls", "jitter:ms=1,seed=1"),
-            _cell("stalls", "throttle:bps=200000"),
-            _cell("stalls", "ttfb:delay=0.05"),
-            # A pause far shorter than any client's read timeout: every event still arrives.
-            _cell("stalls", "stall:for=0.05,events=middle", "same"),
-            # Keepalives only fill waits, and there are none at speed 0: give them one.
-            _cell("stalls", "stall:for=0.05,events=middle+keepalive:every=0.01", "same"),
-            _cell("stalls", "hang:events=middle"),
-            _cell("stalls", "linger"),
-        ),
-        "cuts": tuple(_cell("cuts", spec) for spec in cuts),
-        "errors": tuple(
-            _cell("errors", spec)
-            for spec in (
-                "error:events=1",
-                "status:code=429,retry-after=0",
-                "status:code=500",
-                "status:code=overloaded",
-            )
-        ),
-        "events": tuple(_cell("events", spec) for spec in edits),
+    out: dict[str, list[Cell]] = {name: [] for name in SET_NAMES}
+    for d in definitions():
+        name = set_of(d)
+        out[name] += [_cell(name, spec, outcome_class(d.cell_outcome)) for spec in d.cells]
+    # Within a set, the cells of one class together, in the order of OUTCOMES (the quick
+    # "same" stalls before the hangs, which last until the client gives up).
+    sets = {
+        name: tuple(sorted(found, key=lambda c: OUTCOMES.index(c.outcome)))
+        for name, found in out.items()
     }
-    out["all"] = tuple(c for cs in out.values() for c in cs)
-    return out
+    sets["all"] = tuple(c for cs in sets.values() for c in cs)
+    return sets
 
 
 SETS: Final[Mapping[str, tuple[Cell, ...]]] = MappingProxyType(_build())

@@ -3,19 +3,20 @@ how two runs compare.
 
 The pytest plugin and ``replayproxy matrix`` both build a :class:`MatrixReport`; its JSON
 (``{"version": 1, "results": [...]}``) is what ``--report`` writes and a baseline is read
-from. Results are kept in a stable order (test, then the cell's place in the sets, then its
-id), so two runs of the same matrix write the same file. Rendering is in :mod:`.render`.
+from. Results are kept in a stable order (test, then the cell's place in the selection the user
+gave, then its id), so two runs of the same matrix write the same file, whatever order the cells
+finished in. Rendering is in :mod:`.render`.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
-from dataclasses import asdict, dataclass, fields
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from replayproxy._core.matrix import render
-from replayproxy._core.matrix.cells import OUTCOMES, SETS
+from replayproxy._core.matrix.cells import OUTCOMES
 from replayproxy._errors import UsageError
 
 __all__ = [
@@ -35,8 +36,6 @@ VERSION = 1
 PASSED = "\u2713"
 FAILED = "\u2717"
 SKIPPED = "\u2013"  # an en dash: a skipped cell
-
-_RANK = {c.id: i for i, c in enumerate(SETS["all"])}
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,10 +60,6 @@ class CellResult:
     def mark(self) -> str:
         """The table's mark: a check mark passed, a cross failed, a dash skipped."""
         return SKIPPED if self.passed is None else PASSED if self.passed else FAILED
-
-
-def _order(r: CellResult) -> tuple[str, int, str]:
-    return r.test, _RANK.get(r.cell, len(_RANK)), r.cell
 
 
 _FIELDS = {f.name: f for f in fields(CellResult)}
@@ -105,16 +100,24 @@ class MatrixReport:
     """Every result of one matrix run, in a stable order."""
 
     results: tuple[CellResult, ...] = ()
+    order: tuple[str, ...] = field(default=(), compare=False)
+    """The cell ids in the order the user selected them (the columns' order)."""
 
     @classmethod
-    def of(cls, results: Iterable[CellResult]) -> MatrixReport:
-        """The report of ``results``, sorted (a later result for the same test and cell wins)."""
-        by_key = {r.key: r for r in results}
-        return cls(tuple(sorted(by_key.values(), key=_order)))
+    def of(cls, results: Iterable[CellResult], order: Sequence[str] = ()) -> MatrixReport:
+        """The report of ``results`` (a later result for the same test and cell wins), sorted
+        by test, then by the cell's place in ``order`` (the selection, as the user gave it),
+        then by cell id."""
+        rank = {cell: i for i, cell in enumerate(order)}
+        kept = sorted(
+            {r.key: r for r in results}.values(),
+            key=lambda r: (r.test, rank.get(r.cell, len(rank)), r.cell),
+        )
+        return cls(tuple(kept), tuple(order))
 
     def to_json(self) -> str:
-        """``{"version": 1, "results": [...]}``, in a stable order."""
-        rows = [asdict(r) for r in sorted(self.results, key=_order)]
+        """``{"version": 1, "results": [...]}``, in the report's order."""
+        rows = [asdict(r) for r in self.results]
         return (
             json.dumps({"version": VERSION, "results": rows}, indent=2, ensure_ascii=False) + "\n"
         )
@@ -137,24 +140,28 @@ class MatrixReport:
             )
         if not isinstance(doc["results"], list):
             raise UsageError(f'{where}: "results" must be a list')
-        return cls.of(_result(r, f"{where}: result {i}") for i, r in enumerate(doc["results"]))
+        read = (_result(r, f"{where}: result {i}") for i, r in enumerate(doc["results"]))
+        # In the file's order (written sorted): the selection it was sorted by is not stored.
+        return cls(tuple({r.key: r for r in read}.values()))
 
     def tests(self) -> list[str]:
         """The tests, in report order."""
-        return list(dict.fromkeys(r.test for r in sorted(self.results, key=_order)))
+        return list(dict.fromkeys(r.test for r in self.results))
 
     def cells(self) -> list[CellResult]:
-        """One result per cell (the first test's), in report order: the columns."""
+        """One result per cell (the first test's): the columns, in the selection's order, then
+        in report order."""
         seen: dict[str, CellResult] = {}
-        for r in sorted(self.results, key=lambda r: _order(r)[1:]):
+        for r in self.results:
             seen.setdefault(r.cell, r)
-        return list(seen.values())
+        rank = {cell: i for i, cell in enumerate(self.order)}
+        return sorted(seen.values(), key=lambda r: rank.get(r.cell, len(rank)))
 
     def failures(self) -> list[str]:
         """``test [cell]: first failure line`` for every failed cell."""
         return [
             f"{r.test} [{r.cell}]: {r.failure}" if r.failure else f"{r.test} [{r.cell}]"
-            for r in sorted(self.results, key=_order)
+            for r in self.results
             if r.passed is False
         ]
 
@@ -191,7 +198,7 @@ def compare(baseline: MatrixReport, current: MatrixReport) -> Comparison:
     """Cells (same test and cell id) that passed in ``baseline`` and fail in ``current``, and
     the other way round; skipped cells and cells in only one report are neither."""
     before = {r.key: r.passed for r in baseline.results}
-    now = sorted(current.results, key=_order)
+    now = current.results
     return Comparison(
         tuple(r for r in now if before.get(r.key) is True and r.passed is False),
         tuple(r for r in now if before.get(r.key) is False and r.passed is True),

@@ -4,7 +4,7 @@ and :func:`detect`, the one place a request is told to be one.
 Everything provider-specific reads it: the stream checker (grammar, framing, dialect), the
 faults (in-band error event, keepalive, terminal event, error body), the error bodies
 replayproxy answers with, and the request equivalences. Adding a provider is one definition in
-:mod:`.definitions`, its grammar, its tests and its docs (docs/checker.md, "Adding a provider").
+:mod:`.definitions`, its grammar, its tests and its docs (docs/contributing/extending.md).
 """
 
 from __future__ import annotations

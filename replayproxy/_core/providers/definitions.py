@@ -4,7 +4,7 @@ The order of :data:`DEFINITIONS` is the order detection tries them (the first wh
 header rule fits wins; host rules come after every path and header rule), so the more specific
 come first: Bedrock InvokeModel for non-Anthropic models before InvokeModel, Claude on Vertex
 (an Anthropic path under ``/models/``) before Gemini. Wire facts are from
-``docs/checker.md`` and the providers' API references.
+``docs/guides/checker.md`` and the providers' API references.
 """
 
 from __future__ import annotations

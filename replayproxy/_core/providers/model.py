@@ -61,7 +61,7 @@ class ErrorShape(enum.StrEnum):
 
 
 class InBandError(enum.Enum):
-    """The error event the provider sends mid-stream (see docs/faults.md, ``error``)."""
+    """The error event the provider sends mid-stream (see docs/guides/faults.md, ``error``)."""
 
     ANTHROPIC_EVENT = "event: error + {type: error, error: {type, message}}"
     OPENAI_CHAT_CHUNK = 'data: {"error": {...}}, no [DONE]'

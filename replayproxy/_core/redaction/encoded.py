@@ -4,7 +4,7 @@ httpx, requests and most SDKs send ``Accept-Encoding: gzip``, so a token endpoin
 ``{"access_token": ...}`` usually arrives gzip'd, and the recorder keeps the bytes as they
 crossed the wire: redacting the JSON means decoding it first. When a body has a coding and
 ``--redact-body-field`` is set, the body is decoded (incrementally, frame by frame, with the
-checker's :class:`~replayproxy._core.check.decoding.BodyDecoder`), and:
+checker's :class:`~replayproxy._core.wire.content_coding.BodyDecoder`), and:
 
 - if a field was redacted, the **decoded** body is stored: ``Content-Encoding`` is removed,
   ``Content-Length`` (if any) is set to the new length. Each response frame keeps its offset
@@ -27,8 +27,8 @@ from dataclasses import replace
 from typing import Any
 
 from replayproxy._core.cassette.model import Frame, Header, Request, Response
-from replayproxy._core.check.decoding import BodyDecoder, DecodeError, encodings, unsupported
 from replayproxy._core.redaction.body_fields import Pointer, redact_body, redact_frames
+from replayproxy._core.wire.content_coding import BodyDecoder, DecodeError, encodings, unsupported
 
 __all__ = ["content_coding", "decoded_frames", "redact_request_body", "redact_response_body"]
 

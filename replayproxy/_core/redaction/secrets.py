@@ -21,7 +21,7 @@ A name (or pointer) may come with a replacement of its own (VCR.py's ``("authori
 "XXX")``): :meth:`Redactor.with_extra` takes ``(name, replacement)`` pairs beside plain names,
 and that value is stored instead of the marker. Such a value is an ordinary value to the
 matcher (not a wildcard), so the pytest plugin also ignores that query parameter or body field
-when matching (docs/pytest.md).
+when matching (docs/guides/pytest.md).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """What one row of the option table says (pure): :class:`OptionDef`, its value :class:`Kind`,
-its :class:`Group` and the :class:`Front` ends that take it. The rows themselves are in
-:mod:`replayproxy._core.replay.options`."""
+its :class:`Group`, the :class:`Front` ends that take it, the setting its value goes to and the
+options it contradicts. The rows themselves are in :mod:`replayproxy._core.replay.options`."""
 
 from __future__ import annotations
 
@@ -30,6 +30,8 @@ class Front(enum.StrEnum):
 
     RECORD_CLI = "replayproxy record"
     REPLAY_CLI = "replayproxy replay"
+    MATRIX_CLI = "replayproxy matrix"
+    """Each cell replays only (no record mode), with the cell's faults (no ``--fault``)."""
     MITM = "mitmproxy addon option"
     """``--set replayproxy_...``: the replay addon declares the replay group, the recorder the
     record group."""
@@ -52,7 +54,7 @@ class Group(enum.StrEnum):
 
 GROUP_FRONTS: dict[Group, frozenset[Front]] = {
     Group.REPLAY: frozenset(
-        {Front.REPLAY_CLI, Front.MITM, Front.PYTEST, Front.PYTHON, Front.SERVER}
+        {Front.REPLAY_CLI, Front.MATRIX_CLI, Front.MITM, Front.PYTEST, Front.PYTHON, Front.SERVER}
     ),
     Group.RECORD: frozenset(
         {Front.RECORD_CLI, Front.REPLAY_CLI, Front.MITM, Front.PYTEST, Front.PYTHON}
@@ -72,9 +74,15 @@ class OptionDef:
     :func:`~replayproxy._core.replay.options.settings_from` key); ``flag`` the CLI spelling
     without dashes (``fault`` for ``faults``); ``mitm`` the mitmproxy option name without the
     ``replayproxy_`` prefix, when it differs from ``name``. ``parse`` turns a collected value
-    into the Python value (raising a one-line UsageError); ``self_named``: its messages name
-    the option already ("speed must be ...", "fault 'stall': ..."), so they are not prefixed
-    with where it was set. ``skip``: front ends of the group that do not take this one.
+    into the value of its setting (raising a one-line UsageError); ``setting`` names that
+    field of :class:`~replayproxy._core.replay.options.ReplaySettings` (``match.ignore_query``:
+    a field of a field), by default ``name``. ``self_named``: its messages name the option
+    already ("speed must be ...", "fault 'stall': ..."), so they are not prefixed with where it
+    was set. ``skip``: front ends of the group that do not take this one. ``conflicts``:
+    options that contradict this one when both are given (each pair declared on one row).
+    ``example``: a valid value as a user writes it (the front-end tests set every option to
+    it). ``adds_up``: the pytest plugin joins its values from every level (ini, conftest,
+    markers, command line) instead of letting the closest replace them.
     """
 
     name: str
@@ -89,11 +97,20 @@ class OptionDef:
     parse: Callable[[Any], Any] = field(default=_unchanged, compare=False, repr=False)
     self_named: bool = False
     skip: frozenset[Front] = frozenset()
+    setting: str = ""
+    conflicts: tuple[str, ...] = ()
+    example: Any = None
+    adds_up: bool = False
 
     @property
     def fronts(self) -> frozenset[Front]:
         """The front ends that take this option."""
         return GROUP_FRONTS[self.group] - self.skip
+
+    @property
+    def setting_path(self) -> tuple[str, ...]:
+        """``("match", "ignore_query")``: where the parsed value goes in the settings."""
+        return tuple((self.setting or self.name).split("."))
 
     @property
     def cli_flag(self) -> str:

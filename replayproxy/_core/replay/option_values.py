@@ -27,8 +27,10 @@ __all__ = [
     "flag",
     "http_version",
     "names_to_redact",
+    "negated_flag",
     "record_mode",
     "seconds",
+    "string_set",
     "strings",
 ]
 
@@ -41,9 +43,19 @@ def strings(value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
+def string_set(value: Any) -> frozenset[str]:
+    """A repeatable option's values as a set (:func:`strings`, order and repeats dropped)."""
+    return frozenset(strings(value))
+
+
 def flag(value: Any) -> bool:
     """A switch: any truthy value turns it on."""
     return bool(value)
+
+
+def negated_flag(value: Any) -> bool:
+    """A switch that turns its setting off (``no_equivalence``: ``equivalence=False``)."""
+    return not flag(value)
 
 
 def http_version(value: Any) -> HttpVersion:

@@ -13,20 +13,22 @@ checks that each of them does.
 :func:`settings_from` turns the collected values (a mapping from ``OptionDef.name`` to value,
 as any of the shells parsed them) into one validated :class:`ReplaySettings`, the only place a
 :class:`~replayproxy._core.matching.matcher.MatchOptions` or a recording's
-:class:`~replayproxy._core.redaction.secrets.Redactor` is built from user input. Its one-line
-errors name the option as the user wrote it where they set it (``where``).
+:class:`~replayproxy._core.redaction.secrets.Redactor` is built from user input: each row's
+parsed value goes to the field its ``setting`` names, so a new option needs no edit there. It
+refuses options that contradict each other (``OptionDef.conflicts``). Its one-line errors name
+the option as the user wrote it where they set it (``where``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from replayproxy._core.faults import FaultSpec
 from replayproxy._core.matching.differences import MatchOptions
 from replayproxy._core.redaction.hooks import RecordHooks
-from replayproxy._core.redaction.secrets import NO_REDACTION, Redactor
+from replayproxy._core.redaction.secrets import NO_REDACTION, Redactor, Replaceable
 from replayproxy._core.replay import option_values as parse
 from replayproxy._core.replay.checks import check_speed
 from replayproxy._core.replay.http_version import HttpVersion
@@ -56,8 +58,6 @@ __all__ = [
     "settings_from",
 ]
 
-_NOT_THE_ENGINE = frozenset({Front.SERVER})
-
 OPTIONS: tuple[OptionDef, ...] = (
     OptionDef(
         "record_mode",
@@ -72,7 +72,9 @@ OPTIONS: tuple[OptionDef, ...] = (
         mitm="replay_record_mode",
         parse=parse.record_mode,
         self_named=True,
-        skip=_NOT_THE_ENGINE,  # the engine alone never forwards
+        # The engine alone never forwards; a matrix cell replays only.
+        skip=frozenset({Front.SERVER, Front.MATRIX_CLI}),
+        example="none",
     ),
     OptionDef(
         "speed",
@@ -82,6 +84,7 @@ OPTIONS: tuple[OptionDef, ...] = (
         metavar="FACTOR",
         parse=check_speed,
         self_named=True,
+        example="0",
     ),
     OptionDef(
         "faults",
@@ -92,6 +95,8 @@ OPTIONS: tuple[OptionDef, ...] = (
         flag="fault",
         parse=parse.fault_specs,
         self_named=True,
+        example=["truncate:events=1"],
+        skip=frozenset({Front.MATRIX_CLI}),  # each cell brings its faults
     ),
     OptionDef(
         "ignore_query",
@@ -99,7 +104,9 @@ OPTIONS: tuple[OptionDef, ...] = (
         (),
         "Ignore this query parameter when matching. Repeatable.",
         metavar="NAME",
-        parse=parse.strings,
+        parse=parse.string_set,
+        setting="match.ignore_query",
+        example=["api-version"],
     ),
     OptionDef(
         "ignore_body_field",
@@ -109,6 +116,8 @@ OPTIONS: tuple[OptionDef, ...] = (
         "Repeatable.",
         metavar="POINTER",
         parse=parse.strings,
+        setting="match.ignore_body_fields",
+        example=["/metadata"],
     ),
     OptionDef(
         "allow_repeats",
@@ -116,6 +125,8 @@ OPTIONS: tuple[OptionDef, ...] = (
         False,
         "Once the matching interactions are used up, serve the last one again.",
         parse=parse.flag,
+        setting="match.allow_repeats",
+        example=True,
     ),
     OptionDef(
         "match_host",
@@ -123,6 +134,8 @@ OPTIONS: tuple[OptionDef, ...] = (
         False,
         "Also require the host to match (ignored by default).",
         parse=parse.flag,
+        setting="match.match_host",
+        example=True,
     ),
     OptionDef(
         "no_equivalence",
@@ -130,8 +143,10 @@ OPTIONS: tuple[OptionDef, ...] = (
         False,
         "Compare request bodies exactly (key order still ignored), not the shapes the provider "
         "documents as identical (a string vs one text part, tool_choice auto, ...; see "
-        "docs/replay.md).",
-        parse=parse.flag,
+        "docs/guides/replay.md).",
+        parse=parse.negated_flag,
+        setting="match.equivalence",
+        example=True,
     ),
     OptionDef(
         "head_timeout",
@@ -141,6 +156,8 @@ OPTIONS: tuple[OptionDef, ...] = (
         "a kept-alive connection; then the connection is closed (a half-sent head gets a 408).",
         metavar="SECONDS",
         parse=parse.seconds,
+        setting="connections.head_timeout",
+        example="5",
     ),
     OptionDef(
         "body_timeout",
@@ -150,6 +167,8 @@ OPTIONS: tuple[OptionDef, ...] = (
         "a 408 and its connection closed.",
         metavar="SECONDS",
         parse=parse.seconds,
+        setting="connections.body_timeout",
+        example="7.5",
     ),
     OptionDef(
         "max_connections",
@@ -159,6 +178,8 @@ OPTIONS: tuple[OptionDef, ...] = (
         "the connection idle longest is closed for the new one, or the new one gets a 503.",
         metavar="N",
         parse=parse.connection_count,
+        setting="connections.max_connections",
+        example="100",
     ),
     OptionDef(
         "http_version",
@@ -170,6 +191,7 @@ OPTIONS: tuple[OptionDef, ...] = (
         metavar="VERSION",
         choices=tuple(v.value for v in HttpVersion),
         parse=parse.http_version,
+        example="client",
     ),
     OptionDef(
         "redact_header",
@@ -180,6 +202,9 @@ OPTIONS: tuple[OptionDef, ...] = (
         mitm="redact_headers",  # the addon option's name since 0.1
         group=Group.RECORD,
         parse=parse.names_to_redact,
+        setting="record.redact_headers",
+        example=["x-custom-key"],
+        adds_up=True,
     ),
     OptionDef(
         "redact_query",
@@ -189,6 +214,9 @@ OPTIONS: tuple[OptionDef, ...] = (
         metavar="NAME",
         group=Group.RECORD,
         parse=parse.names_to_redact,
+        setting="record.redact_query",
+        example=["session"],
+        adds_up=True,
     ),
     OptionDef(
         "redact_body_field",
@@ -199,6 +227,9 @@ OPTIONS: tuple[OptionDef, ...] = (
         metavar="POINTER",
         group=Group.RECORD,
         parse=parse.body_fields_to_redact,
+        setting="record.redact_body_fields",
+        example=["/user"],
+        adds_up=True,
     ),
     OptionDef(
         "no_redact",
@@ -207,6 +238,9 @@ OPTIONS: tuple[OptionDef, ...] = (
         "Record secrets as they are. The cassette will then contain your API keys.",
         group=Group.RECORD,
         parse=parse.flag,
+        setting="record.no_redact",
+        conflicts=("redact_header", "redact_query", "redact_body_field"),
+        example=True,
     ),
     OptionDef(
         "record_tls_failures",
@@ -216,6 +250,8 @@ OPTIONS: tuple[OptionDef, ...] = (
         "trusted (as no_response); by default they are reported with the --upstream-ca hint.",
         group=Group.RECORD,
         parse=parse.flag,
+        setting="record.tls_failures",
+        example=True,
     ),
 )
 """Every option: the replay group, then the record group."""
@@ -241,19 +277,35 @@ def options_for(front: Front) -> tuple[OptionDef, ...]:
 
 @dataclass(frozen=True, slots=True)
 class RecordSettings:
-    """How a session records what it forwards: the redaction, and whether a request whose
-    upstream certificate failed verification is recorded (as ``no_response``) or only
-    reported. ``hooks``: the in-process callables (``before_record_request``...) run after the
-    redaction, set by ``use_cassette`` (never by an option of the table)."""
+    """How a session records what it forwards: the names to redact besides the defaults (or
+    ``no_redact``: nothing), and whether a request whose upstream certificate failed
+    verification is recorded (as ``no_response``) or only reported. ``hooks``: the in-process
+    callables (``before_record_request``...) run after the redaction, set by ``use_cassette``
+    (never by an option of the table). ``redactor`` is built from the redaction fields."""
 
-    redactor: Redactor = field(default_factory=Redactor)
+    redact_headers: tuple[Replaceable, ...] = ()
+    redact_query: tuple[Replaceable, ...] = ()
+    redact_body_fields: tuple[Replaceable, ...] = ()
+    no_redact: bool = False
     tls_failures: bool = False
     hooks: RecordHooks = field(default_factory=RecordHooks)
+    redactor: Redactor = field(init=False, compare=False)
+
+    def __post_init__(self) -> None:
+        redactor = (
+            NO_REDACTION
+            if self.no_redact
+            else Redactor.with_extra(
+                self.redact_headers, self.redact_query, self.redact_body_fields
+            )
+        )
+        object.__setattr__(self, "redactor", redactor)
 
 
 @dataclass(frozen=True, slots=True)
 class ConnectionLimits:
-    """How long a client may take and how many may connect at once (docs/reliability.md):
+    """How long a client may take and how many may connect at once
+    (docs/explanations/reliability.md):
     ``head_timeout`` seconds for a request head (and for the next one on a kept-alive
     connection), ``body_timeout`` seconds of silence inside a request body, at most
     ``max_connections`` client connections (fewer if the open-files limit is lower)."""
@@ -312,40 +364,53 @@ def mitm_settings(opts: Any) -> ReplaySettings:
     return settings_from(values, where=mitm_words)
 
 
+def _conflict(got: Mapping[str, Any], given: set[str], where: Callable[[str], str]) -> None:
+    """A one-line UsageError for the first pair of given options that contradict each other
+    (``OptionDef.conflicts``); given: set to something else than the default."""
+    for opt in OPTIONS:
+        if opt.name not in given:
+            continue
+        for other in opt.conflicts:
+            if other in given:
+                raise UsageError(
+                    f"{where(opt.name)} and {where(other)} contradict each other; give one"
+                )
+
+
+def _build(got: Mapping[str, Any]) -> ReplaySettings:
+    """The settings with each parsed value at its option's ``setting`` (one level of nested
+    settings: ``match.ignore_query``)."""
+    top: dict[str, Any] = {}
+    nested: dict[str, dict[str, Any]] = {}
+    for name, value in got.items():
+        path = _BY_NAME[name].setting_path
+        if len(path) == 1:
+            top[path[0]] = value
+        else:
+            nested.setdefault(path[0], {})[path[1]] = value
+    base = ReplaySettings()
+    for head, fields in nested.items():
+        top[head] = replace(getattr(base, head), **fields)
+    return replace(base, **top)
+
+
 def settings_from(
     values: Mapping[str, Any], *, where: Callable[[str], str] = python_words
 ) -> ReplaySettings:
     """Build :class:`ReplaySettings` from ``{option name: value}``; absent names take their
-    defaults. Unknown names and bad values raise a one-line UsageError / FaultSpecError that
-    names the option as ``where`` spells it (``option --speed``, ``marker keyword 'speed'``)."""
+    defaults. Unknown names, bad values and options that contradict each other raise a
+    one-line UsageError / FaultSpecError that names the option as ``where`` spells it
+    (``option --speed``, ``marker keyword 'speed'``)."""
     unknown = sorted(set(values) - set(_BY_NAME))
     if unknown:
         raise UsageError(f"unknown {where(unknown[0])} (known: {', '.join(_BY_NAME)})")
     got = {
-        name: parse_value(opt, values[name], where) if name in values else opt.parse(opt.default)
+        name: parse_value(opt, values[name], where) if name in values else _DEFAULTS[name]
         for name, opt in _BY_NAME.items()
     }
-    redactor = (
-        NO_REDACTION
-        if got["no_redact"]
-        else Redactor.with_extra(
-            got["redact_header"], got["redact_query"], got["redact_body_field"]
-        )
-    )
-    return ReplaySettings(
-        record_mode=got["record_mode"],
-        speed=got["speed"],
-        faults=got["faults"],
-        match=MatchOptions(
-            ignore_query=frozenset(got["ignore_query"]),
-            ignore_body_fields=got["ignore_body_field"],
-            match_host=got["match_host"],
-            allow_repeats=got["allow_repeats"],
-            equivalence=not got["no_equivalence"],
-        ),
-        record=RecordSettings(redactor=redactor, tls_failures=got["record_tls_failures"]),
-        connections=ConnectionLimits(
-            got["head_timeout"], got["body_timeout"], got["max_connections"]
-        ),
-        http_version=got["http_version"],
-    )
+    _conflict(got, {n for n in values if got[n] != _DEFAULTS[n]}, where)
+    return _build(got)
+
+
+_DEFAULTS: Mapping[str, Any] = {o.name: o.parse(o.default) for o in OPTIONS}
+"""Each option's default, parsed: what an option left out is set to."""

@@ -35,7 +35,7 @@ from replayproxy._core.cassette.model import Interaction, Request
 from replayproxy._core.faults.position import cut_writes
 from replayproxy._core.matching.differences import MatchOptions, describe_request, diff_requests
 from replayproxy._core.matching.matcher import Miss
-from replayproxy._core.replay.schedule import Finish, Schedule, Write, from_interaction
+from replayproxy._core.schedule.model import Finish, Schedule, Write, from_interaction
 from replayproxy._core.wire.sse import SSEEvent, parse_events
 
 __all__ = ["Resume", "find", "remainder"]

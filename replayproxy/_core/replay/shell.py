@@ -2,7 +2,8 @@
 
 The one place that chooses, for the CLI (``replay``) and the Python API / pytest plugin
 (:func:`~replayproxy._harness.use_cassette`). It imports nothing of the shells, so the engine
-side can call it in an environment without mitmproxy (docs/replay.md, "Which shell serves").
+side can call it in an environment without mitmproxy (docs/explanations/architecture.md, "The
+shells").
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def choose_shell(*, records: bool) -> Shell:
     A session that ``records`` needs mitmproxy: what is not replayed is forwarded to the
     upstream and recorded by the recorder addon. A replay that never forwards is served by the
     engine alone in both modes (base URL, and forward proxy with CONNECT and TLS answered by
-    the engine with mitmproxy's CA), at engine speed: measured in docs/replay.md, "Which shell
-    serves".
+    the engine with mitmproxy's CA), at engine speed: measured in docs/explanations/architecture.md,
+    "The shells".
     """
     return Shell.MITMPROXY if records else Shell.ENGINE

@@ -5,8 +5,8 @@ or inserted interaction does not make every later one differ), then reports for 
 changed in the request, the response head (one difference per header that differs), the ending
 and the stored faults; how the frames changed (bytes, splits, times); and, for event streams,
 which events were added, removed or changed. Each difference is a :class:`Difference` whose
-``a`` and ``b`` are safe one-line renderings (see :func:`~replayproxy._core.tools.inspect.escape`);
-an empty side means "absent".
+``a`` and ``b`` are safe one-line renderings (see
+:func:`~replayproxy._core.cassette.texttokens.escape`); an empty side means "absent".
 
 Two recordings of one stream differ in timing on every frame. :class:`Timing` says how to
 compare times: within ``tolerance_ns`` they are equal, and ``ignore`` leaves times out
@@ -24,8 +24,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
 from replayproxy._core.cassette.model import Cassette, Frame, Header, Interaction, Response
-from replayproxy._core.cassette.textform import format_time, quote
-from replayproxy._core.tools.inspect import escape
+from replayproxy._core.cassette.texttokens import escape, format_time, quote
 from replayproxy._core.wire.events import NotAStreamError, event_spans
 
 __all__ = ["SPLIT_AT", "Difference", "Timing", "diff", "opcodes", "pair_interactions"]

@@ -7,7 +7,7 @@ returns the edited cassette. Body and timing edits go through the *same function
 splice and re-time bytes identically. Interactions not selected are returned untouched, and so
 is everything an edit does not name (request, headers, recorded_at, other frames' bytes/times).
 
-The operations run in this fixed order (documented in docs/editing.md), whatever the order of
+The operations run in this fixed order (documented in docs/guides/editing.md), whatever the order of
 the options on the command line:
 
 1. ``delete`` the selected interactions (alone: it cannot be combined with other edits);
@@ -41,7 +41,7 @@ from replayproxy._core.faults.transport import end_at
 from replayproxy._core.json.pointer import parse_pointer
 from replayproxy._core.redaction.body_fields import redact_json
 from replayproxy._core.redaction.secrets import redact_headers
-from replayproxy._core.replay.schedule import (
+from replayproxy._core.schedule.model import (
     Finish,
     Schedule,
     Write,

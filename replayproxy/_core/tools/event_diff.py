@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from replayproxy._core.cassette.model import Cassette, Interaction
-from replayproxy._core.cassette.textform import quote
+from replayproxy._core.cassette.texttokens import quote
 from replayproxy._core.json.pointer import format_pointer
 from replayproxy._core.providers import detect
 from replayproxy._core.tools.diff import Difference, opcodes, pair_interactions

@@ -19,7 +19,7 @@ from typing import Any
 from replayproxy._core.faults.events import payload_span
 from replayproxy._core.json.limits import loads
 from replayproxy._core.json.pointer import format_pointer, parse_pointer
-from replayproxy._core.replay.schedule import Schedule, Write
+from replayproxy._core.schedule.model import Schedule, Write
 from replayproxy._core.wire.events import EventSpan
 from replayproxy._core.wire.eventstream import (
     EventStreamDecoder,

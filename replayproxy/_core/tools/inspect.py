@@ -1,13 +1,9 @@
-"""What a person sees of a cassette: safe byte rendering and the rows behind ``cassette show``,
-``cassette frames`` and ``cassette events``.
-
-:func:`escape` is the one way bytes are printed anywhere (terminal, text form, diffs): valid
-printable UTF-8 as is, ``\\n \\r \\t \\\\`` as such, everything else (control bytes, invalid UTF-8,
-invisible or line-breaking characters such as U+2028 or U+FEFF) as ``\\xNN`` per byte. So a
-terminal never receives a raw control sequence, and every byte stays visible and recoverable.
+"""What a person sees of a cassette: the rows behind ``cassette show``, ``cassette frames`` and
+``cassette events``.
 
 The row builders return frozen dataclasses (plain values, no formatting decisions beyond
-:func:`escape`) so the CLI can print them as a table or as JSON.
+:func:`~replayproxy._core.cassette.texttokens.escape`, the one way bytes are printed anywhere)
+so the CLI can print them as a table or as JSON.
 """
 
 from __future__ import annotations
@@ -16,52 +12,20 @@ import bisect
 from dataclasses import dataclass, replace
 
 from replayproxy._core.cassette.model import Cassette, Interaction
+from replayproxy._core.cassette.texttokens import escape
+from replayproxy._core.websocket.inspect import end_text
 from replayproxy._core.wire.events import NotAStreamError, event_spans
 
 __all__ = [
     "EventRow",
     "FrameRow",
     "InteractionRow",
-    "escape",
     "event_rows",
     "format_ns",
     "frame_rows",
     "interaction_row",
     "interaction_rows",
 ]
-
-_SIMPLE = {0x5C: "\\\\", 0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t"}
-
-
-def _visible(ch: str) -> bool:
-    # str.isprintable() is False for control, format (bidi, BOM, zero-width), line/paragraph
-    # separators and non-ASCII spaces: all things that would hide or move text on a terminal.
-    # (Only non-ASCII characters get here: the ASCII space is handled before.)
-    return ch.isprintable()
-
-
-def escape(data: bytes, quote: str = "") -> str:
-    """``data`` as one line of safe text; ``quote`` (``"`` or ``'``) is escaped too if given."""
-    out: list[str] = []
-    text = data.decode("utf-8", errors="surrogateescape")
-    for ch in text:
-        code = ord(ch)
-        if code < 0x80:
-            if code in _SIMPLE:
-                out.append(_SIMPLE[code])
-            elif ch == quote:
-                out.append("\\" + ch)
-            elif 0x20 <= code < 0x7F:
-                out.append(ch)
-            else:
-                out.append(f"\\x{code:02x}")
-        elif 0xDC80 <= code <= 0xDCFF:  # an invalid UTF-8 byte, smuggled by surrogateescape
-            out.append(f"\\x{code - 0xDC00:02x}")
-        elif _visible(ch):
-            out.append(ch)
-        else:
-            out.extend(f"\\x{b:02x}" for b in ch.encode("utf-8"))
-    return "".join(out)
 
 
 def format_ns(ns: int) -> str:
@@ -113,8 +77,6 @@ def interaction_row(index: int, interaction: Interaction) -> InteractionRow:
     )
     ws = interaction.websocket
     if ws is not None:  # a WebSocket session: its messages are the "frames"
-        from replayproxy._core.websocket.inspect import end_text  # it imports this module
-
         times = [last, ws.close.offset_ns, *(m.offset_ns for m in ws.messages)]
         row = replace(
             row,

@@ -15,7 +15,8 @@ import math
 from collections.abc import Sequence
 
 from replayproxy._core.cassette.model import Cassette, EndKind, Interaction
-from replayproxy._core.tools.inspect import escape, interaction_row
+from replayproxy._core.cassette.texttokens import escape
+from replayproxy._core.tools.inspect import interaction_row
 
 __all__ = ["plot"]
 

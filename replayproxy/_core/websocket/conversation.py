@@ -30,11 +30,11 @@ from dataclasses import dataclass, replace
 
 from replayproxy._core import faults as faults_mod
 from replayproxy._core.cassette.model import Interaction, Request
+from replayproxy._core.cassette.websocket import WebSocketSession, WsClose, WsCloseKind, WsMessage
 from replayproxy._core.faults import FaultSpec
 from replayproxy._core.faults import websocket as ws_faults
 from replayproxy._core.matching.differences import MatchOptions, diff_requests
-from replayproxy._core.replay.schedule import Schedule, from_interaction, scale
-from replayproxy._core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
+from replayproxy._core.schedule.model import Schedule, from_interaction, scale
 
 __all__ = [
     "DEFAULT_IGNORED",
@@ -210,7 +210,7 @@ class Conversation:
         if ready_ns is not None and replies:
             # The message reached us after its first reply was due (a saturated relay): the
             # turn starts late and keeps its recorded gaps, instead of sending every overdue
-            # reply at once; as for HTTP (docs/replay.md, "When the clock starts").
+            # reply at once; as for HTTP (docs/guides/replay.md, "Timing").
             now_ns += max(0, ready_ns - (now_ns + replies[0][0]))
         out: list[Action] = [Send(self._due(now_ns + delay), m) for delay, m in replies]
         if k == len(self.plan.turns) - 1:

@@ -11,8 +11,8 @@ import json
 from dataclasses import dataclass
 
 from replayproxy._core.cassette.model import Interaction
-from replayproxy._core.tools.inspect import escape
-from replayproxy._core.websocket.model import WebSocketSession, WsCloseKind, WsMessage
+from replayproxy._core.cassette.texttokens import escape
+from replayproxy._core.cassette.websocket import WebSocketSession, WsCloseKind, WsMessage
 
 __all__ = ["WsRow", "end_text", "message_rows", "name_of"]
 

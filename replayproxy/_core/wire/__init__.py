@@ -1,2 +1,2 @@
 """Wire formats of response bodies: SSE, AWS event-stream, the events view, provider error
-bodies."""
+bodies, content codings undone incrementally."""

@@ -10,7 +10,7 @@ flow-control window or maximum frame size forces it (:func:`~.frames.send_some`)
 whose window is closed waits for the peer's WINDOW_UPDATE, the others go on.
 
 How a schedule ends on its stream, as mitmproxy's HTTP/2 layer ends a client's stream in
-forward mode when the origin behind it does the same (docs/replay.md, "HTTP/2 in base-URL
+forward mode when the origin behind it does the same (docs/guides/replay.md, "HTTP/2 in base-URL
 mode"): COMPLETE sends END_STREAM; CLOSE (a truncation) and RESET send RST_STREAM with
 INTERNAL_ERROR; HANG sends nothing more until the client resets the stream or leaves. No
 response at all is an RST_STREAM INTERNAL_ERROR too (over HTTP/1.1 the origin closes the
@@ -33,7 +33,7 @@ import h2.exceptions
 import h2.settings
 
 from replayproxy._core.cassette.model import Header, Request
-from replayproxy._core.replay.schedule import FinishKind
+from replayproxy._core.schedule.model import FinishKind
 from replayproxy._engine.http1_reader import StampedReader
 from replayproxy._engine.http1_writer import JOIN_MAX, has_body
 from replayproxy._engine.http2.frames import request_of, response_headers, send_some

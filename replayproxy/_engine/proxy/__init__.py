@@ -1,3 +1,3 @@
 """Forward-proxy replay served by the engine itself: CONNECT tunnels and TLS answered on the
 origin's own connections, so no mitmproxy sits in the data path of a replay
-(docs/replay.md, "Which shell serves")."""
+(docs/explanations/architecture.md, "The shells")."""

@@ -3,7 +3,7 @@ where a replayed schedule (or a WebSocket turn) starts.
 
 A replayed schedule counts its offsets from the request's arrival at mitmproxy, not from when
 the origin reads it, so mitmproxy's own latency is absorbed by the recorded offsets instead of
-being added to them (docs/replay.md, "When the clock starts"). mitmproxy stamps requests with
+being added to them (docs/guides/replay.md, "Timing"). mitmproxy stamps requests with
 the wall clock (``time.time()``, in 11.x and 12.x alike); the origin runs on the loop's
 monotonic clock, so the stamp's *age* is carried over, never the stamp itself.
 

@@ -1,5 +1,5 @@
 """Where the addons reach into mitmproxy's connection handlers, all in one place (INTERNAL
-API, docs/mitmproxy-internals.md §6, verified on mitmproxy 11.0.2 and 12.3.1:
+API, docs/contributing/mitmproxy-internals.md §6, verified on mitmproxy 11.0.2 and 12.3.1:
 ``proxyserver.connections[client id]`` is the ConnectionHandler, whose ``transports[conn]``
 hold the asyncio reader and writer; each use is guarded and falls back to mitmproxy's own
 behaviour if that changes):
@@ -9,8 +9,8 @@ behaviour if that changes):
 - replay: cutting a client's connection, a TCP RST where the recording had a reset and a
   dropped WebSocket (no close frame) where it had one (:func:`reset_client`,
   :func:`drop_client`). mitmproxy itself only ever FIN-closes clients
-  (docs/mitmproxy-internals.md §3), which would make a replayed reset look like an incomplete
-  body and a dropped WebSocket like a clean close.
+  (docs/contributing/mitmproxy-internals.md §3), which would make a replayed reset look like an
+  incomplete body and a dropped WebSocket like a clean close.
 """
 
 from __future__ import annotations
@@ -34,10 +34,11 @@ async def reset_client(flow: http.HTTPFlow) -> bool:
 
     mitmproxy treats an upstream ECONNRESET like EOF and only FIN-closes clients, so a replayed
     reset would reach an HTTP/1 client as an incomplete body. mitmproxy has no API to reset a
-    client, so this reaches into INTERNALS (docs/mitmproxy-internals.md §3 and §6, verified on
-    11.0.2 and 12.3.1): ``proxyserver.connections[client id].transports[client].writer``. Anything
-    unexpected (another layout, a mitmproxy_rs stream in WireGuard/local mode, a socket that
-    refuses SO_LINGER) falls back to mitmproxy's FIN, logged at debug level.
+    client, so this reaches into INTERNALS (docs/contributing/mitmproxy-internals.md §3 and §6,
+    verified on 11.0.2 and 12.3.1): ``proxyserver.connections[client
+    id].transports[client].writer``. Anything unexpected (another layout, a mitmproxy_rs stream in
+    WireGuard/local mode, a socket that refuses SO_LINGER) falls back to mitmproxy's FIN, logged at
+    debug level.
 
     The reset itself is the origin's (:func:`~replayproxy._engine.sockets.reset_after_drain`): it
     waits until the bytes already forwarded have left. Under TLS the RST cuts the connection without

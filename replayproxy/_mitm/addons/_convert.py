@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from mitmproxy import http
 
-from replayproxy._core.cassette.assembly import ResponseHead
 from replayproxy._core.cassette.model import Request
+from replayproxy._core.replay.assembly import ResponseHead
 
 __all__ = ["frame_h2_for_h1_client", "head_of", "request_of", "url_of"]
 
@@ -59,7 +59,8 @@ def frame_h2_for_h1_client(flow: http.HTTPFlow) -> None:
 
     mitmproxy forwards an h2 response to an h1 client without Content-Length or
     Transfer-Encoding, i.e. close-delimited, so a reset upstream would look like a clean end
-    to the client (docs/mitmproxy-internals.md §4). The cassette keeps the upstream headers.
+    to the client (docs/contributing/mitmproxy-internals.md §4). The cassette keeps the upstream
+    headers.
     """
     response = flow.response
     if (

@@ -7,7 +7,7 @@ recorded host, no private headers, the client's body).
 
 With the origin in a child process (:mod:`replayproxy._engine.origin_process`) there is no
 shared token table: the schedule rides in the forwarded request itself, as its body
-(:mod:`replayproxy._core.replay.schedule_wire`), with the child's secret in
+(:mod:`replayproxy._core.schedule.codec`), with the child's secret in
 :data:`~replayproxy._engine.origin.PACKED_HEADER`. The client's own body is kept in the flow's
 replay metadata and put back when the exchange is over (:func:`restore`), so addons after
 this one, mitmweb and saved flows see the request as the client sent it.
@@ -19,8 +19,8 @@ from typing import Any
 
 from mitmproxy import http
 
-from replayproxy._core.replay import schedule_wire
-from replayproxy._core.replay.schedule import FinishKind, Head, Schedule
+from replayproxy._core.schedule import codec as schedule_wire
+from replayproxy._core.schedule.model import FinishKind, Head, Schedule
 from replayproxy._engine.http1_writer import wire_headers
 from replayproxy._engine.origin import FAILURE_HEADER, PACKED_HEADER, TOKEN_HEADER, Origin
 from replayproxy._engine.origin_process import OriginProcess

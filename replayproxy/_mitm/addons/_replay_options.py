@@ -61,7 +61,7 @@ def session_from_options(opts: Any) -> ReplaySession | None:
 
 def keep_lazy(opts: Any) -> None:
     """Replay must never resolve or connect to the recorded host
-    (docs/mitmproxy-internals.md §2): switch ``connection_strategy`` to ``lazy``."""
+    (docs/contributing/mitmproxy-internals.md §2): switch ``connection_strategy`` to ``lazy``."""
     if "connection_strategy" in opts and opts.connection_strategy != "lazy":
         opts.update(connection_strategy="lazy")
 

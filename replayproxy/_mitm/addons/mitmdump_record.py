@@ -6,7 +6,7 @@
 
 Options: ``replayproxy_record`` (cassette path; empty = off), ``replayproxy_write_mode`` (the
 write mode, not a record mode: ``new`` | ``append`` | ``overwrite``), and the record group of
-the option table (docs/recording.md): ``replayproxy_redact_headers``,
+the option table (docs/guides/recording.md): ``replayproxy_redact_headers``,
 ``replayproxy_redact_query``, ``replayproxy_redact_body_field`` (more to redact, repeatable),
 ``replayproxy_no_redact``, ``replayproxy_record_tls_failures``.
 Every flow is streamed through to the client and recorded; see

@@ -59,15 +59,15 @@ from typing import Any, Protocol
 
 from mitmproxy import http
 
-from replayproxy._core.cassette.assembly import (
+from replayproxy._core.cassette.model import Ending, EndKind, Interaction, Request
+from replayproxy._core.cassette.websocket import WsClose, WsCloseKind, WsMessage
+from replayproxy._core.replay.assembly import (
     ResponseHead,
     build_interaction,
     ending_from_error,
     is_tls_verification_failure,
 )
-from replayproxy._core.cassette.model import Ending, EndKind, Interaction, Request
 from replayproxy._core.replay.options import RecordSettings
-from replayproxy._core.websocket.model import WsClose, WsCloseKind, WsMessage
 from replayproxy._errors import CassetteError, CassetteWriteError
 from replayproxy._mitm.addons import ws_record
 from replayproxy._mitm.addons._connections import reader_of, upstream_reset

@@ -1,10 +1,10 @@
 """The replay addon: answers intercepted requests from a cassette, never from the network,
 except the requests a record mode forwards.
 
-mitmproxy cannot stream a body an addon produces itself (docs/mitmproxy-internals.md §1), so
-the addon owns an :class:`~replayproxy._engine.origin.Origin` on mitmproxy's own loop (started in
-``running``) and, with ``origin_process=True`` (the CLI), an origin in a child process for
-HTTP responses (:mod:`~replayproxy._engine.origin_process`; the schedule rides in the forwarded
+mitmproxy cannot stream a body an addon produces itself (docs/contributing/mitmproxy-internals.md
+§1), so the addon owns an :class:`~replayproxy._engine.origin.Origin` on mitmproxy's own loop
+(started in ``running``) and, with ``origin_process=True`` (the CLI), an origin in a child process
+for HTTP responses (:mod:`~replayproxy._engine.origin_process`; the schedule rides in the forwarded
 body, :mod:`~replayproxy._mitm.addons._handoff`, and a failure it answers is counted here in
 ``responseheaders``):
 
@@ -12,12 +12,12 @@ body, :mod:`~replayproxy._mitm.addons._handoff`, and a failure it answers is cou
   planned schedule with the origin, and rewrite the flow to ``http://127.0.0.1:<origin>`` with
   the private ``x-replayproxy-token`` header that tells the origin which schedule to run.
   With ``connection_strategy=lazy`` mitmproxy then never resolves or contacts the real host
-  (docs/mitmproxy-internals.md §2); the addon sets it. The schedule's clock starts when the
-  request reached mitmproxy (:mod:`~replayproxy._mitm.addons._arrival`), so mitmproxy's own
-  latency is absorbed by the recorded offsets instead of being added to them. Unmatched
-  requests are answered at once with the explained 500 (``x-replayproxy-unmatched: 1``); a
-  response with nothing to time or split (one write, clean end, all at ``t = 0``, as with
-  ``--speed 0 --fault coalesce``) in one piece. In a record mode the session may instead say
+  (docs/contributing/mitmproxy-internals.md §2); the addon sets it. The schedule's clock starts when
+  the request reached mitmproxy (:mod:`~replayproxy._mitm.addons._arrival`), so mitmproxy's own
+  latency is absorbed by the recorded offsets instead of being added to them. Unmatched requests are
+  answered at once with the explained 500 (``x-replayproxy-unmatched: 1``); a response with nothing
+  to time or split (one write, clean end, all at ``t = 0``, as with ``--speed 0 --fault coalesce``)
+  in one piece. In a record mode the session may instead say
   :class:`~replayproxy._engine.session.Passthrough`: the flow is marked
   (``flow.metadata[PASSTHROUGH_META]``), forwarded by mitmproxy and recorded by the
   :class:`~replayproxy._mitm.addons.recorder.Recorder` with this addon as its sink
@@ -31,7 +31,7 @@ body, :mod:`~replayproxy._mitm.addons._handoff`, and a failure it answers is cou
   forwarded as it comes, keeping the recorded gaps and byte splits.
 - ``error``: for a flow whose schedule ends in a reset, abort the HTTP/1 client connection with
   a TCP RST (:mod:`~replayproxy._mitm.addons._connections`), because mitmproxy itself only
-  ever FIN-closes clients (docs/mitmproxy-internals.md §3): a reset would look like an
+  ever FIN-closes clients (docs/contributing/mitmproxy-internals.md §3): a reset would look like an
   incomplete body.
 
 Options (prefix ``replayproxy_``, usable from ``mitmdump -s mitmdump_replay.py --set ...``):
@@ -58,7 +58,7 @@ from mitmproxy.proxy import server_hooks
 from replayproxy._core.cassette.model import Interaction
 from replayproxy._core.matching.matcher import Miss
 from replayproxy._core.replay.options import RecordSettings
-from replayproxy._core.replay.schedule import instant_body
+from replayproxy._core.schedule.model import instant_body
 from replayproxy._engine import resolving
 from replayproxy._engine.failsafe import (
     ReplayFailure,

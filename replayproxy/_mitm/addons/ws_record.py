@@ -3,14 +3,14 @@
 mitmproxy reassembles fragmented messages and does not expose the frame sizes, so recorded
 messages have no ``fragments``. A session that ended without a close frame is reported by
 mitmproxy (through wsproto) as close code 1006, which no peer may send: that is recorded as
-:attr:`~replayproxy._core.websocket.model.WsCloseKind.DROPPED`.
+:attr:`~replayproxy._core.cassette.websocket.WsCloseKind.DROPPED`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from replayproxy._core.websocket.model import (
+from replayproxy._core.cassette.websocket import (
     ABNORMAL_CLOSURE,
     WebSocketSession,
     WsClose,

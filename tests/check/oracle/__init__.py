@@ -16,5 +16,5 @@ the clients did (issue 25, item 1).
   process), and each stream's checker verdict beside it; :mod:`.cache`: that measurement once
   per test session, shared by xdist workers;
 - :mod:`.agreement`: checker errors against client failures; :mod:`.report`: the per-rule table
-  in ``docs/checker.md`` (``python -m tests.check.oracle.report [--write]``).
+  in ``tests/check/oracle/measured.md`` (``python -m tests.check.oracle.report [--write]``).
 """

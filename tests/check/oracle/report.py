@@ -1,6 +1,6 @@
 """What each client did on the streams each checker rule fires on, as the Markdown that ends
-``docs/checker.md``: ``python -m tests.check.oracle.report`` measures and prints it;
-``--write`` puts it into that section, under this Python's heading (``**Python 3.11**``: each
+``tests/check/oracle/measured.md``: ``python -m tests.check.oracle.report`` measures and prints
+it; ``--write`` puts it into that section, under this Python's heading (``**Python 3.11**``: each
 CI Python installs its own SDK versions, so each has its table).
 
 One row per rule the oracle's streams exercise (errors and warnings), and one for the streams
@@ -21,7 +21,7 @@ from tests.check.oracle.run import Result, client_outcomes, results
 
 __all__ = ["DOC", "LIBRARIES", "SECTION", "heading", "render", "versions_line", "write"]
 
-DOC = Path(__file__).resolve().parents[3] / "docs" / "checker.md"
+DOC = Path(__file__).resolve().parent / "measured.md"
 SECTION = "## Measured client behaviour (the SDK oracle)"
 
 LIBRARIES = (

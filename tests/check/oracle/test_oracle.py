@@ -1,6 +1,6 @@
 """The SDK oracle: on every corpus stream and every broken variant, the checker's errors and
 the official clients' failures agree (issue 25, item 1), and the per-rule table at the end of
-docs/checker.md is what the oracle measures."""
+tests/check/oracle/measured.md is what the oracle measures."""
 
 from __future__ import annotations
 
@@ -83,13 +83,13 @@ def test_a_harmless_variant_is_a_warning_only(name: str, found: dict[str, Result
 
 
 def test_the_measured_table_in_the_docs_is_the_oracles(found: dict[str, Result]) -> None:
-    """docs/checker.md ends with this Python's table as ``python -m tests.check.oracle.report``
-    prints it, so the documented client behaviour cannot drift from the measurement (checked
-    when the installed client versions are the ones the table names)."""
+    """tests/check/oracle/measured.md ends with this Python's table as ``python -m
+    tests.check.oracle.report`` prints it, so the documented client behaviour cannot drift from
+    the measurement (checked when the installed client versions are the ones the table names)."""
     text = DOC.read_text()
-    assert SECTION in text, f"docs/checker.md has no {SECTION!r} section"
+    assert SECTION in text, f"tests/check/oracle/measured.md has no {SECTION!r} section"
     section = text.split(SECTION, 1)[1]
-    assert "\n## " not in section, "the measured section must be the last of docs/checker.md"
+    assert "\n## " not in section, "the measured section must be the last of measured.md"
     assert heading() in section, f"no table for this Python ({heading()}) in the section"
     table = section.split(heading(), 1)[1].split("\n**Python ", 1)[0]
     measured = versions_line(found.values())

@@ -18,7 +18,7 @@ import pytest
 
 from replayproxy._core.cassette import codec, records
 from replayproxy._core.cassette.model import Cassette, EndKind
-from replayproxy._core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
+from replayproxy._core.cassette.websocket import WebSocketSession, WsClose, WsCloseKind, WsMessage
 from replayproxy._errors import CassetteError, CassetteFormatError
 
 _KINDS = ", ".join(k.value for k in EndKind)

@@ -16,7 +16,7 @@ from replayproxy._core.cassette.model import (
     Request,
     Response,
 )
-from replayproxy._core.tools.inspect import escape
+from replayproxy._core.cassette.texttokens import escape
 from replayproxy._errors import CassetteFormatError
 from replayproxy.testing import MS
 from replayproxy.testing.strategies import any_bytes, cassettes
@@ -36,7 +36,7 @@ def test_any_cassette_round_trips_byte_identically(cassette: Cassette) -> None:
 @given(any_bytes())
 def test_quoted_bytes_round_trip_and_stay_on_one_line(data: bytes) -> None:
     """Any bytes quote to a single printable line that parses back to the same bytes."""
-    token = textform.quote(data)
+    token = texttokens.quote(data)
     assert "\n" not in token and "\r" not in token
     assert all(ch == " " or ch.isprintable() for ch in token)
     assert texttokens.parse_bytes(token) == data
@@ -45,7 +45,7 @@ def test_quoted_bytes_round_trip_and_stay_on_one_line(data: bytes) -> None:
 @given(st.integers(-(2**63), 2**63))
 def test_times_round_trip_exactly(ns: int) -> None:
     """Any nanosecond offset survives the millisecond notation."""
-    assert texttokens.parse_time(textform.format_time(ns)) == ns
+    assert texttokens.parse_time(texttokens.format_time(ns)) == ns
 
 
 @pytest.mark.parametrize(

@@ -14,11 +14,15 @@ from replayproxy._core.cassette.model import (
     Request,
     Response,
 )
-from replayproxy._core.cassette.textform import dumps, format_time, quote
+from replayproxy._core.cassette.textform import dumps
 from replayproxy._core.cassette.textload import loads
+from replayproxy._core.cassette.texttokens import format_time, quote
 from replayproxy.testing import MS
 
-BANNER = "# replayproxy cassette text (docs/text-format.md), read by `replayproxy cassette import`"
+BANNER = (
+    "# replayproxy cassette text (docs/reference/text-format.md), "
+    "read by `replayproxy cassette import`"
+)
 
 
 @pytest.mark.parametrize(
@@ -125,7 +129,7 @@ def test_headers_are_bare_only_when_unambiguous(name: bytes, value: bytes, line:
 
 
 def test_dumps_exact() -> None:
-    """Every line of a cassette with every item, as docs/text-format.md shows it."""
+    """Every line of a cassette with every item, as docs/reference/text-format.md shows it."""
     full = Interaction(
         Request(
             "POST",

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from replayproxy._core.cassette import textload, texttokens
-from replayproxy._core.tools.inspect import escape
+from replayproxy._core.cassette.texttokens import escape
 from replayproxy._errors import CassetteFormatError, UsageError
 
 HAND_WRITTEN = """replayproxy-cassette-text 1
@@ -34,7 +34,8 @@ interaction 0
     ],
 )
 def test_escapes_decode_to_their_bytes(text: str, expected: bytes) -> None:
-    """Every escape of docs/text-format.md, with hex digits in either case, gives its byte."""
+    """Every escape of docs/reference/text-format.md, with hex digits in either case, gives its
+    byte."""
     assert texttokens.unescape(text) == expected
 
 

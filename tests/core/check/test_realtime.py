@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
+from replayproxy._core.cassette.websocket import WebSocketSession, WsClose, WsCloseKind, WsMessage
 from replayproxy._core.check import RULES
 from replayproxy._core.check.grammars.realtime import RULE_PREFIXES, check_session
 from replayproxy._core.providers import detect
-from replayproxy._core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
 from replayproxy.checking import check, check_interaction
 from replayproxy.testing import MS, ws_interaction
 

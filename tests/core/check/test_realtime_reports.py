@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from replayproxy._core.cassette.websocket import WebSocketSession, WsClose, WsCloseKind, WsMessage
 from replayproxy._core.check.grammars.realtime import check_session
 from replayproxy._core.providers import detect
-from replayproxy._core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
 
 CLOSED = WsClose(0, WsCloseKind.CLOSE, 1000, "", True)
 

@@ -15,7 +15,7 @@ from replayproxy._core.check.grammars.realtime import RULE_PREFIXES
 from tests.check.cases import BASES, CASES, Case, base_body
 from tests.check.recording_cases import RECORDING_CASES
 
-DOCS = Path(__file__).resolve().parents[3] / "docs" / "checker.md"
+DOCS = Path(__file__).resolve().parents[3] / "docs" / "reference" / "rules.md"
 
 
 def _check(case: Case, frames: list[bytes] | None = None) -> list[Violation]:
@@ -37,7 +37,7 @@ def test_every_rule_has_a_case_and_a_doc_entry() -> None:
     """The case table covers every stream-body rule id (WebSocket rules have theirs in
     test_check_realtime.py; rules that need the Content-Encoding, arrival times, the stored
     record or the upstream's end have theirs in tests/check/recording_cases.py), and
-    docs/checker.md lists every rule id with its severity."""
+    docs/guides/checker.md lists every rule id with its severity."""
     assert not set(CASES) & set(RECORDING_CASES)
     assert set(CASES) | set(RECORDING_CASES) == {
         r for r in RULES if not r.startswith(RULE_PREFIXES)

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from replayproxy._core.faults import FAULTS, applies, parse, plan, select, servings
 from replayproxy._core.faults import websocket as ws_faults
-from replayproxy._core.replay.schedule import FinishKind
+from replayproxy._core.schedule.model import FinishKind
 from replayproxy._errors import FaultSpecError
 from replayproxy.testing import interaction, realtime_turns, ws_interaction
 

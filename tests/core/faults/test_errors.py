@@ -8,8 +8,8 @@ from dataclasses import replace
 import pytest
 
 from replayproxy._core.cassette.model import Ending, EndKind, Interaction, Request
-from replayproxy._core.faults import parse, plan
-from replayproxy._core.replay.schedule import FinishKind
+from replayproxy._core.faults import definitions, parse, plan
+from replayproxy._core.schedule.model import FinishKind
 from replayproxy._errors import FaultSpecError
 from replayproxy.testing import MS
 from replayproxy.testing import _builders as builders
@@ -221,9 +221,10 @@ def test_an_ending_at_the_start_of_a_stream_whose_head_is_at_zero() -> None:
     assert len(got.writes) == 4 and all(w.data for w in got.writes)
 
 
-@pytest.mark.parametrize("fault", ["truncate", "error", "reset", "stall"])
+@pytest.mark.parametrize("fault", [d.name for d in definitions() if d.positioned])
 def test_default_positions_need_a_response(fault: str) -> None:
-    """Without a response there is nothing to cut, whatever the fault's default position."""
+    """Without a response there is nothing to cut, whatever the positioned fault and its
+    default position."""
     assert _refusal(NO_RESPONSE, fault) == (
         f"{_CHAT} {fault!r}: the interaction has no response to cut"
     )

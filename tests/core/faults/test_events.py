@@ -6,7 +6,7 @@ import pytest
 
 from replayproxy._core.faults.events import corrupt, drop, duplicate, payload_span, reorder
 from replayproxy._core.faults.position import splice
-from replayproxy._core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
+from replayproxy._core.schedule.model import Finish, FinishKind, Head, Schedule, Write
 from replayproxy._core.wire.events import EventSpan
 
 

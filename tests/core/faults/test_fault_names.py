@@ -3,9 +3,11 @@
 A name in a docstring, an error message or a help text is fine; a name used as data is not:
 string literals of fault names in tuples, lists, sets or dict keys, compared with a ``name``
 (``spec.name == "split"``, ``name in (...)``) or matched by ``case``. Fault names are common
-words ("error", "status", "close"), so modules that do not use the faults package are only
-checked for collections holding a name that is nothing but a fault ("ttfb", "coalesce", ...).
-``docs/faults.md`` has a row for every fault.
+words ("error", "status", "close"), so in modules that do not use the faults package only
+collections of two names or more count, and a ``Literal[...]`` type is a type, not a listing.
+``docs/reference/faults.md`` has a row for every fault. The examples of the scan take their names
+from the
+registry too: no test lists fault names.
 """
 
 from __future__ import annotations
@@ -17,13 +19,14 @@ from pathlib import Path
 import pytest
 
 import replayproxy
-from replayproxy._core.faults import FAULTS
+from replayproxy._core.faults import FAULTS, definitions
+from tests.generated_docs import without_blocks
 
 PACKAGE = Path(replayproxy.__file__).resolve().parent
 ROOT = PACKAGE.parent
-REGISTRY = PACKAGE / "core" / "faults" / "registry.py"
-ORDINARY = frozenset({"close", "drop", "error", "hang", "reset", "split", "status"})
-"""Fault names that are also ordinary words of the code (finish kinds, severities, ...)."""
+REGISTRY = PACKAGE / "_core" / "faults" / "registry.py"
+A, B = sorted(FAULTS)[:2]
+"""Two registered names, for the examples of the scan."""
 
 
 def _uses_faults(tree: ast.Module) -> bool:
@@ -61,13 +64,22 @@ def _is_a_name(node: ast.expr) -> bool:
 
 
 def _exports(tree: ast.Module) -> set[int]:
-    """The ``__all__`` lists: names of functions (``appliers.drop``), not of faults."""
-    return {
+    """The ``__all__`` lists (names of functions, ``appliers.drop``, not of faults) and the
+    ``Literal[...]`` types (a finish kind ``"reset"`` is a word of its own type)."""
+    exports = {
         id(node.value)
         for node in tree.body
         if isinstance(node, ast.Assign)
         and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
     }
+    literals = {
+        id(node.slice)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Name | ast.Attribute)
+        and (node.value.id if isinstance(node.value, ast.Name) else node.value.attr) == "Literal"
+    }
+    return exports | literals
 
 
 def listed(source: str, *, uses_faults: bool) -> list[tuple[int, str]]:
@@ -82,7 +94,7 @@ def listed(source: str, *, uses_faults: bool) -> list[tuple[int, str]]:
             continue
         if isinstance(node, ast.Tuple | ast.List | ast.Set | ast.Dict):
             names = _names_in(node)
-            if len(names) < 2 or not (uses_faults or set(names) - ORDINARY):
+            if len(names) < 2:
                 names = []
         elif isinstance(node, ast.Compare) and uses_faults:
             sides = (node.left, *node.comparators)
@@ -111,23 +123,24 @@ def test_no_module_but_the_registry_lists_fault_names() -> None:
 @pytest.mark.parametrize(
     ("source", "uses_faults", "expected"),
     [
-        ('_EDITS = ("drop", "duplicate")', True, [(1, "drop"), (1, "duplicate")]),
-        ('if spec.name == "status":\n    pass', True, [(1, "status")]),
-        ('if spec.name in ("truncate", "error"):\n    pass', True, [(1, "error"), (1, "truncate")]),
-        ('_FINISH = {"reset": 1, "hang": 2}', True, [(1, "hang"), (1, "reset")]),
-        ('match name:\n    case "linger":\n        pass', True, [(2, "linger")]),
-        ("from replayproxy._core.faults import parse\nx = frozenset({'jitter', 'split'})", False,
-         [(2, "jitter"), (2, "split")]),
-        ('_SEEDED = frozenset({"jitter", "split"})', False, [(1, "jitter"), (1, "split")]),
-        # Ordinary words, in a module that has nothing to do with faults: not a listing.
-        ('Finish = Literal["complete", "reset", "close", "hang"]', False, []),
-        ('if kind == "error":\n    pass', False, []),
-        ('if v.severity == "error":\n    pass', True, []),
-        ('__all__ = ["drop", "duplicate", "ttfb"]', True, []),
-        ('if name != "split":\n    pass', True, [(1, "split")]),
+        (f'_EDITS = ("{A}", "{B}")', True, [(1, A), (1, B)]),
+        (f'if spec.name == "{A}":\n    pass', True, [(1, A)]),
+        (f'if spec.name in ("{A}", "{B}"):\n    pass', True, [(1, A), (1, B)]),
+        (f'_FINISH = {{"{A}": 1, "{B}": 2}}', True, [(1, A), (1, B)]),
+        (f'match name:\n    case "{A}":\n        pass', True, [(2, A)]),
+        (f"from replayproxy._core.faults import parse\nx = frozenset({{'{A}', '{B}'}})", False,
+         [(2, A), (2, B)]),
+        (f'_SEEDED = frozenset({{"{A}", "{B}"}})', False, [(1, A), (1, B)]),
+        # A type of its own whose words are also fault names: not a listing.
+        (f'Finish = Literal["complete", "{A}", "{B}"]', False, []),
+        (f'Finish = typing.Literal["{A}", "{B}"]', True, []),
+        (f'if kind == "{A}":\n    pass', False, []),
+        (f'if v.severity == "{A}":\n    pass', True, []),
+        (f'__all__ = ["{A}", "{B}"]', True, []),
+        (f'if name != "{A}":\n    pass', True, [(1, A)]),
         # Docstrings and messages may name faults.
-        ('"""The status and ttfb faults."""\nraise E("use split:bytes=K")', True, []),
-        ('ONE = ("ttfb",)', True, []),
+        (f'"""The {A} and {B} faults."""\nraise E("use {A}:x=1")', True, []),
+        (f'ONE = ("{A}",)', True, []),
     ],
 )  # fmt: skip
 def test_the_scan_finds_listings_and_only_them(
@@ -139,7 +152,7 @@ def test_the_scan_finds_listings_and_only_them(
 
 
 def _doc_rows() -> dict[str, list[str]]:
-    text = (ROOT / "docs" / "faults.md").read_text("utf-8")
+    text = without_blocks((ROOT / "docs" / "reference" / "faults.md").read_text("utf-8"))
     catalogue = text.split("\n## Catalogue\n", 1)[1].split("\n## ", 1)[0]
     rows = {}
     for line in catalogue.splitlines():
@@ -150,10 +163,25 @@ def _doc_rows() -> dict[str, list[str]]:
 
 
 def test_the_docs_have_a_row_for_every_fault_with_its_outcome() -> None:
-    """docs/faults.md's catalogue has one row per registered fault, in the registry's order,
+    """docs/reference/faults.md's catalogue has one row per registered fault, in the registry's
+    order,
     whose outcome column is the definition's outcome class."""
     rows = _doc_rows()
     assert list(rows) == list(FAULTS)
     assert {name: row[1] for name, row in rows.items()} == {
         name: d.outcome.value for name, d in FAULTS.items()
     }
+
+
+def test_the_websocket_docs_name_every_fault_the_way_it_applies() -> None:
+    """docs/guides/websocket.md's "Faults" section names every fault: in its table when the fault
+    has
+    a WebSocket applier, among the refused ones otherwise."""
+    text = (ROOT / "docs" / "guides" / "websocket.md").read_text("utf-8")
+    section = text.split("\n## Faults\n", 1)[1].split("\n## ", 1)[0]
+    table = "\n".join(line for line in section.splitlines() if line.startswith("| `"))
+    prose = "\n".join(line for line in section.splitlines() if not line.startswith("|"))
+    for d in definitions():
+        named = re.compile(rf"`{re.escape(d.name)}[`:\[]")
+        where = table if d.ws is not None else prose
+        assert named.search(where), f"docs/guides/websocket.md, Faults: {d.name!r} is not named"

@@ -7,7 +7,7 @@ from replayproxy._core.cassette.model import Ending, EndKind, Interaction
 from replayproxy._core.faults import apply_all, parse, plan, timing
 from replayproxy._core.faults import websocket as ws_faults
 from replayproxy._core.faults.position import Context
-from replayproxy._core.replay.schedule import from_interaction
+from replayproxy._core.schedule.model import from_interaction
 from replayproxy.testing import ws_interaction, ws_text
 from tests.faults.builders import interaction
 

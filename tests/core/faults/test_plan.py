@@ -8,7 +8,7 @@ import pytest
 
 from replayproxy._core.cassette.model import header_value
 from replayproxy._core.faults import PlanCache, parse, plan
-from replayproxy._core.replay.schedule import FinishKind, Schedule, from_interaction
+from replayproxy._core.schedule.model import FinishKind, Schedule, from_interaction
 from replayproxy._core.wire.sse import parse_events
 from replayproxy._errors import FaultSpecError
 from replayproxy.testing import MS

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from replayproxy._core.cassette.model import Ending, EndKind, Frame, Interaction, Request, Response
 from replayproxy._core.faults import parse, plan
-from replayproxy._core.replay.schedule import Schedule
+from replayproxy._core.schedule.model import Schedule
 from replayproxy._core.wire.sse import parse_events
 from replayproxy.testing._streams import STREAMS
 

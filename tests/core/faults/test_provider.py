@@ -16,7 +16,7 @@ from replayproxy._core.faults.provider import (
     terminal_index,
 )
 from replayproxy._core.faults.transport import replace_response
-from replayproxy._core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
+from replayproxy._core.schedule.model import Finish, FinishKind, Head, Schedule, Write
 from replayproxy._core.wire.events import EventSpan, event_spans
 
 _OPENAI_500 = (

@@ -8,7 +8,7 @@ import random
 import pytest
 
 from replayproxy._core.faults.bytes import split, split_count, split_points
-from replayproxy._core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
+from replayproxy._core.schedule.model import Finish, FinishKind, Head, Schedule, Write
 
 
 class Draws(random.Random):

@@ -17,7 +17,7 @@ from replayproxy._core.faults.timing import (
     throttle_count,
     ttfb,
 )
-from replayproxy._core.replay.schedule import Finish, FinishKind, Head, Schedule, Write
+from replayproxy._core.schedule.model import Finish, FinishKind, Head, Schedule, Write
 from replayproxy.testing import MS, S
 
 HEAD = Head(10 * MS, 200, "OK", ())

@@ -11,9 +11,9 @@ from dataclasses import replace
 
 import pytest
 
+from replayproxy._core.cassette.websocket import WebSocketSession, WsClose, WsCloseKind, WsMessage
 from replayproxy._core.faults import websocket as ws_faults
 from replayproxy._core.faults.spec import parse
-from replayproxy._core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
 from replayproxy._errors import FaultSpecError
 from replayproxy.testing import MS, ws_interaction
 

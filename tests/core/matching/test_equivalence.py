@@ -2,7 +2,7 @@
 
 Each row pairs a body as the plain SDK recorded it with the same request as a framework sends
 it (shapes taken from the Vercel AI SDK, litellm, pydantic-ai and langchain-openai requests
-described in issue 15 and docs/replay.md).
+described in issue 15 and docs/guides/replay.md).
 """
 
 from __future__ import annotations

@@ -3,66 +3,113 @@ registry, ids, and how a selection of sets and specs is parsed."""
 
 from __future__ import annotations
 
+import importlib
+from dataclasses import replace
+from typing import Any
+
 import pytest
 
-from replayproxy._core.faults import FAULTS, Outcome, outcome_of, parse
+from replayproxy._core.faults import FAULTS, FaultDef, Outcome, definitions, parse
+from replayproxy._core.faults import spec as spec_mod
 from replayproxy._core.matrix import OUTCOMES, SETS, Cell, cells, outcome_class
-from replayproxy._core.matrix.cells import checkable, parts
+from replayproxy._core.matrix.cells import SET_NAMES, checkable, parts, set_of
 from replayproxy._errors import FaultSpecError, UsageError
 
+cells_mod = importlib.import_module("replayproxy._core.matrix.cells")  # not the function
 NAMED = [s for s in SETS if s != "all"]
 
 
 def test_the_sets_and_all() -> None:
-    """The five named sets exist, and ``all`` is their cells in order."""
-    assert NAMED == ["splits", "stalls", "cuts", "errors", "events"]
+    """The named sets are SET_NAMES, in order, and ``all`` is their cells in order."""
+    assert list(SET_NAMES) == NAMED
     assert SETS["all"] == tuple(c for s in NAMED for c in SETS[s])
 
 
-def test_every_outcome_class_is_the_registrys_but_for_the_short_stalls() -> None:
-    """A cell's outcome is its fault's registry outcome; only the short stalls of ``stalls``
-    override it (to ``same``), and every cell of a set is of the set's class."""
-    for c in SETS["all"]:
-        registry = outcome_class(outcome_of(parts(c.spec)[0].partition(":")[0]))
-        if c.name.startswith("stall"):
-            assert (registry, c.outcome) == ("hang", "same")
-        else:
-            assert c.outcome == registry, c
-    classes = {s: {c.outcome for c in SETS[s]} for s in NAMED}
-    assert classes == {
-        "splits": {"same"},
-        "stalls": {"same", "hang"},
-        "cuts": {"incomplete"},
-        "errors": {"provider-error"},
-        "events": {"altered"},
-    }
+def test_each_set_is_the_cells_of_the_faults_of_its_outcome() -> None:
+    """A set holds exactly the cells of the definitions whose set (by outcome, or ``splits``
+    for a fault that only re-splits reads) it is, with each definition's cell outcome."""
+    for name in NAMED:
+        expected = {
+            (spec, outcome_class(d.cell_outcome))
+            for d in definitions()
+            if set_of(d) == name
+            for spec in d.cells
+        }
+        assert {(c.spec, c.outcome) for c in SETS[name]} == expected, name
+    assert {set_of(d) for d in definitions()} == set(NAMED)  # no set is left empty
+
+
+def test_within_a_set_the_cells_are_grouped_by_outcome_class() -> None:
+    """A set lists its cells class by class, in the order of OUTCOMES (quick same-events cells
+    before the hangs)."""
+    for name in NAMED:
+        ranks = [OUTCOMES.index(c.outcome) for c in SETS[name]]
+        assert ranks == sorted(ranks), name
     assert {outcome_class(o) for o in Outcome} == set(OUTCOMES)
 
 
-def test_cuts_are_every_incomplete_fault_at_four_positions() -> None:
-    """``cuts``: each positioned fault of outcome incomplete at events=0, 1, middle and just
-    before the terminal event (built from the registry, so a new such fault joins it)."""
-    incomplete = [n for n, d in FAULTS.items() if d.outcome is Outcome.INCOMPLETE]
-    assert len(incomplete) >= 3
-    where = ["events=0", "events=1", "events=middle", "events=before-terminal"]
-    assert [c.spec for c in SETS["cuts"]] == [f"{n}:{w}" for n in incomplete for w in where]
+def test_every_cell_outcome_is_the_registrys_unless_the_definition_overrides_it() -> None:
+    """A cell's outcome is its fault's registry outcome, unless its definition gives its cells
+    another (``matrix_outcome``): then every cell of that fault has it."""
+    for d in definitions():
+        for c in (c for c in SETS["all"] if c.spec in d.cells):
+            assert c.outcome == outcome_class(d.matrix_outcome or d.outcome), c
 
 
-def test_the_other_sets_cover_their_faults() -> None:
-    """splits: byte-by-byte and every ``at=`` mode, coalesce; stalls: every same-events timing
-    fault besides split and coalesce, and both hang faults; events: every altered-events
-    fault on a content event; errors: the in-band error and three statuses."""
+def test_every_fault_is_in_some_cell() -> None:
+    """Every registered fault is applied by at least one cell of ``all``."""
+    covered = {name for c in SETS["all"] for name in c.name.split("+")}
+    assert covered == set(FAULTS)
+
+
+def _new(outcome: Outcome, **kwargs: Any) -> FaultDef:
+    return replace(FAULTS["reset"], name="new", outcome=outcome, example="new", **kwargs)
+
+
+@pytest.mark.parametrize("outcome", list(Outcome))
+def test_a_new_fault_joins_the_set_of_its_outcome(
+    outcome: Outcome, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A definition added to the registry alone gets its default cells (here: positioned, at
+    four positions), in the set of its outcome, at the end of its class."""
+    new = _new(outcome, matrix=())
+    monkeypatch.setattr(spec_mod, "FAULTS", {**FAULTS, "new": new})
+    monkeypatch.setattr(cells_mod, "definitions", lambda: (*definitions(), new))
+    built = cells_mod._build()
+    joined = [c for c in built[set_of(new)] if c.name == "new"]
+    where = ["0", "1", "middle", "before-terminal"]
+    assert [c.spec for c in joined] == [f"new:events={w}" for w in where]
+    assert {c.outcome for c in joined} == {outcome_class(outcome)}
+    same_class = [c for c in built[set_of(new)] if c.outcome == outcome_class(outcome)]
+    assert same_class[-len(joined) :] == joined
+    assert built["all"] == tuple(c for s in NAMED for c in built[s])
+
+
+def test_default_cells_follow_the_kind_of_fault() -> None:
+    """Without ``matrix``: a one-event fault at a content event, a positioned one at four
+    positions, any other its example; with it, exactly its cells."""
+    event = replace(FAULTS["drop"], name="new", matrix=())
+    assert event.cells == ("new:event=content",)
+    positioned = replace(FAULTS["reset"], name="new", matrix=())
+    assert positioned.cells[0] == "new:events=0" and len(positioned.cells) == 4
+    other = replace(FAULTS["linger"], name="new", example="new", matrix=())
+    assert other.cells == ("new",)
+    assert replace(other, matrix=("new:x=1",)).cells == ("new:x=1",)
+
+
+def test_the_declared_cells_cover_their_faults() -> None:
+    """splits: byte-by-byte and every ``at=`` mode; errors: the in-band error and three
+    statuses; every altered-events fault on a content event; the hang faults are hangs."""
     splits = [c.spec for c in SETS["splits"]]
     assert "split:bytes=1,gap=0.00002" in splits
     for mode in ("utf8", "midline", "crlf", "random"):
         assert any(f"at={mode}" in s for s in splits), mode
-    covered = {name for c in SETS["all"] for name in c.name.split("+")}
-    assert covered == set(FAULTS)  # every registered fault is in some cell
     assert {c.name for c in SETS["events"]} == {
         n for n, d in FAULTS.items() if d.outcome is Outcome.ALTERED_EVENTS
     }
     assert all(c.spec.endswith(":event=content") for c in SETS["events"])
-    assert {c.outcome for c in SETS["stalls"] if c.name in ("hang", "linger")} == {"hang"}
+    hangs = {n for n, d in FAULTS.items() if d.cell_outcome is Outcome.HANG}
+    assert {c.outcome for c in SETS["stalls"] if c.name in hangs} == {"hang"}
     errors = [c.spec for c in SETS["errors"]]
     assert "status:code=overloaded" in errors and "status:code=500" in errors
     assert any(s.startswith("status:code=429,retry-after=") for s in errors)

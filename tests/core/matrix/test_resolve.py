@@ -187,19 +187,19 @@ _URLS = sorted(
 @given(
     events=rst.sse_streams(max_events=8),
     url=st.sampled_from(_URLS),
-    index=st.sampled_from(range(len(SETS["all"]))),
+    cell=st.sampled_from(SETS["all"]),
 )
 def test_any_sse_stream_resolves_or_skips_every_cell(
-    events: list[bytes], url: str, index: int
+    events: list[bytes], url: str, cell: Cell
 ) -> None:
     """Property: on any SSE stream (any framing, any provider path) a cell resolves to specs
     that plan, or is skipped with a reason; resolve never raises."""
-    _check(SETS["all"][index], cassette(interaction(events, url=url)))
+    _check(cell, cassette(interaction(events, url=url)))
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(cas=rst.cassettes(), index=st.sampled_from(range(len(SETS["all"]))))
-def test_any_cassette_resolves_or_skips_every_cell(cas: Cassette, index: int) -> None:
+@given(cas=rst.cassettes(), cell=st.sampled_from(SETS["all"]))
+def test_any_cassette_resolves_or_skips_every_cell(cas: Cassette, cell: Cell) -> None:
     """Property: any valid cassette (nasty bodies, no responses, bad stored faults): resolve
     never raises, and what it returns plans."""
-    _check(SETS["all"][index], cas)
+    _check(cell, cas)

@@ -3,6 +3,10 @@ and every error names the option as the caller spells it."""
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import fields
+from typing import Any
+
 import pytest
 
 from replayproxy._core.redaction.secrets import DEFAULT_HEADERS, NO_REDACTION
@@ -10,6 +14,8 @@ from replayproxy._core.replay.option_def import GROUP_FRONTS, Front, Group
 from replayproxy._core.replay.options import (
     OPTIONS,
     RECORD_OPTIONS,
+    OptionDef,
+    ReplaySettings,
     cli_words,
     mitm_words,
     option,
@@ -34,7 +40,8 @@ def test_record_options_build_the_redactor_and_tls_setting() -> None:
     assert {"session", "user_id"} <= s.record.redactor.query_params
     assert s.record.redactor.body_fields == ("/user",)
     assert s.record.tls_failures
-    assert settings_from({"no_redact": True, "redact_header": ["x"]}).record.redactor == (
+    assert settings_from({"no_redact": True}).record.redactor == NO_REDACTION
+    assert settings_from({"no_redact": False, "redact_header": ["x"]}).record.redactor != (
         NO_REDACTION
     )
     assert settings_from({}).record == settings_from({o.name: o.default for o in OPTIONS}).record
@@ -82,6 +89,53 @@ def test_groups_decide_the_front_ends() -> None:
     }  # fmt: skip
     assert Front.SERVER not in GROUP_FRONTS[Group.RECORD]
     assert Front.SERVER not in option("record_mode").fronts
+    assert Front.MATRIX_CLI not in GROUP_FRONTS[Group.RECORD]
+    assert not {Front.MATRIX_CLI} & (option("record_mode").fronts | option("faults").fronts)
     assert options_for(Front.RECORD_CLI) == RECORD_OPTIONS
     assert options_for(Front.REPLAY_CLI) == OPTIONS
     assert options_for(Front.PYTEST) == OPTIONS == options_for(Front.PYTHON)
+
+
+@pytest.mark.parametrize(("opt", "other"), [(o, other) for o in OPTIONS for other in o.conflicts])
+def test_options_that_contradict_each_other_are_one_line_naming_both(
+    opt: OptionDef, other: str
+) -> None:
+    """Two given options a row declares contradictory are refused in one line naming both as
+    the caller spells them; either alone, or one left at its default, is accepted."""
+    both = {opt.name: opt.example, other: option(other).example}
+    with pytest.raises(UsageError) as info:
+        settings_from(both, where=cli_words)
+    text = str(info.value)
+    assert text == f"{cli_words(opt.name)} and {cli_words(other)} contradict each other; give one"
+    settings_from({opt.name: opt.example})
+    settings_from({other: option(other).example})
+    settings_from({opt.name: opt.default, other: option(other).example})
+
+
+def test_conflicts_name_options_of_the_table_once() -> None:
+    """Each declared conflict names another option, and each pair is declared on one row."""
+    pairs = [(o.name, other) for o in OPTIONS for other in o.conflicts]
+    assert pairs, "the no_redact row declares its conflicts"
+    assert all(other in {o.name for o in OPTIONS} and other != name for name, other in pairs)
+    assert len({frozenset(p) for p in pairs}) == len(pairs)
+
+
+def test_each_row_sets_its_own_field_of_the_settings() -> None:
+    """Every row's ``setting`` names a field of ReplaySettings (or of one of its parts), no two
+    rows the same one, and every field but the in-process hooks and the derived redactor is
+    set by some row, which puts its parsed value there."""
+    settable: set[tuple[str, ...]] = set()
+    for f in fields(ReplaySettings):
+        part = getattr(ReplaySettings(), f.name)
+        if dataclasses.is_dataclass(part):
+            settable |= {(f.name, g.name) for g in fields(part) if g.init and g.name != "hooks"}
+        else:
+            settable.add((f.name,))
+    paths = [o.setting_path for o in OPTIONS]
+    assert len(set(paths)) == len(paths)
+    assert set(paths) == settable
+    for opt in OPTIONS:
+        value: Any = settings_from({opt.name: opt.example})
+        for part in opt.setting_path:
+            value = getattr(value, part)
+        assert value == opt.parse(opt.example), opt.name

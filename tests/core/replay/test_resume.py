@@ -13,7 +13,7 @@ from replayproxy._core.cassette.model import Ending, EndKind, Frame, Interaction
 from replayproxy._core.matching.differences import MatchOptions
 from replayproxy._core.matching.matcher import Miss
 from replayproxy._core.replay.resume import Resume, find, remainder
-from replayproxy._core.replay.schedule import FinishKind
+from replayproxy._core.schedule.model import FinishKind
 from replayproxy.testing import MS, SSE_HEADERS, interaction
 
 URL = "https://api.example.invalid/v1/stream"

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from replayproxy._core.cassette.model import Cassette, Ending, EndKind, Frame, Interaction
-from replayproxy._core.replay.schedule import from_interaction, to_interaction
+from replayproxy._core.schedule.model import from_interaction, to_interaction
 from replayproxy._core.tools.edit import Edits, apply, parse_position
 from replayproxy._errors import FaultSpecError, UsageError
 from replayproxy.testing import MS

@@ -11,9 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from replayproxy._core.cassette.model import EndKind, Request
+from replayproxy._core.cassette.websocket import WsMessage
 from replayproxy._core.tools.event_diff import EventDifference, diff_events, diff_meanings
 from replayproxy._core.tools.meaning import EventMeaning
-from replayproxy._core.websocket.model import WsMessage
 from replayproxy.testing import (
     cassette,
     interaction,

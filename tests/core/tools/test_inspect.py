@@ -1,13 +1,11 @@
-"""What a person sees of a cassette: every byte rendered visibly, and the exact rows behind
-``cassette show``, ``cassette frames`` and ``cassette events``."""
+"""What a person sees of a cassette: the exact rows behind ``cassette show``, ``cassette frames``
+and ``cassette events``."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from replayproxy._core.cassette.model import (
     Cassette,
@@ -22,7 +20,6 @@ from replayproxy._core.tools.inspect import (
     EventRow,
     FrameRow,
     InteractionRow,
-    escape,
     event_rows,
     format_ns,
     frame_rows,
@@ -32,42 +29,6 @@ from replayproxy._core.tools.inspect import (
 from replayproxy._core.wire.events import NotAStreamError
 from replayproxy.testing import MS, interaction
 from tests.cassette.samples import sample_cassette, sse_interaction
-
-
-@pytest.mark.parametrize(
-    ("data", "text"),
-    [
-        (b"plain text ~!", "plain text ~!"),
-        (b"\\ \n \r \t", "\\\\ \\n \\r \\t"),
-        (b"\x00\x01\x1f\x7f", "\\x00\\x01\\x1f\\x7f"),
-        (b" ", " "),
-        (b"\x1b[31m", "\\x1b[31m"),  # a terminal escape sequence stays inert
-        ("é日本".encode(), "é日本"),
-        (b"\xff\x80\xc3", "\\xff\\x80\\xc3"),  # invalid UTF-8, byte by byte
-        ("\u2028".encode(), "\\xe2\\x80\\xa8"),  # line separator
-        ("\ufeff".encode(), "\\xef\\xbb\\xbf"),  # BOM
-        ("\u00a0".encode(), "\\xc2\\xa0"),  # no-break space: not shown as a space
-        ("\u200b".encode(), "\\xe2\\x80\\x8b"),  # zero-width space
-        (b"'\"", "'\""),  # no quote given: quotes as they are
-    ],
-)
-def test_escape(data: bytes, text: str) -> None:
-    """Printable UTF-8 as is, \\\\ \\n \\r \\t by name, every other byte as \\xNN."""
-    assert escape(data) == text
-
-
-@pytest.mark.parametrize(
-    ("quote", "text"), [("'", "\\'\"x"), ('"', "'\\\"x")]
-)  # fmt: skip
-def test_escape_escapes_only_the_quote_asked_for(quote: str, text: str) -> None:
-    """With a quote character, that one (and only that one) gets a backslash."""
-    assert escape(b"'\"x", quote) == text
-
-
-@given(st.binary(max_size=64))
-def test_escape_output_is_one_visible_line(data: bytes) -> None:
-    """Property: whatever the bytes, the rendering is printable, without line breaks."""
-    assert all(ch.isprintable() for ch in escape(data))
 
 
 @pytest.mark.parametrize(

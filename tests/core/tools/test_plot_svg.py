@@ -19,8 +19,8 @@ from replayproxy._core.cassette.model import (
     Request,
     Response,
 )
+from replayproxy._core.cassette.websocket import WebSocketSession, WsClose, WsCloseKind, WsMessage
 from replayproxy._core.tools.plot import _fmt_bytes, _fmt_tick, _nice_step, plot
-from replayproxy._core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
 from replayproxy.testing import MS
 from tests.cassette.samples import demo_cassette
 

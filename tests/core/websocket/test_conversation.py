@@ -9,6 +9,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
+from replayproxy._core.cassette.websocket import WsClose, WsCloseKind, WsMessage
 from replayproxy._core.matching.differences import MatchOptions
 from replayproxy._core.websocket.conversation import (
     POLICY_VIOLATION,
@@ -17,7 +18,6 @@ from replayproxy._core.websocket.conversation import (
     Send,
     plan_session,
 )
-from replayproxy._core.websocket.model import WsClose, WsCloseKind, WsMessage
 from replayproxy.testing import MS, realtime_turns, ws_interaction, ws_text
 
 

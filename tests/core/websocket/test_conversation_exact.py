@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from replayproxy._core.cassette.websocket import WebSocketSession, WsClose, WsCloseKind, WsMessage
 from replayproxy._core.faults import parse
 from replayproxy._core.matching.differences import MatchOptions
-from replayproxy._core.replay.schedule import from_interaction, scale
+from replayproxy._core.schedule.model import from_interaction, scale
 from replayproxy._core.websocket.conversation import (
     DEFAULT_IGNORED,
     Close,
@@ -22,7 +23,6 @@ from replayproxy._core.websocket.conversation import (
     plan_interaction,
     plan_session,
 )
-from replayproxy._core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
 from replayproxy._errors import FaultSpecError
 from replayproxy.testing import ws_interaction, ws_text
 

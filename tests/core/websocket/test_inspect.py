@@ -7,9 +7,9 @@ from dataclasses import replace
 
 import pytest
 
+from replayproxy._core.cassette.websocket import WebSocketSession, WsClose, WsCloseKind, WsMessage
 from replayproxy._core.tools.inspect import interaction_row
 from replayproxy._core.websocket.inspect import WsRow, end_text, message_rows, name_of
-from replayproxy._core.websocket.model import WebSocketSession, WsClose, WsCloseKind, WsMessage
 from replayproxy.testing import MS, ws_interaction
 
 

@@ -3,7 +3,7 @@
 ``data: {chunk}`` events, no ``event:`` lines, ``data: [DONE]`` last. Per choice: role first,
 deltas, exactly one ``finish_reason``, nothing after it; tool calls by index with id/name in the
 first delta only and JSON arguments; the optional usage chunk (``choices == []``) last before
-``[DONE]``. Rules ``openai.chat.*``; see docs/checker.md for the SDK behaviour behind each.
+``[DONE]``. Rules ``openai.chat.*``; see docs/guides/checker.md for the SDK behaviour behind each.
 """
 
 from __future__ import annotations

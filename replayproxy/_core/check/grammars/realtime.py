@@ -1,15 +1,16 @@
 """Contract rules for WebSocket sessions: OpenAI Realtime and Gemini Live event grammars.
 
-The input is a recorded (or faulted) :class:`~replayproxy._core.websocket.model.WebSocketSession`;
-the checker reads the **server** messages in order (client messages only tell which turn is
-which) and reports :class:`~replayproxy._core.check.base.Violation` s whose ``event`` is the
-index of the server message. As for the SSE grammars, ``error`` means a real client breaks or
-silently misbehaves: the openai SDK's Realtime client ``json.loads`` every message, apps wait
-for ``response.done`` and accumulate deltas by ``item_id``; google-genai's ``live.connect``
-waits for ``setupComplete`` and a turn for ``turnComplete``.
+The input is a recorded (or faulted)
+:class:`~replayproxy._core.cassette.websocket.WebSocketSession`; the checker reads the
+**server** messages in order (client messages only tell which turn is which) and reports
+:class:`~replayproxy._core.check.base.Violation` s whose ``event`` is the index of the server
+message. As for the SSE grammars, ``error`` means a real client breaks or silently misbehaves:
+the openai SDK's Realtime client ``json.loads`` every message, apps wait for ``response.done``
+and accumulate deltas by ``item_id``; google-genai's ``live.connect`` waits for
+``setupComplete`` and a turn for ``turnComplete``.
 
 Rule ids: ``realtime.*`` and ``gemini.live.*`` (see :data:`~replayproxy._core.check.rules.RULES`
-and docs/checker.md). Which grammar applies is the provider registry's answer for the upgrade
+and docs/guides/checker.md). Which grammar applies is the provider registry's answer for the upgrade
 URL (:func:`replayproxy._core.providers.detect` with ``websocket=True``).
 """
 
@@ -18,9 +19,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from replayproxy._core.cassette.websocket import WebSocketSession, WsCloseKind, WsMessage
 from replayproxy._core.check.base import Report, Violation
 from replayproxy._core.providers import DEFINITIONS, Framing, Provider
-from replayproxy._core.websocket.model import WebSocketSession, WsCloseKind, WsMessage
 
 __all__ = ["RULE_PREFIXES", "check_session"]
 
