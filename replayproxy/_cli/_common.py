@@ -41,7 +41,7 @@ from typing import IO, Any, Protocol, TypeVar
 import click
 
 from replayproxy._cli._child import Signals, run_child
-from replayproxy._engine.memory import freeze_startup_heap
+from replayproxy._engine.memory import fix_mmap_threshold, freeze_startup_heap
 from replayproxy._errors import UsageError
 from replayproxy._harness.env import CA_ENV_VARS, NODE_PROXY_ENV, PROXY_ENV_VARS, child_env
 from replayproxy._mitm.embedded import DEFAULT_CONFDIR, format_address
@@ -237,6 +237,7 @@ def serve(
     # Everything loaded so far (modules, the cassette) lives until exit: keep it out of the
     # collector's full passes, which otherwise stall serving for tens of ms (engine/memory.py).
     freeze_startup_heap()
+    fix_mmap_threshold()  # big bodies' memory goes back to the OS, whichever thread held it
     try:
         if not command:
             return wait_for_signal(proxy, ready=lambda: print_ready(proxy, forward=forward))

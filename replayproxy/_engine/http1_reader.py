@@ -29,6 +29,7 @@ from collections.abc import Iterable
 from typing import SupportsIndex
 
 from replayproxy._core.cassette.model import Request
+from replayproxy._engine.clock import LOOP_CLOCK, Clock, Timer
 
 __all__ = ["MAX_HEAD", "BadRequest", "StampedReader", "read_request"]
 
@@ -64,17 +65,19 @@ class StampedReader(asyncio.StreamReader):
     every other ready callback), so this stamp is the closer measure of "the request arrived".
     A timeout is delivered as the stream's exception (:meth:`set_exception`), which wakes the
     read waiting for it: one timer per connection, re-armed only when it fires and dropped
-    between requests.
+    between requests. Times are read from ``clock`` (the loop's unless the origin injects one).
     """
 
+    clock: Clock = LOOP_CLOCK
     received_at = 0.0
     _limits: tuple[float, float] | None = None
     _phase = ""  # "head", "body" or "" (not reading a request: no timeout)
     _since = 0.0
-    _timer: asyncio.TimerHandle | None = None
+    _timer: Timer | None = None
+    _timer_due = 0.0
 
     def feed_data(self, data: Iterable[SupportsIndex]) -> None:
-        self.received_at = asyncio.get_running_loop().time()
+        self.received_at = self.clock.time()
         super().feed_data(data)
 
     @property
@@ -91,7 +94,7 @@ class StampedReader(asyncio.StreamReader):
         """The origin now reads a request ``"head"``, its ``"body"``, or nothing (``""``)."""
         if self._limits is None:
             return
-        now = asyncio.get_running_loop().time()
+        now = self.clock.time()
         self._phase, self._since = phase, now
         if not phase:
             # Not reading: drop the timer, which holds this reader (and a big body's buffer)
@@ -102,20 +105,21 @@ class StampedReader(asyncio.StreamReader):
             return
         delay = self._limits[0] if phase == "head" else self._limits[1]
         if self._timer is not None:
-            if self._timer.when() <= now + delay:
+            if self._timer_due <= now + delay:
                 return  # fires in time; _check re-arms it for what is due then
             self._timer.cancel()
         self._arm(delay)
 
     def _arm(self, delay: float) -> None:
-        self._timer = asyncio.get_running_loop().call_later(delay, self._check)
+        self._timer_due = due = self.clock.time() + delay
+        self._timer = self.clock.call_at(due, self._check)
 
     def _check(self) -> None:
         self._timer = None
         if not self._phase or self._limits is None or self.exception() is not None:
             return
         head_s, body_s = self._limits
-        now = asyncio.get_running_loop().time()
+        now = self.clock.time()
         if self._phase == "head":
             due = self._since + head_s
         else:

@@ -28,7 +28,8 @@ Three ways in:
 
 When the clock starts (:mod:`~replayproxy._engine.pacing`): directly, at the socket read that
 delivered the request's last byte (stamped in ``data_received``); behind mitmproxy at its
-``request.timestamp_end``, passed to :meth:`Origin.expect` as ``arrived``.
+``request.timestamp_end``, passed to :meth:`Origin.expect` as ``arrived``; all on the origin's
+injected ``clock`` (:mod:`~replayproxy._engine.clock`), by default the event loop's.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from replayproxy._core.replay.options import ConnectionLimits
 from replayproxy._core.replay.upstream import base_of, on_upstream
 from replayproxy._core.schedule.model import Schedule
 from replayproxy._engine import resolving
+from replayproxy._engine.clock import LOOP_CLOCK, Clock
 from replayproxy._engine.failsafe import (
     ReplayFailure,
     describe,
@@ -131,8 +133,11 @@ class Origin:
         upstream: str | None = None,
         secret: str | None = None,
         tls: ServerContexts | None = None,
+        clock: Clock = LOOP_CLOCK,
     ) -> None:
         self.session = session
+        # What schedules are timed on, read stamps and request timeouts included.
+        self.clock = clock
         # Forward mode: CONNECT opens a tunnel, TLS answered with certificates from here.
         self.tls = tls
         # Requests carrying this secret bring their schedule along (origin_process).
@@ -176,6 +181,7 @@ class Origin:
         """Serve an accepted connection (the listener counts it in ``slot``)."""
         loop = asyncio.get_running_loop()
         reader = StampedReader(limit=MAX_HEAD, loop=loop)
+        reader.clock = self.clock
         if self.session is not None:  # direct clients: any client, time them out
             limits = self.limits
             reader.watch(limits.head_timeout, limits.body_timeout)
@@ -270,8 +276,8 @@ class Origin:
     ) -> None:
         """Serve the connection's requests, matched as if sent to ``base`` (``None``: where
         their own URLs say); a CONNECT (forward mode) opens a tunnel served the same way."""
-        loop = asyncio.get_running_loop()
-        ready = loop.time()  # from here on the next request could be read
+        clock = self.clock
+        ready = clock.time()  # from here on the next request could be read
         if slot is not None:
             slot.waiting()  # may be closed to make room for a new client
         # The first bytes say what the client speaks: HTTP/2 (h2c) and TLS are not HTTP/1.1.
@@ -301,7 +307,7 @@ class Origin:
                 return
             # The read that completed the request; not earlier than when we could start on
             # it (a pipelined request waited for the response before it).
-            now = loop.time()
+            now = clock.time()
             received = reader.received_at if isinstance(reader, StampedReader) else now
             t0 = max(ready, min(received, now))
             keep_alive = await self._respond(request, t0, reader, writer, base)
@@ -309,7 +315,7 @@ class Origin:
             self._memory.seen(holder.big)
             if (request.header("connection") or "").lower() == "close":
                 keep_alive = False
-            ready = loop.time()
+            ready = clock.time()
 
     async def _tunnel(
         self,
@@ -353,9 +359,11 @@ class Origin:
             def protocol_error(line: str) -> None:
                 self._fail(described, ReplayProxyError(line))
 
-            await serve_websocket(job.websocket, request, t0, reader, writer, protocol_error)
+            await serve_websocket(
+                job.websocket, request, t0, reader, writer, protocol_error, self.clock
+            )
             return False
-        return await execute(job.schedule, writes, t0, reader, writer)
+        return await execute(job.schedule, writes, t0, reader, writer, self.clock)
 
     def failure(self, request: Request, exc: BaseException) -> Whole:
         """The explained 500 for ``request``, which replay failed to answer because of ``exc``

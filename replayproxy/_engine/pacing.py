@@ -14,6 +14,10 @@ Every write goes out at its *absolute* offset from that start (no drift: a late 
 not delay the writes after it), then the finish: nothing more (COMPLETE: the terminator is the
 last write, the connection is kept alive), a FIN (CLOSE), a TCP RST (RESET) or silence until
 the peer leaves (HANG).
+
+The clock and the writer are injected (:mod:`~replayproxy._engine.clock`): the event loop's
+clock and the connection's :class:`asyncio.StreamWriter` when serving, a
+:class:`~replayproxy._engine.clock.VirtualClock` and its recording writer in tests.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import contextlib
 from collections.abc import Iterable
 
 from replayproxy._core.schedule.model import FinishKind, Schedule
+from replayproxy._engine.clock import LOOP_CLOCK, Clock, Writer
 from replayproxy._engine.sockets import reset_after_drain
 
 __all__ = ["ABSORB_MAX", "clock_start", "execute", "late_start", "sleep_until"]
@@ -45,7 +50,7 @@ def clock_start(received: float, arrived: float | None) -> float:
     return max(min(received, arrived), received - ABSORB_MAX)
 
 
-async def _reset(writer: asyncio.StreamWriter) -> None:
+async def _reset(writer: Writer) -> None:
     """End the connection with a TCP RST, after the bytes already written reached the peer."""
     sock = writer.get_extra_info("socket")
     transport = writer.transport
@@ -53,15 +58,13 @@ async def _reset(writer: asyncio.StreamWriter) -> None:
         transport.abort()  # the peer left, or no SO_LINGER: end it anyway
 
 
-async def sleep_until(t0: float, at_ns: int) -> None:
-    """Sleep until ``at_ns`` after ``t0`` (loop time): absolute deadlines, so a late wake-up
-    does not delay the writes after it."""
-    delay = t0 + at_ns / 1e9 - asyncio.get_running_loop().time()
-    if delay > 0:
-        await asyncio.sleep(delay)
+async def sleep_until(t0: float, at_ns: int, clock: Clock = LOOP_CLOCK) -> None:
+    """Sleep until ``at_ns`` after ``t0`` (``clock`` time): absolute deadlines, so a late
+    wake-up does not delay the writes after it."""
+    await clock.sleep_until(t0 + at_ns / 1e9)
 
 
-def late_start(t0: float, first_ns: int) -> float:
+def late_start(t0: float, first_ns: int, clock: Clock = LOOP_CLOCK) -> float:
     """The clock's start once the first write (due ``first_ns`` after ``t0``) is about to go.
 
     A request that reached us after its first write was due (a proxy or machine so busy its
@@ -69,7 +72,7 @@ def late_start(t0: float, first_ns: int) -> float:
     recorded gaps from this one instead of all the overdue ones going out in one catch-up
     burst. Only what is left of the first offset is absorbed; the rest is added, as a slow
     network would add it."""
-    return max(t0, asyncio.get_running_loop().time() - first_ns / 1e9)
+    return max(t0, clock.time() - first_ns / 1e9)
 
 
 async def execute(
@@ -77,17 +80,20 @@ async def execute(
     writes: Iterable[tuple[int, bytes]],
     t0: float,
     reader: asyncio.StreamReader,
-    writer: asyncio.StreamWriter,
+    writer: Writer,
+    clock: Clock = LOOP_CLOCK,
 ) -> bool:
-    """Send ``schedule``; return whether the connection can serve another request."""
+    """Send ``schedule`` (``writes``: its framed socket writes) to ``writer``, each at its
+    offset from ``t0`` on ``clock``; return whether the connection can serve another request."""
+    sleep = clock.sleep_until  # bound once: the loop below runs per write
     for i, (at_ns, data) in enumerate(writes):
         if i == 0:
-            t0 = late_start(t0, at_ns)
-        await sleep_until(t0, at_ns)
+            t0 = late_start(t0, at_ns, clock)
+        await sleep(t0 + at_ns / 1e9)
         writer.write(data)
         await writer.drain()
     finish = schedule.finish
-    await sleep_until(t0, finish.at_ns)
+    await sleep(t0 + finish.at_ns / 1e9)
     if schedule.head is None:
         writer.close()
         return False

@@ -44,6 +44,7 @@ from wsproto.utilities import LocalProtocolError, generate_accept_token
 from replayproxy._core.cassette.model import Header, Request
 from replayproxy._core.schedule.model import Head
 from replayproxy._core.websocket.conversation import Close, Conversation, Send, WsPlan
+from replayproxy._engine.clock import LOOP_CLOCK, Clock, Writer
 from replayproxy._engine.memory import ReleaseAfterBigBodies
 from replayproxy._engine.sockets import reset_after_drain
 
@@ -169,15 +170,15 @@ async def serve_websocket(
     request: Request,
     t0: float,
     reader: asyncio.StreamReader,
-    writer: asyncio.StreamWriter,
+    writer: Writer,
     on_protocol_error: ProtocolErrorHandler | None = None,
+    clock: Clock = LOOP_CLOCK,
 ) -> None:
-    """Answer the upgrade ``request`` (arrived at loop time ``t0``) and replay the session;
+    """Answer the upgrade ``request`` (arrived at ``t0`` on ``clock``) and replay the session;
     ``on_protocol_error`` is told each client protocol error (one line, with the close code)."""
-    loop = asyncio.get_running_loop()
 
     def now_ns() -> int:
-        return round((loop.time() - t0) * 1e9)
+        return round((clock.time() - t0) * 1e9)
 
     def arrival_and_now(message: bytes) -> tuple[int, int]:
         """When ``message`` reached replayproxy (now, or earlier when the relay had it
@@ -198,7 +199,7 @@ async def serve_websocket(
         await writer.drain()
         return
     if ws.head.at_ns > 0:
-        await asyncio.sleep(ws.head.at_ns / 1e9)
+        await clock.sleep_until(clock.time() + ws.head.at_ns / 1e9)
     writer.write(_handshake(ws.head, key))
     await writer.drain()
     conn = Connection(ConnectionType.SERVER)
@@ -206,8 +207,8 @@ async def serve_websocket(
     queue: asyncio.Queue[Send | Close | None] = asyncio.Queue()
     for action in conversation.start(now_ns()):
         queue.put_nowait(action)
-    missed = _Wakeup()
-    sender = asyncio.create_task(_send_all(queue, conn, writer, t0, ws.on_drop, missed))
+    missed = _Wakeup(clock)
+    sender = asyncio.create_task(_send_all(queue, conn, writer, t0, ws.on_drop, missed, clock))
     try:
         await _receive_all(
             conversation,
@@ -234,7 +235,7 @@ async def _receive_all(
     conversation: Conversation,
     conn: Connection,
     reader: asyncio.StreamReader,
-    writer: asyncio.StreamWriter,
+    writer: Writer,
     queue: asyncio.Queue[Send | Close | None],
     arrival_and_now: Callable[[bytes], tuple[int, int]],
     on_miss: Callable[[str], object] | None,
@@ -317,7 +318,8 @@ class _Wakeup:
     stay as cheap as a plain sleep, since every server message waits here.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Clock = LOOP_CLOCK) -> None:
+        self.clock = clock
         self.is_set = False
         self._waiter: asyncio.Future[None] | None = None
 
@@ -332,9 +334,9 @@ class _Wakeup:
 
     async def sleep(self, delay: float) -> None:
         """Wait ``delay`` seconds, or until :meth:`set`."""
-        loop = asyncio.get_running_loop()
-        waiter = self._waiter = loop.create_future()
-        timer = loop.call_later(delay, _resolve, waiter)
+        waiter = self._waiter = asyncio.get_running_loop().create_future()
+        clock = self.clock
+        timer = clock.call_at(clock.time() + delay, _resolve, waiter)
         try:
             await waiter
         finally:
@@ -355,19 +357,19 @@ def _drain(queue: asyncio.Queue[Send | Close | None]) -> None:
 async def _send_all(
     queue: asyncio.Queue[Send | Close | None],
     conn: Connection,
-    writer: asyncio.StreamWriter,
+    writer: Writer,
     t0: float,
     on_drop: Callable[[int], Awaitable[None]] | None,
     missed: _Wakeup,
+    clock: Clock = LOOP_CLOCK,
 ) -> None:
-    loop = asyncio.get_running_loop()
     sent = 0
     while True:
         action = await queue.get()
         missed.clear()  # a miss before this was taken: the queue was drained then
         if action is None:
             return
-        delay = t0 + action.at_ns / 1e9 - loop.time()
+        delay = t0 + action.at_ns / 1e9 - clock.time()
         if delay > 0:
             await missed.sleep(delay)
             if missed.is_set:

@@ -75,6 +75,7 @@ def test_the_worked_example_fails_exactly_the_naive_reader_s_incomplete_cells(
     assert "DID NOT RAISE IncompleteStream" in shown
 
 
+@pytest.mark.timing
 def test_cells_replay_at_speed_0_unless_the_test_gives_a_speed(
     pytester: pytest.Pytester, confdir: Path
 ) -> None:
@@ -88,8 +89,11 @@ def test_cells_replay_at_speed_0_unless_the_test_gives_a_speed(
     run(pytester, *args, "--replayproxy-speed=1", upstream="http://127.0.0.1:9", confdir=confdir)
     (timed,) = results(pytester.path / "r.json", durations=True)
     assert quick["cell"] == timed["cell"] == "spec:coalesce"
-    assert quick["passed"] is True and quick["duration"] < 4.0
+    assert quick["passed"] is True
     assert timed["duration"] >= 4.5  # at speed 1 nothing arrives before the recorded end
+    # The same run without the 5.4 s of waiting: at least half of it shorter (a difference,
+    # not a bound: a loaded machine slows both runs alike).
+    assert timed["duration"] - quick["duration"] > 2.7
 
 
 @pytest.mark.skipif(

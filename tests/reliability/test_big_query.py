@@ -94,14 +94,16 @@ def _raw_get(base: str, proxy: dict[str, str], query: str) -> bytes:
     return out
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("shell", ["engine", "forward-engine", "forward"])
 def test_a_20000_parameter_query_is_answered_fast_beside_a_timed_stream(
     shell: str, tmp_path: Path
 ) -> None:
     """While a stream with 100 ms gaps is served, the big GET (as recorded, then with every
     value different) is answered in well under a second each time (as measured; asserted
-    under a generous 5 s for a loaded machine), and no gap of the stream
-    grows past a generous bound (a blocked loop once delivered it in one read)."""
+    under a generous 15 s for a loaded machine: 5.9 s was seen beside stress-ng, the bug
+    took 29 s or never answered), and no gap of the stream grows past a generous bound (a
+    blocked loop once delivered it in one read, at 11 s)."""
     shells = {"engine": _engine, "forward-engine": lambda: _forward_engine(tmp_path)}
     serving = shells.get(shell, lambda: _forward(tmp_path))()
     with serving as (base, proxy):
@@ -119,17 +121,19 @@ def test_a_20000_parameter_query_is_answered_fast_beside_a_timed_stream(
     print(
         f"{shell}: 20,000-parameter GET hit {took[0] * 1000:.0f} ms, miss {took[1] * 1000:.0f} ms"
     )
-    # Generous (a shared, loaded machine; ~0.1-0.8 s measured, docs/explanations/reliability.md): it
-    # was 29 s (engine) and no answer in 30 s (forward, 50,000 parameters).
-    assert max(took) < 5.0
+    # Generous (a shared, loaded machine; ~0.1-0.8 s measured, see
+    # docs/explanations/reliability.md): it was 29 s (engine) and no answer in 30 s (forward,
+    # 50,000 parameters).
+    assert max(took) < 15.0
     gaps = [b - a for a, b in itertools.pairwise(arrivals)]
     assert len(arrivals) >= 10, arrivals
     print(
         f"{shell}: stream gaps max {max(gaps) * 1000:.0f} ms (recorded {STREAM_GAP_S * 1000:.0f})"
     )
-    assert max(gaps) < STREAM_GAP_S + 1.5  # once the whole stream came in one read, at 11 s
+    assert max(gaps) < STREAM_GAP_S + 5.0  # once the whole stream came in one read, at 11 s
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("forward", [False, True], ids=["engine", "forward"])
 def test_sigint_during_a_big_match_ends_the_proxy_promptly(forward: bool, tmp_path: Path) -> None:
     """``replayproxy replay`` gets SIGINT while it explains a 20,000-parameter miss: it ends
@@ -148,7 +152,7 @@ def test_sigint_during_a_big_match_ends_the_proxy_promptly(forward: bool, tmp_pa
         proc.wait(15)
         took = time.monotonic() - started
     print(f"{'forward' if forward else 'engine'}: ended {took * 1000:.0f} ms after SIGINT")
-    assert took < 5
+    assert took < 10  # generous (a loaded machine); the forward proxy once took 15 s
     assert "interaction" in "".join(stderr)  # the summary line
 
 

@@ -171,7 +171,7 @@ def test_a_bare_lf_head_is_answered_at_once() -> None:
         started = time.monotonic()
         got = _exchange(server.port, b"GET /v1/models HTTP/1.1\nhost: x\nconnection: close\n\n")
         assert got.startswith(b"HTTP/1.1 200 OK\r\n") and got.endswith(b'{"data": []}\r\n0\r\n\r\n')
-        assert time.monotonic() - started < 2
+        assert time.monotonic() - started < 5  # generous (loaded machine); head_timeout is 10 s
 
 
 def test_https_to_the_plain_listener_is_told_at_once() -> None:
@@ -186,7 +186,7 @@ def test_https_to_the_plain_listener_is_told_at_once() -> None:
             socket.create_connection(("127.0.0.1", server.port), timeout=10) as raw,
         ):
             context.wrap_socket(raw, server_hostname="localhost")
-        assert time.monotonic() - started < 2
+        assert time.monotonic() - started < 5  # generous (loaded machine); head_timeout is 10 s
         hello = b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + bytes(32)
         got = _exchange(server.port, hello)
         assert got.startswith(b"HTTP/1.1 400 Bad Request\r\n")
@@ -212,7 +212,7 @@ def test_ambiguous_framing_is_refused_at_once(headers: bytes, status: int, says:
             server.port, b"POST /v1/models HTTP/1.1\r\nhost: x\r\n" + headers + b"\r\nabcd"
         )
         assert got.startswith(b"HTTP/1.1 %d " % status), got
-        assert says in got and time.monotonic() - started < 2
+        assert says in got and time.monotonic() - started < 5  # generous; head_timeout 10 s
 
 
 def test_past_max_connections_busy_clients_make_a_new_one_wait_for_a_503() -> None:

@@ -1,8 +1,10 @@
 """Keepalive faults do not starve other clients (issue 28, item 9): with ``--fault
 keepalive:every=0.01`` on 200 concurrent streams, an unrelated recorded request is answered
-within 1 s in both modes (the engine serves every replay).
+within 5 s in both modes (the engine serves every replay).
 
-A generous bound: it catches the starvation the issue reported (11.7-22 s), not the issue's
+A generous bound (marked ``timing``): 1.21 s was seen beside ``stress-ng --cpu 4`` on 2 cores,
+where the 20,000 keepalive writes a second compete for a third of the CPU; it still catches
+the starvation the issue reported (11.7-22 s), not the issue's
 50 ms target, which ``benchmarks/bench_forward.py`` measures side by side with plain mitmdump
 relaying the same keepalive chunks (300 streams: forward replay 8.6 ms p50 / 13.2 ms max,
 base-URL 5.2 / 13.7 ms, mitmdump 7.8 / 2760 ms). Real CLI subprocesses, real sockets on
@@ -60,15 +62,16 @@ def _read_all(socks: list[socket.socket], stop: threading.Event, seen: list[int]
     sel.close()
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize(
     ("forward", "bound_s"),
-    [pytest.param(False, 1.0, id="base-url"), pytest.param(True, 1.0, id="forward")],
+    [pytest.param(False, 5.0, id="base-url"), pytest.param(True, 5.0, id="forward")],
 )
 def test_an_unrelated_request_is_answered_while_200_streams_get_keepalives(
     tmp_path: Path, forward: bool, bound_s: float
 ) -> None:
     """200 streams under keepalive (interaction 0 only) leave the recorded GET /v1/models
-    answered within the bound (1 s) in either mode."""
+    answered within the bound (5 s; starved, it took 11.7-22 s) in either mode."""
     path = tmp_path / "c.cassette"
     store.save(path, cassette(CHAT, MODELS))
     fault = "keepalive:every=0.01,interaction=0"  # GET /v1/models has no events to fill

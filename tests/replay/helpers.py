@@ -18,6 +18,27 @@ def gaps(times: Sequence[float]) -> list[float]:
     return [b - a for a, b in itertools.pairwise(times)]
 
 
+def frames_per_read(reads: Sequence[bytes], frames: Sequence[bytes]) -> list[int]:
+    """How many of ``frames`` each read holds, asserting that every read is whole consecutive
+    frames (a frame is never split across reads) and that the reads are all of them, in order.
+
+    On an idle machine each read is one frame (they are written apart); on a loaded one the
+    client may wake after two writes have arrived and read them together: TCP joins them, the
+    replay did not. The frames-per-read claim that holds either way is "never split"."""
+    counts: list[int] = []
+    i = 0
+    for data in reads:
+        n, got = 0, b""
+        while len(got) < len(data) and i + n < len(frames):
+            got += frames[i + n]
+            n += 1
+        assert got == data, f"read {len(counts)} is not whole frames: {data[:80]!r}"
+        counts.append(n)
+        i += n
+    assert i == len(frames), f"{len(frames) - i} frames never arrived"
+    return counts
+
+
 def raw_reads(
     port: int, request: bytes, *, timeout: float = 5.0
 ) -> tuple[bytes, list[tuple[float, bytes]]]:

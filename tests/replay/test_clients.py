@@ -26,7 +26,7 @@ from replayproxy import _store as store
 from replayproxy._core.cassette.model import Interaction
 from replayproxy._core.wire.sse import parse_events
 from tests.replay.conftest import ReplayTarget
-from tests.replay.helpers import gaps
+from tests.replay.helpers import frames_per_read
 
 CASSETTES = sorted((Path(__file__).resolve().parents[2] / "cassettes").glob("*.cassette"))
 NAMES = [p.stem for p in CASSETTES]
@@ -149,10 +149,13 @@ def test_anthropic_sdk_stream(
     assert [e.to_dict() for e in events] == expected
 
 
+@pytest.mark.timing
 def test_real_timing_keeps_recorded_splits_and_gaps(
     replay_proxy: ReplayTarget, client_env: dict[str, str]
 ) -> None:
-    """At speed 1, httpx reads exactly the recorded frames, and the gaps follow the recording."""
+    """At speed 1, httpx reads the recorded frames whole (never split; two may share a read on
+    a loaded machine), none before its recorded offset, the last well before 3x its offset.
+    Exact offsets: test_pacing.py."""
     it = recorded("anthropic-text")
     assert it.response is not None
     frames = it.response.frames
@@ -166,11 +169,11 @@ def test_real_timing_keeps_recorded_splits_and_gaps(
             for chunk in r.iter_raw():
                 times.append(time.monotonic())
                 chunks.append(chunk)
-    assert chunks == [f.data for f in frames]
-    ttfb = frames[0].offset_ns / 1e9
-    assert ttfb * 0.8 < times[0] - start < ttfb + 0.5
-    for observed, wanted in zip(gaps(times), recorded_gaps, strict=True):
-        assert abs(observed - wanted) < 0.1, (observed, wanted)
+    counts = frames_per_read(chunks, [f.data for f in frames])
+    assert len(counts) > 1  # streamed, not buffered
+    for read_at, last in zip(times, itertools.accumulate(counts), strict=True):
+        assert read_at - start >= frames[last - 1].offset_ns / 1e9 - 0.002
+    assert times[-1] - start < 3 * frames[-1].offset_ns / 1e9 + 1.0
     assert os.environ.get("HTTPS_PROXY") == (
         replay_proxy.proxy.url if replay_proxy.mode == "forward" else None
     )

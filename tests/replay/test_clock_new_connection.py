@@ -1,7 +1,8 @@
 """The first request on a new connection: its schedule counts from when the connection was
 ready, so mitmproxy's own set-up of the connection is absorbed too (and only then: a later
-request, or one long after connecting, counts from its own arrival). Bounds are generous, as
-in test_clock_start.py: each delay is 300 ms, bounds halfway between absorbed and added.
+request, or one long after connecting, counts from its own arrival). End to end, marked
+``timing``, as in test_clock_start.py: each delay is 1 s, each bound where only the wrong stamp
+could put the frame.
 """
 
 from __future__ import annotations
@@ -22,7 +23,15 @@ from replayproxy._mitm.addons import _arrival
 from replayproxy._mitm.addons._arrival import FirstRequests, arrived_at
 from replayproxy._mitm.addons.replayer import Replayer
 from replayproxy._mitm.embedded import EmbeddedProxy
-from tests.replay.test_clock_start import BODY, CASSETTE, DELAY_S, FIRST_FRAME_S, _request
+from tests.replay.test_clock_start import (
+    ADDED_S,
+    BODY,
+    CASSETTE,
+    DELAY_S,
+    FIRST_FRAME_S,
+    LATE_S,
+    _request,
+)
 
 
 class SlowConnect:
@@ -64,16 +73,17 @@ def first_body_byte_after(conn: HTTPConnection) -> float:
     return took
 
 
+@pytest.mark.timing
 def test_a_new_connection_is_counted_from_when_it_was_ready(
     proxy: tuple[EmbeddedProxy, Replayer, SlowConnect], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The first request on a connection counts from the connection's start when it came
-    within FRESH_CONNECTION_S of it (set to 1 s here), so 300 ms of connection set-up in
-    mitmproxy is absorbed (first frame 600 ms after the request, not 900); a second request
+    within FRESH_CONNECTION_S of it (set to 2 s here), so 1 s of connection set-up in
+    mitmproxy is absorbed (first frame 600 ms after the request, not 1.6 s); a second request
     on the same connection counts from its own arrival (600 ms again, not at once)."""
     server, replayer, slow = proxy
-    monkeypatch.setattr(_arrival, "FRESH_CONNECTION_S", 1.0)
-    monkeypatch.setattr(pacing, "ABSORB_MAX", 1.0)  # 300 ms absorbed: shows the stamp used
+    monkeypatch.setattr(_arrival, "FRESH_CONNECTION_S", 2 * DELAY_S)
+    monkeypatch.setattr(pacing, "ABSORB_MAX", 2 * DELAY_S)  # 1 s absorbed: shows the stamp
     monkeypatch.setattr(slow, "delay", DELAY_S)
     replayer.use(ReplaySession(CASSETTE, options=MatchOptions(allow_repeats=True)))
     conn = HTTPConnection("127.0.0.1", server.port, timeout=10)
@@ -82,15 +92,16 @@ def test_a_new_connection_is_counted_from_when_it_was_ready(
         second = first_body_byte_after(conn)
     finally:
         conn.close()
-    assert FIRST_FRAME_S - 0.05 < first < FIRST_FRAME_S + DELAY_S / 2, first
-    assert FIRST_FRAME_S - 0.05 < second < FIRST_FRAME_S + DELAY_S / 2, second
+    assert FIRST_FRAME_S - 0.05 < first < ADDED_S, first
+    assert FIRST_FRAME_S - 0.05 < second < LATE_S, second
 
 
+@pytest.mark.timing
 def test_a_first_request_long_after_the_connection_counts_from_itself(
     proxy: tuple[EmbeddedProxy, Replayer, SlowConnect],
 ) -> None:
-    """A request sent 300 ms after connecting (a pre-connected pool) is beyond
-    FRESH_CONNECTION_S: its first frame comes 600 ms after it was sent, not 300."""
+    """A request sent 1 s after connecting (a pre-connected pool) is beyond
+    FRESH_CONNECTION_S: its first frame comes 600 ms after it was sent, not at once."""
     server, replayer, _ = proxy
     replayer.use(ReplaySession(CASSETTE))
     conn = HTTPConnection("127.0.0.1", server.port, timeout=10)
@@ -100,7 +111,7 @@ def test_a_first_request_long_after_the_connection_counts_from_itself(
         took = first_body_byte_after(conn)
     finally:
         conn.close()
-    assert FIRST_FRAME_S - 0.05 < took < FIRST_FRAME_S + DELAY_S / 2, took
+    assert FIRST_FRAME_S - 0.05 < took < LATE_S, took
 
 
 def _client(start: float, tls_setup: float | None = None) -> connection.Client:

@@ -84,13 +84,14 @@ def test_streams_on_one_connection_are_served_concurrently() -> None:
     assert replies[second].times[0] < replies[first].times[-1]
 
 
+@pytest.mark.timing
 def test_recorded_gaps_are_kept() -> None:
-    """At speed 1 the frames keep their recorded 300 ms gap (generous bounds)."""
-    it = interaction([b"data: 1\n\n", b"data: 2\n\n"], gap_ms=300)
+    """At speed 1 the frames keep their recorded 1 s gap (generous bounds: a loaded machine)."""
+    it = interaction([b"data: 1\n\n", b"data: 2\n\n"], gap_ms=1000)
     with ReplayServer(cassette(it)) as server, H2Probe(server.port) as probe:
         stream = probe.request(PATH, CHAT_BODY)
         reply = probe.read()[stream]
-    assert 0.2 < reply.times[1] - reply.times[0] < 3
+    assert 0.5 < reply.times[1] - reply.times[0] < 5
 
 
 @pytest.mark.parametrize("fault", ["reset:events=1", "close:events=1"])

@@ -7,9 +7,9 @@ with the openai SDK); the turn text is complete and nothing is duplicated.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
-import time
 from pathlib import Path
 
 import httpx
@@ -17,10 +17,14 @@ import openai
 import pytest
 
 from replayproxy import _store as store
-from replayproxy._core.cassette.model import Cassette, Interaction
+from replayproxy._core.cassette.model import Cassette, Interaction, Request
+from replayproxy._engine.clock import VirtualClock
+from replayproxy._engine.http1_writer import steps
+from replayproxy._engine.origin import Origin, Planned
+from replayproxy._engine.pacing import execute
 from replayproxy._engine.server import ReplayServer
 from replayproxy._engine.session import ReplaySession
-from replayproxy.testing import interaction
+from replayproxy.testing import MS, interaction
 from replayproxy.testing._streams import STREAMS, expected_text
 from tests.replay.conftest import ReplayTarget
 
@@ -102,21 +106,53 @@ def test_last_event_id_resume_through_the_proxy(
     assert session.summary().unmatched == 0
 
 
-def test_last_event_id_resume_direct_keeps_the_recorded_gaps() -> None:
-    """Served directly, the resumed events keep their recorded gaps (40 ms, generous bounds)."""
+def test_last_event_id_resume_direct_delivers_the_rest() -> None:
+    """Served directly (real sockets), the resumed request gets exactly the events after the
+    one its Last-Event-ID names. Their timing is asserted on the virtual clock (below)."""
     it = chat_with_ids(n=8, gap_ms=40)
     with ReplayServer(Cassette((it,)), faults=["close:events=5"]) as server:
         url = server.url + "/v1/chat/completions"
         with httpx.Client(timeout=10) as client:
             first, _ = read_sse(client, url, {})
-            times = []
             headers = {"Last-Event-ID": first[-1][0] or ""}
             with client.stream("POST", url, content=b'{"s":1}', headers=headers) as r:
-                for chunk in r.iter_raw():
-                    times.append((time.monotonic(), chunk))
-    assert b"".join(c for _, c in times) == b"".join(f.data for f in it.frames[5:])
-    gaps = [b[0] - a[0] for a, b in itertools.pairwise(times)]
-    assert len(gaps) == 2 and all(0.025 < g < 0.2 for g in gaps), gaps
+                rest = b"".join(r.iter_raw())
+    assert rest == b"".join(f.data for f in it.frames[5:])
+
+
+def test_last_event_id_resume_keeps_the_recorded_gaps_on_the_virtual_clock() -> None:
+    """The resumed events go out exactly 40 ms apart (their recorded gaps), on the origin's
+    schedule executed on the virtual clock; the first request was cut after 5 events."""
+    it = chat_with_ids(n=8, gap_ms=40)
+    origin = Origin(ReplaySession(Cassette((it,)), faults=["close:events=5"]))
+    clock = VirtualClock()
+
+    async def served(headers: tuple[tuple[bytes, bytes], ...]) -> list[tuple[int, bytes]]:
+        request = Request("POST", it.request.url, headers=headers, body=b'{"s":1}')
+        job = await origin.job(request)
+        assert isinstance(job, Planned), job
+        writer = clock.writer()
+        start = clock.time()
+        await execute(
+            job.schedule,
+            steps(job.schedule, "POST"),
+            start,
+            asyncio.StreamReader(),
+            writer,
+            clock,
+        )
+        return [(at - round(start * 1e9), data) for at, data in writer.writes]
+
+    async def main() -> tuple[list[tuple[int, bytes]], list[tuple[int, bytes]]]:
+        first = await served(())
+        return first, await served(((b"last-event-id", b"4"),))
+
+    first, resumed = asyncio.run(main())
+    assert b"id: 4\n" in first[-1][1] and b"id: 5\n" not in b"".join(d for _, d in first)
+    sent = b"".join(d for _, d in resumed)
+    assert all(b"id: %d\n" % n not in sent for n in range(5))  # nothing sent twice
+    at = [next(t for t, d in resumed if b"id: %d\n" % n in d) for n in (5, 6, 7)]
+    assert [b - a for a, b in itertools.pairwise(at)] == [40 * MS, 40 * MS]
 
 
 def test_resume_with_an_unknown_id_is_an_explained_500() -> None:

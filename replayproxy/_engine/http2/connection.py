@@ -3,7 +3,7 @@ stream answered by its schedule, concurrently, over ``h2``'s sans-IO state machi
 
 Each request stream is answered as the HTTP/1.1 origin answers a request: the origin's
 :meth:`~replayproxy._engine.origin.Origin.job` (the same session, matching, explained miss and
-fail-closed 500 as over HTTP/1.1), then the schedule sent against the clock
+fail-closed 500 as over HTTP/1.1), then the schedule sent against the origin's clock
 (:mod:`replayproxy._engine.pacing`: offsets count from the read that delivered the request's
 END_STREAM). Every recorded write is its own DATA frame, split only where the peer's
 flow-control window or maximum frame size forces it (:func:`~.frames.send_some`); a stream
@@ -119,7 +119,7 @@ class _Connection:
         self.h2.initiate_connection()
         self.h2.increment_flow_control_window(RECEIVE_WINDOW - 65535)
         self.flush()
-        loop = asyncio.get_running_loop()
+        clock = self.origin.clock
         try:
             while True:
                 data = await self.reader.read(READ_SIZE)
@@ -128,7 +128,7 @@ class _Connection:
                 received = (
                     self.reader.received_at
                     if isinstance(self.reader, StampedReader)
-                    else loop.time()
+                    else clock.time()
                 )
                 try:
                     events = self.h2.receive_data(data)
@@ -214,23 +214,24 @@ class _Connection:
     async def send_planned(self, stream_id: int, job: Planned, t0: float) -> None:
         schedule = job.schedule
         head = schedule.head
+        clock = self.origin.clock
         if head is None:  # no response: the stream ends unanswered
-            await sleep_until(t0, schedule.finish.at_ns)
+            await sleep_until(t0, schedule.finish.at_ns, clock)
             await self.reset(stream_id)
             self.flush()
             return
         fields = response_headers(head.status, head.headers)
-        t0 = late_start(t0, head.at_ns)
-        await sleep_until(t0, head.at_ns)
+        t0 = late_start(t0, head.at_ns, clock)
+        await sleep_until(t0, head.at_ns, clock)
         self.h2.send_headers(stream_id, fields)
         self.flush()
         if has_body(job.method, head.status):
             for write in schedule.writes:
                 if write.data:
-                    await sleep_until(t0, write.at_ns)
+                    await sleep_until(t0, write.at_ns, clock)
                     await self.send_data(stream_id, write.data)
         finish = schedule.finish
-        await sleep_until(t0, finish.at_ns)
+        await sleep_until(t0, finish.at_ns, clock)
         if finish.kind is FinishKind.COMPLETE:
             self.h2.end_stream(stream_id)
         elif finish.kind is FinishKind.HANG:
