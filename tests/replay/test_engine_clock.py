@@ -11,9 +11,7 @@ import pytest
 from replayproxy._engine.clock import LOOP_CLOCK, VirtualClock, Written
 from replayproxy._engine.http1_reader import RequestTimeout, StampedReader
 from replayproxy._engine.websocket import _Wakeup
-from replayproxy.testing import MS
-
-S = 1_000_000_000
+from replayproxy.testing import MS, S
 
 
 def test_time_stands_still_until_the_code_sleeps() -> None:

@@ -23,9 +23,7 @@ from replayproxy._core.schedule.model import (
 from replayproxy._engine.clock import VirtualClock, VirtualWriter
 from replayproxy._engine.http1_writer import steps
 from replayproxy._engine.pacing import execute
-from replayproxy.testing import MS
-
-S = 1_000_000_000
+from replayproxy.testing import MS, S
 
 
 def sse(head_ms: int, writes_ms: list[int], end_ms: int, kind: FinishKind) -> Schedule:
