@@ -82,25 +82,27 @@ def _members(cls: type) -> list[tuple[str, Any]]:
 
 
 def _entry(module: str, name: str, obj: Any) -> list[str]:
+    """A class (constructor, first sentence, methods and properties), a function, or a value;
+    exceptions go to :func:`_errors`."""
     lines = [f"### `{module}.{name}`", ""]
     if inspect.isclass(obj):
-        kind = "exception" if issubclass(obj, BaseException) else "class"
         bases = ", ".join(b.__name__ for b in obj.__bases__ if b is not object)
-        shows_init = kind == "class" and name not in MADE_FOR_YOU and not issubclass(obj, Enum)
-        head = f"{kind} {name}{_signature(obj) if shows_init else ''}"
+        shows_init = name not in MADE_FOR_YOU and not issubclass(obj, Enum)
+        head = f"class {name}{_signature(obj) if shows_init else ''}"
         lines += ["```python", head + (f"  # ({bases})" if bases else ""), "```", ""]
         if _doc(obj):
             lines += [_first(_doc(obj)), ""]
         if issubclass(obj, Enum):
             lines += ["Members: " + ", ".join(f"`{m.name}`" for m in obj), ""]
-        for member, value in _members(obj):
+        members = _members(obj)
+        for member, value in members:
             if isinstance(value, property):
                 lines += [f"- `.{member}` (property): {_first(_doc(value))}"]
             else:
                 func = value.__func__ if isinstance(value, staticmethod | classmethod) else value
                 signature = re.sub(r"^\((?:self|cls)(?:, )?", "(", _signature(func))
                 lines += [f"- `.{member}{signature}`: {_first(_doc(func))}"]
-        if _members(obj):
+        if members:
             lines.append("")
     elif callable(obj):
         prefix = "async def" if inspect.iscoroutinefunction(obj) else "def"
