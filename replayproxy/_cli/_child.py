@@ -93,32 +93,44 @@ def run_child(
     ``output`` its stdout and stderr go there instead of ours.
     """
     own_group = timeout is not None
-    try:
-        child = subprocess.Popen(
-            list(command),
-            env=dict(env),
-            stdout=output,
-            stderr=subprocess.STDOUT if output is not None else None,
-            process_group=0 if own_group else None,
-        )
-    except OSError as e:
-        raise UsageError(f"cannot run {command[0]!r}: {e.strerror or e}") from None
+    child: subprocess.Popen[bytes] | None = None
     pending_sigint: list[float] = []
     interrupted: list[int] = []
+    early: list[int] = []  # a SIGTERM that came before the command started
     deadline = None if timeout is None else time.monotonic() + timeout
 
     def on_signal(signum: int) -> None:
         if own_group:
             # Nothing else reaches a command in its own group: pass the signal on at once.
             interrupted.append(signum)
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(child.pid, signum)
+            if child is not None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(child.pid, signum)
         elif signum == signal.SIGINT:
             pending_sigint.append(time.monotonic())
+        elif child is None:
+            early.append(signum)
         elif child.poll() is None:
             child.send_signal(signum)
 
+    # The handlers go in before the command starts: a signal in between would otherwise hit
+    # Python's default handler and leave a command in its own group running.
     with Signals(on_signal):
+        try:
+            child = subprocess.Popen(
+                list(command),
+                env=dict(env),
+                stdout=output,
+                stderr=subprocess.STDOUT if output is not None else None,
+                process_group=0 if own_group else None,
+            )
+        except OSError as e:
+            raise UsageError(f"cannot run {command[0]!r}: {e.strerror or e}") from None
+        if interrupted:  # a signal came while it was starting: it never saw it
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(child.pid, interrupted[0])
+        for signum in early:
+            child.send_signal(signum)
         while True:
             try:
                 status = _exit_status(child.wait(timeout=0.1))
