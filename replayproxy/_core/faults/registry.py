@@ -7,9 +7,8 @@ a client meets, and the cells it adds to the fault matrix (:attr:`FaultDef.cells
 they join follows from the outcome). The spec parser (:mod:`.spec`), both planners
 (:func:`replayproxy._core.faults.plan`, :func:`replayproxy._core.faults.websocket.plan`), the
 fault matrix and the generated docs tables read it; nothing else names a fault. Adding a fault
-is one definition here, its appliers, its tests and its row in ``docs/reference/faults.md`` (the
-steps:
-docs/explanations/architecture.md, "Where to add things").
+is one definition here, its appliers, its tests and its row in ``docs/reference/faults.md``
+(the steps: docs/explanations/architecture.md, "Where to add things").
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ and :func:`detect`, the one place a request is told to be one.
 Everything provider-specific reads it: the stream checker (grammar, framing, dialect), the
 faults (in-band error event, keepalive, terminal event, error body), the error bodies
 replayproxy answers with, and the request equivalences. Adding a provider is one definition in
-:mod:`.definitions`, its grammar, its tests and its docs (docs/explanations/architecture.md, "Where
-to add things").
+:mod:`.definitions`, its grammar, its tests and its docs (docs/explanations/architecture.md,
+"Where to add things").
 
 Beside the APIs, the vendors who serve them: one :class:`VendorDef` per vendor in
 :data:`VENDORS` (:mod:`.vendors`: OpenAI, Azure OpenAI, Vertex AI, the OpenAI-compatible

@@ -305,10 +305,10 @@ class RecordSettings:
 @dataclass(frozen=True, slots=True)
 class ConnectionLimits:
     """How long a client may take and how many may connect at once
-    (docs/explanations/reliability.md):
-    ``head_timeout`` seconds for a request head (and for the next one on a kept-alive
-    connection), ``body_timeout`` seconds of silence inside a request body, at most
-    ``max_connections`` client connections (fewer if the open-files limit is lower)."""
+    (docs/explanations/reliability.md): ``head_timeout`` seconds for a request head (and for
+    the next one on a kept-alive connection), ``body_timeout`` seconds of silence inside a
+    request body, at most ``max_connections`` client connections (fewer if the open-files
+    limit is lower)."""
 
     head_timeout: float = 10.0
     body_timeout: float = 30.0

@@ -5,9 +5,8 @@ string literals of fault names in tuples, lists, sets or dict keys, compared wit
 (``spec.name == "split"``, ``name in (...)``) or matched by ``case``. Fault names are common
 words ("error", "status", "close"), so in modules that do not use the faults package only
 collections of two names or more count, and a ``Literal[...]`` type is a type, not a listing.
-``docs/reference/faults.md`` has a row for every fault. The examples of the scan take their names
-from the
-registry too: no test lists fault names.
+``docs/reference/faults.md`` has a row for every fault. The examples of the scan take their
+names from the registry too: no test lists fault names.
 """
 
 from __future__ import annotations
@@ -164,8 +163,7 @@ def _doc_rows() -> dict[str, list[str]]:
 
 def test_the_docs_have_a_row_for_every_fault_with_its_outcome() -> None:
     """docs/reference/faults.md's catalogue has one row per registered fault, in the registry's
-    order,
-    whose outcome column is the definition's outcome class."""
+    order, whose outcome column is the definition's outcome class."""
     rows = _doc_rows()
     assert list(rows) == list(FAULTS)
     assert {name: row[1] for name, row in rows.items()} == {
@@ -175,8 +173,7 @@ def test_the_docs_have_a_row_for_every_fault_with_its_outcome() -> None:
 
 def test_the_websocket_docs_name_every_fault_the_way_it_applies() -> None:
     """docs/guides/websocket.md's "Faults" section names every fault: in its table when the fault
-    has
-    a WebSocket applier, among the refused ones otherwise."""
+    has a WebSocket applier, among the refused ones otherwise."""
     text = (ROOT / "docs" / "guides" / "websocket.md").read_text("utf-8")
     section = text.split("\n## Faults\n", 1)[1].split("\n## ", 1)[0]
     table = "\n".join(line for line in section.splitlines() if line.startswith("| `"))
