@@ -41,6 +41,7 @@ from replayproxy._core.check import (
     RequestOptions,
     StreamChecker,
     Violation,
+    feed_frames,
     parse_contract,
     request_options,
 )
@@ -264,12 +265,7 @@ def check_stream(
         record=record,
         upstream_incomplete=upstream_incomplete,
     )
-    for frame in frames:
-        if isinstance(frame, Frame):
-            checker.feed(frame.data, frame.offset_ns)
-        else:
-            checker.feed(frame)
-    checker.close()
+    feed_frames(checker, frames)
     return StreamReport(
         checker.provider, checker.dialect, tuple(checker.violations), tuple(checker.notes)
     )

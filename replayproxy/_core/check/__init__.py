@@ -60,6 +60,7 @@ __all__ = [
     "Violation",
     "check_body",
     "check_frames",
+    "feed_frames",
     "parse_contract",
     "request_options",
 ]
@@ -284,6 +285,17 @@ class StreamChecker:
         return list(self.report.notes)
 
 
+def feed_frames(checker: StreamChecker, frames: Iterable[bytes | Frame]) -> None:
+    """Feed a whole body to ``checker``, each :class:`Frame` with its arrival time, and close
+    it."""
+    for frame in frames:
+        if isinstance(frame, Frame):
+            checker.feed(frame.data, frame.offset_ns)
+        else:
+            checker.feed(frame)
+    checker.close()
+
+
 def check_frames(
     frames: Iterable[bytes | Frame],
     provider: str | Provider | Contract,
@@ -304,12 +316,7 @@ def check_frames(
         record=record,
         upstream_incomplete=upstream_incomplete,
     )
-    for frame in frames:
-        if isinstance(frame, Frame):
-            checker.feed(frame.data, frame.offset_ns)
-        else:
-            checker.feed(frame)
-    checker.close()
+    feed_frames(checker, frames)
     return checker.violations
 
 
